@@ -1,0 +1,22 @@
+"""rank_polars: ranking metrics as Polars expressions and SQL, with trec_eval's numbers."""
+
+from __future__ import annotations
+
+from . import exprs, namespace  # noqa: F401  (namespace registers ``.ranking`` on import)
+from .errors import CoverageWarning, DataError, MetricNameError, RankPolarsError
+from .measures import Measure, parse
+from .measures.ap import AP as ap
+from .measures.dcg import CG as cg, DCG as dcg, IDCG as idcg, NDCG as ndcg
+from .measures.others import ERR as err, RBP as rbp, Bpref as bpref, Judged as judged
+from .measures.rr import RR as rr
+from .measures.set_based import F1 as f1, Precision as precision, Recall as recall
+from .measures.set_based import RPrecision as rprec, Success as success
+from .evaluate import evaluate
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CoverageWarning", "DataError", "Measure", "MetricNameError", "RankPolarsError",
+    "ap", "bpref", "cg", "dcg", "err", "evaluate", "exprs", "f1", "idcg", "judged", "ndcg",
+    "parse", "precision", "rbp", "recall", "rprec", "rr", "success",
+]

@@ -1,0 +1,330 @@
+"""A tiny expression language in which every metric is written once.
+
+Each metric spec builds its formula from these nodes; the Polars engine, the list-form
+``ranking`` namespace and the SQL generator each compile the same tree.  That is what keeps
+the engines from drifting apart: there is no second copy of any formula.
+
+Row columns a formula may read (see :mod:`rank_polars.plan` for where they come from):
+
+``rank``    1-based position of a run row in its ranking
+``grade``   relevance grade of the row (qrels grade, or the run's own label)
+``judged``  the row has a judgment (grade >= 0; negative grades are "unjudged", as in trec_eval)
+``irank``   1-based rank of a judgment in the ideal ordering (grade descending); judgment rows only
+``n_ret``   number of rows the query's ranking has (per query)
+
+Aggregates (:class:`Agg`) say *where* they are computed: over the contributing run rows of a
+query (``"rows"``), over the judgments of a query (``"judgments"``), or over all judgments
+(``"global"``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Literal, Union
+
+AggLevel = Literal["rows", "judgments", "global"]
+AggKind = Literal["sum", "max"]
+
+Operand = Union["Node", float, int, bool]
+
+
+def wrap(value: Operand) -> Node:
+    if isinstance(value, Node):
+        return value
+    if isinstance(value, bool) or isinstance(value, (int, float)):
+        return Lit(value)
+    raise TypeError(f"cannot use {value!r} in a metric formula")
+
+
+class Node:
+    """Base of the expression tree; operators build new nodes."""
+
+    def key(self) -> str:  # canonical text: equal formulas share one computed column
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return self.key()
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    def _bin(self, op: str, other: Operand, *, swap: bool = False) -> Node:
+        a, b = (wrap(other), self) if swap else (self, wrap(other))
+        return BinOp(op, a, b)
+
+    def __add__(self, o: Operand) -> Node:
+        return self._bin("+", o)
+
+    def __radd__(self, o: Operand) -> Node:
+        return self._bin("+", o, swap=True)
+
+    def __sub__(self, o: Operand) -> Node:
+        return self._bin("-", o)
+
+    def __rsub__(self, o: Operand) -> Node:
+        return self._bin("-", o, swap=True)
+
+    def __mul__(self, o: Operand) -> Node:
+        return self._bin("*", o)
+
+    def __rmul__(self, o: Operand) -> Node:
+        return self._bin("*", o, swap=True)
+
+    def __truediv__(self, o: Operand) -> Node:
+        return self._bin("/", o)
+
+    def __rtruediv__(self, o: Operand) -> Node:
+        return self._bin("/", o, swap=True)
+
+    def __lt__(self, o: Operand) -> Node:
+        return self._bin("<", o)
+
+    def __le__(self, o: Operand) -> Node:
+        return self._bin("<=", o)
+
+    def __gt__(self, o: Operand) -> Node:
+        return self._bin(">", o)
+
+    def __ge__(self, o: Operand) -> Node:
+        return self._bin(">=", o)
+
+    def __and__(self, o: Operand) -> Node:
+        return self._bin("AND", o)
+
+    def __or__(self, o: Operand) -> Node:
+        return self._bin("OR", o)
+
+    def __invert__(self) -> Node:
+        return Func("not", (self,))
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Col(Node):
+    name: str
+
+    def key(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Lit(Node):
+    value: float | int | bool
+
+    def key(self) -> str:
+        return repr(self.value)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class BinOp(Node):
+    op: str
+    left: Node
+    right: Node
+
+    def key(self) -> str:
+        return f"({self.left.key()} {self.op} {self.right.key()})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Func(Node):
+    name: str  # log2, ln, exp, pow, least, greatest, not
+    args: tuple[Node, ...]
+
+    def key(self) -> str:
+        return f"{self.name}({', '.join(a.key() for a in self.args)})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class When(Node):
+    cond: Node
+    then: Node
+    otherwise: Node
+
+    def key(self) -> str:
+        return f"when({self.cond.key()}, {self.then.key()}, {self.otherwise.key()})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Cum(Node):
+    """Running sum of ``arg`` over the query's contributing rows in rank order (inclusive)."""
+
+    arg: Node
+
+    def key(self) -> str:
+        return f"cum({self.arg.key()})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Agg(Node):
+    kind: AggKind
+    arg: Node
+    level: AggLevel
+    # Which judgments a "judgments"/"global" aggregate reads: the qrels ("judgments") or the
+    # labelled rows of the run itself ("run"); identical when the run carries its own labels.
+    source: Literal["judgments", "run"] = "judgments"
+
+    def key(self) -> str:
+        src = "" if self.source == "judgments" else ":run"
+        return f"{self.kind}[{self.level}{src}]({self.arg.key()})"
+
+
+# ----------------------------------------------------------------------------- builders
+
+RANK, GRADE, JUDGED, IRANK, N_RET = Col("rank"), Col("grade"), Col("judged"), Col("irank"), Col("n_ret")
+
+
+def when(cond: Node, then: Operand, otherwise: Operand = 0.0) -> Node:
+    return When(cond, wrap(then), wrap(otherwise))
+
+
+def ind(cond: Node) -> Node:
+    """1.0 where ``cond`` holds, else 0.0 (SQL has no arithmetic on booleans)."""
+    return When(cond, Lit(1.0), Lit(0.0))
+
+
+def log2(x: Operand) -> Node:
+    return Func("log2", (wrap(x),))
+
+
+def ln(x: Operand) -> Node:
+    return Func("ln", (wrap(x),))
+
+
+def exp(x: Operand) -> Node:
+    return Func("exp", (wrap(x),))
+
+
+def power(base: Operand, exponent: Operand) -> Node:
+    return Func("pow", (wrap(base), wrap(exponent)))
+
+
+def least(a: Operand, b: Operand) -> Node:
+    return Func("least", (wrap(a), wrap(b)))
+
+
+def safe_div(num: Node, den: Operand) -> Node:
+    """``num / den``, and 0 where ``den`` is 0 (the documented 0/0 convention of every metric)."""
+    den = wrap(den)
+    return when(den > 0, num / den, 0.0)
+
+
+def row_sum(x: Node) -> Agg:
+    return Agg("sum", x, "rows")
+
+
+def row_max(x: Node) -> Agg:
+    return Agg("max", x, "rows")
+
+
+def judgment_sum(x: Node, source: Literal["judgments", "run"] = "judgments") -> Agg:
+    return Agg("sum", x, "judgments", source)
+
+
+def global_max(x: Node) -> Agg:
+    return Agg("max", x, "global")
+
+
+def walk(node: Node) -> list[Node]:
+    """All nodes of a tree, children before parents."""
+    out: list[Node] = []
+
+    def visit(n: Node) -> None:
+        for child in children(n):
+            visit(child)
+        out.append(n)
+
+    visit(node)
+    return out
+
+
+def children(n: Node) -> tuple[Node, ...]:
+    if isinstance(n, BinOp):
+        return (n.left, n.right)
+    if isinstance(n, Func):
+        return n.args
+    if isinstance(n, When):
+        return (n.cond, n.then, n.otherwise)
+    if isinstance(n, (Cum, Agg)):
+        return (n.arg,)
+    return ()
+
+
+# ----------------------------------------------------------------------------- Polars
+
+def to_polars(node: Node, leaf: Callable[[Node], Any]) -> Any:
+    """Compile to a ``pl.Expr``.
+
+    ``leaf`` maps :class:`Col`, :class:`Cum` and :class:`Agg` nodes to expressions: each
+    engine decides where those come from (a column, a window, a list reduction).
+    """
+    import polars as pl
+
+    def go(n: Node) -> Any:
+        if isinstance(n, (Col, Cum, Agg)):
+            return leaf(n)
+        if isinstance(n, Lit):
+            return pl.lit(n.value, dtype=pl.Boolean if isinstance(n.value, bool) else pl.Float64)
+        if isinstance(n, BinOp):
+            a, b = go(n.left), go(n.right)
+            return {
+                "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b,
+                "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b,
+                "AND": lambda: a & b, "OR": lambda: a | b,
+            }[n.op]()
+        if isinstance(n, Func):
+            args = [go(a) for a in n.args]
+            if n.name == "log2":
+                return args[0].cast(pl.Float64).log(2)
+            if n.name == "ln":
+                return args[0].cast(pl.Float64).log(math.e)
+            if n.name == "exp":
+                return args[0].exp()
+            if n.name == "pow":
+                return args[0].cast(pl.Float64).pow(args[1])
+            if n.name == "least":
+                return pl.min_horizontal(args[0], args[1])
+            if n.name == "not":
+                return ~args[0]
+        if isinstance(n, When):
+            return pl.when(go(n.cond)).then(go(n.then)).otherwise(go(n.otherwise))
+        raise TypeError(f"cannot compile {n!r}")
+
+    return go(node)
+
+
+# ----------------------------------------------------------------------------- SQL (DuckDB)
+
+def to_sql(node: Node, leaf: Callable[[Node], str]) -> str:
+    """Compile to a DuckDB SQL expression; sqlglot translates it to other dialects."""
+
+    def go(n: Node) -> str:
+        if isinstance(n, (Col, Cum, Agg)):
+            return leaf(n)
+        if isinstance(n, Lit):
+            if isinstance(n.value, bool):
+                return "TRUE" if n.value else "FALSE"
+            return f"CAST({float(n.value)!r} AS DOUBLE)"
+        if isinstance(n, BinOp):
+            a, b = go(n.left), go(n.right)
+            if n.op == "/":  # integer division in some dialects: divide as doubles
+                return f"(CAST({a} AS DOUBLE) / {b})"
+            return f"({a} {n.op} {b})"
+        if isinstance(n, Func):
+            args = [go(a) for a in n.args]
+            if n.name == "log2":
+                return f"LOG2({args[0]})"
+            if n.name == "ln":
+                return f"LN({args[0]})"
+            if n.name == "exp":
+                return f"EXP({args[0]})"
+            if n.name == "pow":
+                return f"POWER({args[0]}, {args[1]})"
+            if n.name == "least":
+                return f"LEAST({args[0]}, {args[1]})"
+            if n.name == "not":
+                return f"(NOT {args[0]})"
+        if isinstance(n, When):
+            return f"CASE WHEN {go(n.cond)} THEN {go(n.then)} ELSE {go(n.otherwise)} END"
+        raise TypeError(f"cannot compile {n!r}")
+
+    return go(node)

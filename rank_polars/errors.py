@@ -1,0 +1,32 @@
+"""The exceptions and warnings rank_polars raises.
+
+Every error names the column, the problem and a few offending queries, so that a user can
+find the bad rows without reading a traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+
+class RankPolarsError(ValueError):
+    """Bad input: a wrong argument, metric name or data that cannot be evaluated."""
+
+
+class MetricNameError(RankPolarsError):
+    """An unknown metric name, parameter or parameter value."""
+
+
+class DataError(RankPolarsError):
+    """The data itself is invalid (duplicates, nulls, bad positions, ...)."""
+
+
+class CoverageWarning(UserWarning):
+    """Some queries were not evaluated or were scored 0 because one side lacks them."""
+
+
+def examples(values: Iterable[object], limit: int = 5) -> str:
+    """``'a', 'b', 'c' (and 12 more)`` for error messages."""
+    vals = list(values)
+    shown = ", ".join(repr(v) for v in vals[:limit])
+    return shown + (f" (and {len(vals) - limit} more)" if len(vals) > limit else "")

@@ -1,0 +1,158 @@
+"""``evaluate``: metrics per model version (or any grouping) over a ranking log."""
+
+from __future__ import annotations
+
+from typing import Literal, Sequence
+
+import polars as pl
+
+from .errors import RankPolarsError
+from .inputs import Columns, Inputs, Source, prepare
+from .measures import MetricLike, parse_all
+from .plan import ITEM, Q, RANK, SCORE, Plan, build_plan
+from .validate import Missing, check_qrels, check_run, run_stats_polars, universe
+
+Engine = Literal["polars", "duckdb"]
+
+
+def evaluate(
+    run: Source,
+    metrics: MetricLike | Sequence[MetricLike],
+    *,
+    qrels: Source | None = None,
+    by: str | Sequence[str] | None = None,
+    per_query: bool = False,
+    missing: Missing = "zero",
+    engine: Engine = "polars",
+    duplicates: Literal["error", "first"] = "error",
+    query: str = "query",
+    item: str = "item",
+    position: str = "position",
+    score: str = "score",
+    relevance: str = "relevance",
+    streaming: bool = True,
+    duckdb_memory_limit: str | None = None,
+    duckdb_temp_directory: str | None = None,
+) -> pl.DataFrame:
+    """Evaluate ranking metrics over a long-format log, per group.
+
+    Parameters
+    ----------
+    run
+        One row per shown item: query, item, ``position`` (1 = first; taken as given) or
+        ``score`` (higher first; ties broken by item id descending, as trec_eval), a
+        ``relevance`` label unless ``qrels`` are given, and any grouping columns.
+        A DataFrame, a LazyFrame, or Parquet path(s) / glob / hive-partitioned folder.
+    metrics
+        Names such as ``"ndcg@10"``, ``"ap(denom=min)@5"``, ``"mrr"`` or specs such as
+        ``rp.ndcg(k=10, gain="exp")``; output columns are named by the string given.
+    qrels
+        Judgments ``query, item, relevance``.  When given they alone decide relevance (the
+        run's relevance column is not read), only judged queries are evaluated, and the
+        ideal ranking, R and bpref's N come from all judgments of the query.
+    by
+        Grouping column(s), e.g. ``"model"``; each group is judged on every judged query.
+    per_query
+        One row per (group, query) instead of the means.
+    missing
+        A judged query absent from a group's run: ``"zero"`` scores it 0 and counts it
+        (trec_eval ``-c``, ir_measures), ``"skip"`` leaves it out (trec_eval 9, pytrec_eval).
+    engine
+        ``"polars"`` (lazy, streaming by default) or ``"duckdb"`` (same numbers, in SQL).
+    duplicates
+        ``"error"`` (default) on a repeated (query, item) within a ranking, or ``"first"``
+        to keep its first occurrence (lowest position, or highest score).
+
+    Returns
+    -------
+    pl.DataFrame
+        The ``by`` columns, ``queries`` (how many queries were averaged) and one column per
+        metric, or with ``per_query=True`` the ``by`` columns, the query column and the
+        metrics.  Queries dropped or zero-filled are reported by a ``CoverageWarning``.
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> log = pl.DataFrame({
+    ...     "model": ["a", "a", "a", "b", "b", "b"],
+    ...     "query": ["q1", "q1", "q2", "q1", "q1", "q2"],
+    ...     "item": ["x", "y", "z", "y", "x", "z"],
+    ...     "position": [1, 2, 1, 1, 2, 1],
+    ...     "relevance": [0, 1, 1, 1, 0, 1],
+    ... })
+    >>> rp.evaluate(log, ["ndcg@10", "mrr"], by="model")
+    shape: (2, 4)
+    ┌───────┬─────────┬──────────┬──────┐
+    │ model ┆ queries ┆ ndcg@10  ┆ mrr  │
+    │ ---   ┆ ---     ┆ ---      ┆ ---  │
+    │ str   ┆ u32     ┆ f64      ┆ f64  │
+    ╞═══════╪═════════╪══════════╪══════╡
+    │ a     ┆ 2       ┆ 0.815465 ┆ 0.75 │
+    │ b     ┆ 2       ┆ 1.0      ┆ 1.0  │
+    └───────┴─────────┴──────────┴──────┘
+    """
+    if missing not in ("zero", "skip"):
+        raise RankPolarsError(f"missing must be 'zero' or 'skip', got {missing!r}")
+    if duplicates not in ("error", "first"):
+        raise RankPolarsError(f"duplicates must be 'error' or 'first', got {duplicates!r}")
+    if engine not in ("polars", "duckdb"):
+        raise RankPolarsError(f"engine must be 'polars' or 'duckdb', got {engine!r}")
+    outputs = parse_all(metrics)
+    plan = build_plan(outputs)
+    inputs = prepare(run, qrels=qrels, by=by, columns=Columns(query, item, position, score, relevance))
+    if duplicates == "first":
+        inputs.run = _keep_first(inputs)
+
+    if engine == "duckdb":
+        from .engines.duckdb_engine import DuckDBEngine
+
+        runner = DuckDBEngine(memory_limit=duckdb_memory_limit, temp_directory=duckdb_temp_directory)
+        table = runner.evaluate(plan, inputs, missing=missing, duplicates=duplicates)
+    else:
+        table = _evaluate_polars(plan, inputs, missing, duplicates, streaming)
+    return finish(table, plan, inputs, per_query)
+
+
+def _collect(lf: pl.LazyFrame, streaming: bool) -> pl.DataFrame:
+    return lf.collect(engine="streaming" if streaming else "auto")
+
+
+def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: str, streaming: bool) -> pl.DataFrame:
+    from .engines.polars_engine import per_query as plan_per_query
+
+    stats = _collect(run_stats_polars(inputs, duplicates), streaming)
+    check_run(stats, inputs)
+    qrels = None
+    if inputs.qrels is not None:
+        qrels = inputs.qrels.collect()
+        check_qrels(qrels, inputs)
+        inputs.qrels = qrels.lazy()
+    uni = universe(stats, inputs, qrels, missing)
+    return _collect(plan_per_query(plan, inputs, uni), streaming)
+
+
+def _keep_first(inputs: Inputs) -> pl.LazyFrame:
+    """Drop repeated (query, item) rows of a ranking, keeping the first shown."""
+    keys = [*inputs.keys, ITEM]
+    order = pl.col(RANK) if inputs.order == "position" else -pl.col(SCORE)
+    others = [c for c in inputs.run.collect_schema().names() if c not in keys]
+    return inputs.run.group_by(keys).agg(pl.col(c).sort_by(order).first() for c in others)
+
+
+def finish(table: pl.DataFrame, plan: Plan, inputs: Inputs, per_query: bool) -> pl.DataFrame:
+    """Means per group (or the per-query rows), with the user's column names restored."""
+    by_int = inputs.by_internal
+    names = dict(zip(by_int, inputs.by))
+    labels = [label for label, _ in plan.outputs]
+    if per_query:
+        out = table.sort([*by_int, Q], nulls_last=True).rename({**names, Q: inputs.columns.query})
+        return out.select(*inputs.by, inputs.columns.query, *labels)
+    means = [pl.col(label).mean() for label in labels]
+    if by_int:
+        out = table.group_by(by_int).agg(pl.len().alias("queries"), *means).sort(by_int, nulls_last=True)
+    else:
+        out = table.select(pl.len().alias("queries"), *means)
+    return out.rename(names).select(*inputs.by, "queries", *labels)
+
+
+__all__ = ["evaluate"]

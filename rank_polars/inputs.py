@@ -1,0 +1,144 @@
+"""Reading a run and its judgments into one internal shape, checked against the schema.
+
+A run is a ``pl.DataFrame``, a ``pl.LazyFrame``, or a Parquet path / glob / directory / list
+of paths (scanned lazily, never read in full).  Nothing here reads data: only schemas.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence, Union
+
+import polars as pl
+
+from .errors import RankPolarsError
+from .plan import GRADE, ITEM, Q, RANK, SCORE, by_name
+
+Source = Union[pl.DataFrame, pl.LazyFrame, str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Names of the input columns (the defaults are the data model's names)."""
+
+    query: str = "query"
+    item: str = "item"
+    position: str = "position"
+    score: str = "score"
+    relevance: str = "relevance"
+
+
+@dataclass
+class Inputs:
+    run: pl.LazyFrame  # internal names: by_name(i)..., Q, ITEM, RANK or SCORE, [GRADE]
+    qrels: pl.LazyFrame | None  # Q, ITEM, GRADE
+    by: list[str]  # the user's grouping column names, in order
+    order: str  # "position" or "score"
+    columns: Columns
+
+    @property
+    def by_internal(self) -> list[str]:
+        return [by_name(i) for i in range(len(self.by))]
+
+    @property
+    def keys(self) -> list[str]:
+        return [*self.by_internal, Q]
+
+
+def scan(source: Source, what: str = "run") -> pl.LazyFrame:
+    """A LazyFrame over a frame or Parquet file(s); paths are scanned, not read."""
+    if isinstance(source, pl.LazyFrame):
+        return source
+    if isinstance(source, pl.DataFrame):
+        return source.lazy()
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if path.is_dir():
+            return pl.scan_parquet(path / "**" / "*.parquet", hive_partitioning=True)
+        if not any(ch in str(source) for ch in "*?[") and not path.exists():
+            raise RankPolarsError(f"{what}: no such file {str(source)!r}")
+        return pl.scan_parquet(source, hive_partitioning=True)
+    if isinstance(source, (list, tuple)) and all(isinstance(s, (str, os.PathLike)) for s in source):
+        return pl.scan_parquet(list(source), hive_partitioning=True)
+    raise RankPolarsError(
+        f"{what}: expected a Polars DataFrame/LazyFrame or Parquet path(s), got {type(source).__name__}"
+    )
+
+
+def _need(schema: pl.Schema, column: str, what: str, role: str) -> pl.DataType:
+    if column not in schema:
+        raise RankPolarsError(
+            f"{what}: column {column!r} ({role}) not found; columns are {', '.join(map(repr, schema.names()))}"
+        )
+    return schema[column]
+
+
+def _numeric(dtype: pl.DataType, column: str, what: str) -> None:
+    if not (dtype.is_numeric() or dtype == pl.Boolean):
+        raise RankPolarsError(f"{what}: column {column!r} must be numeric, got {dtype}")
+
+
+def prepare(
+    run: Source,
+    *,
+    qrels: Source | None,
+    by: str | Sequence[str] | None,
+    columns: Columns,
+) -> Inputs:
+    run_lf = scan(run, "run")
+    schema = run_lf.collect_schema()
+    by_cols = [by] if isinstance(by, str) else list(by or [])
+    if len(set(by_cols)) != len(by_cols):
+        raise RankPolarsError(f"by: a column is named twice in {by_cols!r}")
+    for col in by_cols:
+        _need(schema, col, "run", "a 'by' grouping column")
+        if col in (columns.query, columns.item):
+            raise RankPolarsError(f"by: {col!r} is the query or item column; group by other columns")
+    _need(schema, columns.query, "run", "query id")
+    _need(schema, columns.item, "run", "item id")
+
+    select = [pl.col(c).alias(by_name(i)) for i, c in enumerate(by_cols)]
+    select += [pl.col(columns.query).alias(Q), pl.col(columns.item).alias(ITEM)]
+    if columns.position in schema:
+        order = "position"
+        dtype = schema[columns.position]
+        if not dtype.is_integer():
+            raise RankPolarsError(
+                f"run: column {columns.position!r} (position) must be an integer type, got {dtype}; "
+                "cast it, or drop it to order by score"
+            )
+        select.append(pl.col(columns.position).cast(pl.Int64).alias(RANK))
+    elif columns.score in schema:
+        order = "score"
+        _numeric(schema[columns.score], columns.score, "run")
+        select.append(pl.col(columns.score).cast(pl.Float64).alias(SCORE))
+    else:
+        raise RankPolarsError(
+            f"run: needs a position column {columns.position!r} or a score column {columns.score!r} to order items"
+        )
+
+    qrels_lf = None
+    if qrels is not None:
+        # With judgments, the run's own relevance column (if any) is not read: qrels decide.
+        qrels_lf = scan(qrels, "qrels")
+        qschema = qrels_lf.collect_schema()
+        for col, role in ((columns.query, "query id"), (columns.item, "item id"), (columns.relevance, "relevance grade")):
+            _need(qschema, col, "qrels", role)
+        _numeric(qschema[columns.relevance], columns.relevance, "qrels")
+        for col in (columns.query, columns.item):
+            if qschema[col] != schema[col]:
+                raise RankPolarsError(
+                    f"qrels: column {col!r} is {qschema[col]} but the run's is {schema[col]}; cast one of them"
+                )
+        qrels_lf = qrels_lf.select(
+            pl.col(columns.query).alias(Q),
+            pl.col(columns.item).alias(ITEM),
+            pl.col(columns.relevance).cast(pl.Float64).alias(GRADE),
+        )
+    else:
+        dtype = _need(schema, columns.relevance, "run", "relevance label; or pass qrels=")
+        _numeric(dtype, columns.relevance, "run")
+        select.append(pl.col(columns.relevance).cast(pl.Float64).alias(GRADE))
+    return Inputs(run_lf.select(select), qrels_lf, by_cols, order, columns)

@@ -1,0 +1,99 @@
+"""The registry of metric specs and the one parser of metric names.
+
+Names are case-insensitive: ``NAME[(PARAM=VALUE, ...)][@K]``, e.g. ``ndcg@10``,
+``ndcg(gain=exp)@10``, ``ap(denom=min)@5``, ``rbp(p=0.9)``; trec_eval's spellings
+(``P_10``, ``ndcg_cut_10``, ``map_cut_100``, ``recall_100``, ``success_1``, ``recip_rank``,
+``Rprec``) are accepted too.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Sequence, Union
+
+from ..errors import MetricNameError
+from .ap import AP
+from .base import Measure, Param
+from .dcg import CG, DCG, IDCG, NDCG
+from .others import ERR, RBP, Bpref, Judged
+from .rr import RR
+from .set_based import F1, Precision, Recall, RPrecision, Success
+
+MEASURES: tuple[type[Measure], ...] = (
+    CG, DCG, IDCG, NDCG, AP, RR, Precision, Recall, F1, Success, RPrecision, Bpref, ERR, RBP, Judged,
+)
+
+REGISTRY: dict[str, type[Measure]] = {}
+for _cls in MEASURES:
+    for _name in (_cls.NAME, *_cls.ALIASES):
+        REGISTRY[_name] = _cls
+
+MetricLike = Union[str, Measure]
+
+_NAME = re.compile(r"^\s*([a-z][a-z0-9_\-]*)\s*(?:\((.*)\))?\s*(?:@\s*([^\s]+))?\s*$", re.IGNORECASE)
+_TREC = re.compile(r"^(p|recall|ndcg_cut|map_cut|success|judged)_(\d+)$")
+_TREC_NAMES = {"p": "p", "recall": "r", "ndcg_cut": "ndcg", "map_cut": "ap", "success": "success", "judged": "judged"}
+
+
+def parse(metric: MetricLike) -> Measure:
+    """Turn a metric name (or spec) into a :class:`Measure`.
+
+    >>> from rank_polars.measures import parse
+    >>> parse("nDCG(gain=exp)@10")
+    ndcg(gain=exp)@10
+    >>> parse("P_5"), parse("MAP"), parse("rbp(p=0.8)")
+    (p@5, ap, rbp)
+    """
+    if isinstance(metric, Measure):
+        return metric
+    if not isinstance(metric, str):
+        raise MetricNameError(f"a metric is a name or a spec, got {type(metric).__name__}: {metric!r}")
+    m = _NAME.match(metric)
+    if not m:
+        raise MetricNameError(f"cannot parse metric name {metric!r}; expected NAME[(PARAM=VALUE, ...)][@K]")
+    base, args, cutoff = m.group(1).lower(), m.group(2), m.group(3)
+    trec = _TREC.match(base)
+    if trec and cutoff is None:
+        base, cutoff = _TREC_NAMES[trec.group(1)], trec.group(2)
+    cls = REGISTRY.get(base)
+    if cls is None:
+        close = difflib.get_close_matches(base, list(REGISTRY), n=3, cutoff=0.5)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise MetricNameError(f"unknown metric {metric!r}{hint} Known: {', '.join(sorted(c.NAME for c in MEASURES))}")
+    params: dict[str, object] = {}
+    for part in filter(None, (a.strip() for a in (args or "").split(","))):
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise MetricNameError(f"{metric!r}: parameter {part!r} should be written NAME=VALUE")
+        key = key.strip().lower()
+        if key in params:
+            raise MetricNameError(f"{metric!r}: parameter {key!r} given twice")
+        params[key] = value.strip().strip("'\"")
+    k: int | None = None
+    if cutoff is not None:
+        if not re.fullmatch(r"[+-]?\d+", cutoff):
+            raise MetricNameError(f"{metric!r}: cutoff k must be a positive integer, got {cutoff!r}")
+        k = int(cutoff)
+        if k <= 0:
+            raise MetricNameError(f"{metric!r}: cutoff k must be a positive integer, got {k}")
+    return cls(k, **params)
+
+
+def parse_all(metrics: MetricLike | Sequence[MetricLike]) -> list[tuple[str, Measure]]:
+    """``[(output column name, spec), ...]``: a name keeps the user's spelling."""
+    if isinstance(metrics, (str, Measure)):
+        metrics = [metrics]
+    out: list[tuple[str, Measure]] = []
+    for metric in metrics:
+        spec = parse(metric)
+        label = metric if isinstance(metric, str) else spec.name
+        if label in (name for name, _ in out):
+            raise MetricNameError(f"metric {label!r} is requested twice")
+        out.append((label, spec))
+    if not out:
+        raise MetricNameError("no metric requested")
+    return out
+
+
+__all__ = ["MEASURES", "REGISTRY", "Measure", "MetricLike", "Param", "parse", "parse_all"]

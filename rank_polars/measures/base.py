@@ -1,0 +1,198 @@
+"""Metric specs: immutable objects with declared parameters, read by every engine.
+
+A spec says *what* a metric is, as one formula in :mod:`rank_polars._dsl`:
+:meth:`Measure.value` gives the per-query value and :meth:`Measure.contributes` which rows
+of a ranking can change it.  The engines (:mod:`rank_polars.engines`) decide *how* to compute it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .. import _dsl as d
+from ..errors import MetricNameError
+
+if TYPE_CHECKING:
+    import polars as pl
+    from polars._typing import IntoExpr
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared parameter: its type, default, allowed values and one line of documentation."""
+
+    dtype: type
+    default: Any
+    doc: str
+    choices: tuple[Any, ...] | None = None
+
+    def coerce(self, measure: str, name: str, value: Any) -> Any:
+        if value is None:
+            if self.default is None:
+                return None
+            raise MetricNameError(f"{measure}: parameter {name!r} cannot be None")
+        if self.choices is not None:
+            text = str(value).lower()
+            if text not in self.choices:
+                raise MetricNameError(
+                    f"{measure}: parameter {name}={value!r} is not one of {', '.join(map(str, self.choices))}"
+                )
+            return text
+        try:
+            converted = self.dtype(value)
+        except (TypeError, ValueError):
+            raise MetricNameError(
+                f"{measure}: parameter {name}={value!r} is not a {self.dtype.__name__}"
+            ) from None
+        if isinstance(converted, float) and converted != converted:  # NaN
+            raise MetricNameError(f"{measure}: parameter {name} cannot be NaN")
+        return converted
+
+
+REL = Param(float, None, "relevant means grade >= rel; default: grade > 0")
+GAIN = Param(str, "linear", "gain of a grade g: 'linear' = g, 'exp' = 2^g - 1", ("linear", "exp"))
+DISCOUNT = Param(
+    str,
+    "log2",
+    "'log2' = 1/log2(i+1); 'jarvelin' = 1 for i <= 2, then 1/log2(i) (ranks 1 and 2 undiscounted)",
+    ("log2", "jarvelin"),
+)
+IDEAL = Param(
+    str,
+    "judgments",
+    "where the ideal ranking comes from: all 'judgments' of the query (trec_eval), or the 'run' list's own items",
+    ("judgments", "run"),
+)
+IDEAL_CUT = Param(
+    str,
+    "k",
+    "ideal cut at 'k' (whole ideal list without @k; trec_eval), or at min(k, length of the ranked 'list')",
+    ("k", "list"),
+)
+
+
+class Measure:
+    """One metric with its parameters; equal and hashed by its canonical name.
+
+    Subclasses declare ``NAME``, ``PARAMS`` and the formula (:meth:`value`).
+    """
+
+    NAME: ClassVar[str]
+    ALIASES: ClassVar[tuple[str, ...]] = ()
+    PARAMS: ClassVar[dict[str, Param]] = {}
+    SUPPORTS_CUTOFF: ClassVar[bool] = True
+    DOC: ClassVar[str] = ""
+
+    def __init__(self, k: int | None = None, **params: Any) -> None:
+        if k is not None:
+            if not self.SUPPORTS_CUTOFF:
+                raise MetricNameError(f"{self.NAME} takes no cutoff (@k)")
+            if isinstance(k, bool) or not isinstance(k, int) and not (isinstance(k, float) and k.is_integer()):
+                raise MetricNameError(f"{self.NAME}: cutoff k must be a positive integer, got {k!r}")
+            if int(k) <= 0:
+                raise MetricNameError(f"{self.NAME}: cutoff k must be a positive integer, got {k!r}")
+            k = int(k)
+        unknown = set(params) - set(self.PARAMS)
+        if unknown:
+            raise MetricNameError(
+                f"{self.NAME}: unknown parameter {sorted(unknown)[0]!r}; "
+                f"supported: {', '.join(self.PARAMS) or 'none'}"
+            )
+        values = {
+            name: spec.coerce(self.NAME, name, params.get(name, spec.default))
+            for name, spec in self.PARAMS.items()
+        }
+        self._check(values)
+        object.__setattr__(self, "k", k)
+        object.__setattr__(self, "params", values)
+
+    k: int | None
+    params: dict[str, Any]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("metric specs are immutable")
+
+    def _check(self, params: dict[str, Any]) -> None:
+        """Validate parameter combinations; subclasses raise MetricNameError."""
+
+    # -- identity ------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """Canonical name: only non-default parameters, round-trips through :func:`parse`."""
+        shown = [
+            f"{p}={_fmt(v)}" for p, v in self.params.items() if v != self.PARAMS[p].default
+        ]
+        text = self.NAME + (f"({', '.join(shown)})" if shown else "")
+        return text + (f"@{self.k}" if self.k is not None else "")
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Measure) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __getattr__(self, item: str) -> Any:
+        params = self.__dict__.get("params", {})
+        if item in params:
+            return params[item]
+        close = difflib.get_close_matches(item, list(params), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise AttributeError(f"{type(self).__name__} has no attribute {item!r}{hint}")
+
+    # -- the formula ---------------------------------------------------------------------
+    def value(self) -> d.Node:
+        """Per-query value as a formula over aggregates (see :mod:`rank_polars._dsl`)."""
+        raise NotImplementedError
+
+    def contributes(self) -> d.Node:
+        """Rows of a ranking that can change the value (all other rows add exactly 0)."""
+        return self.relevant()
+
+    def depth(self) -> int | None:
+        """Deepest rank the value can depend on (None: the whole list)."""
+        return self.k
+
+    # -- shared building blocks ----------------------------------------------------------
+    def relevant(self) -> d.Node:
+        rel = self.params.get("rel")
+        return d.GRADE > 0 if rel is None else d.GRADE >= rel
+
+    def in_cutoff(self, rank: d.Node = d.RANK) -> d.Node:
+        return rank <= self.k if self.k is not None else d.Lit(True)
+
+    def gain(self) -> d.Node:
+        g = d.GRADE
+        if self.params.get("gain", "linear") == "exp":
+            return d.when(g > 0, d.power(2.0, g) - 1.0, 0.0)
+        # trec_eval: grades <= 0 (non-relevant, negative = unjudged) add nothing
+        return d.when(g > 0, g, 0.0)
+
+    def discount(self, rank: d.Node) -> d.Node:
+        if self.params.get("discount", "log2") == "jarvelin":
+            return d.when(rank <= 2, 1.0, d.log2(rank))
+        return d.log2(rank + 1)
+
+    def n_relevant(self) -> d.Node:
+        """R: the number of relevant judgments of the query (retrieved or not)."""
+        return d.judgment_sum(d.ind(self.relevant()))
+
+    def hits_at_k(self) -> d.Node:
+        return d.row_sum(d.ind(self.relevant() & self.in_cutoff()))
+
+    # -- Polars list form ------------------------------------------------------------------
+    def expr(self, relevance: IntoExpr) -> pl.Expr:
+        """This metric over one ranked list of grades (for ``group_by(...).agg(...)``)."""
+        from ..engines.listform import list_expr
+
+        return list_expr(self, relevance)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)

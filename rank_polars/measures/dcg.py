@@ -1,0 +1,179 @@
+"""Cumulative gain family: CG, DCG, IDCG and nDCG.
+
+``gain`` (linear: the grade; exp: 2^grade - 1) and ``discount`` (log2: 1/log2(i+1);
+jarvelin: ranks 1 and 2 undiscounted, then 1/log2(i)) are parameters; grades <= 0 add nothing.
+The ideal ranking is every judgment of the query sorted by grade (trec_eval), or with
+``ideal=run`` the ranked list's own items; ``ideal_cut=list`` cuts it at the list's length.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import _dsl as d
+from .base import DISCOUNT, GAIN, IDEAL, IDEAL_CUT, Measure
+
+if TYPE_CHECKING:
+    import polars as pl
+    from polars._typing import IntoExpr
+
+
+class CG(Measure):
+    """CG@k = sum of the gains of the first k items."""
+
+    NAME = "cg"
+    PARAMS = {"gain": GAIN}
+
+    def value(self) -> d.Node:
+        return d.row_sum(d.when(self.in_cutoff(), self.gain(), 0.0))
+
+    def contributes(self) -> d.Node:
+        return d.GRADE > 0
+
+
+class DCG(Measure):
+    """DCG@k = sum over i <= k of gain(rel_i) * discount(i)."""
+
+    NAME = "dcg"
+    PARAMS = {"gain": GAIN, "discount": DISCOUNT}
+
+    def value(self) -> d.Node:
+        return d.row_sum(d.when(self.in_cutoff(), self.gain() / self.discount(d.RANK), 0.0))
+
+    def contributes(self) -> d.Node:
+        return d.GRADE > 0
+
+
+class IDCG(Measure):
+    """IDCG@k = DCG@k of the ideal ranking (judgments sorted by grade, descending)."""
+
+    NAME = "idcg"
+    PARAMS = {"gain": GAIN, "discount": DISCOUNT, "ideal": IDEAL, "ideal_cut": IDEAL_CUT}
+
+    def value(self) -> d.Node:
+        cut = d.IRANK <= self.k if self.k is not None else d.Lit(True)
+        if self.params["ideal_cut"] == "list":
+            cut = cut & (d.IRANK <= d.N_RET)
+        term = d.when(cut, self.gain() / self.discount(d.IRANK), 0.0)
+        return d.judgment_sum(term, source=self.params["ideal"])
+
+    def contributes(self) -> d.Node:
+        return d.GRADE > 0
+
+    def depth(self) -> int | None:
+        return 0  # needs no run rows beyond the list length, which comes from the row count
+
+
+class NDCG(Measure):
+    """nDCG@k = DCG@k / IDCG@k, and 0 when IDCG@k = 0 (trec_eval)."""
+
+    NAME = "ndcg"
+    ALIASES = ("mean_ndcg",)
+    PARAMS = IDCG.PARAMS
+
+    def value(self) -> d.Node:
+        dcg = DCG(self.k, gain=self.params["gain"], discount=self.params["discount"]).value()
+        idcg = IDCG(self.k, **self.params).value()
+        return d.safe_div(dcg, idcg)
+
+    def contributes(self) -> d.Node:
+        return d.GRADE > 0
+
+
+def cg(relevance: IntoExpr, k: int | None = None, *, gain: str = "linear") -> pl.Expr:
+    """Cumulative gain of the first ``k`` grades of a ranked list (all of them without ``k``).
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> df = pl.DataFrame({"list": [1, 1, 1, 2, 2, 2],
+    ...                    "relevance": [0.99, 0.91, 0.83, 0.99, 0.94, 0.88]})
+    >>> df.group_by("list", maintain_order=True).agg(rp.exprs.cg("relevance").round(2))
+    shape: (2, 2)
+    ┌──────┬──────┐
+    │ list ┆ cg   │
+    │ ---  ┆ ---  │
+    │ i64  ┆ f64  │
+    ╞══════╪══════╡
+    │ 1    ┆ 2.73 │
+    │ 2    ┆ 2.81 │
+    └──────┴──────┘
+    """
+    return CG(k, gain=gain).expr(relevance)
+
+
+def dcg(
+    relevance: IntoExpr, k: int | None = None, *, gain: str = "linear", discount: str = "log2"
+) -> pl.Expr:
+    """Discounted cumulative gain: sum of gain(rel_i) / log2(i + 1) over the first ``k`` items.
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> df = pl.DataFrame({"relevance": [0.99, 0.94, 0.88]})
+    >>> df.select(rp.exprs.dcg("relevance", 3))
+    shape: (1, 1)
+    ┌──────────┐
+    │ dcg@3    │
+    │ ---      │
+    │ f64      │
+    ╞══════════╡
+    │ 2.023074 │
+    └──────────┘
+    """
+    return DCG(k, gain=gain, discount=discount).expr(relevance)
+
+
+def idcg(
+    relevance: IntoExpr,
+    k: int | None = None,
+    *,
+    gain: str = "linear",
+    discount: str = "log2",
+    ideal_cut: str = "k",
+) -> pl.Expr:
+    """Ideal DCG: the DCG of the list's own grades sorted in descending order.
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> pl.DataFrame({"relevance": [0, 1, 3]}).select(rp.exprs.idcg("relevance", 2))
+    shape: (1, 1)
+    ┌────────────┐
+    │ idcg@2     │
+    │ ---        │
+    │ f64        │
+    ╞════════════╡
+    │ 3.63093    │
+    └────────────┘
+    """
+    return IDCG(k, gain=gain, discount=discount, ideal_cut=ideal_cut).expr(relevance)
+
+
+def ndcg(
+    relevance: IntoExpr,
+    k: int | None = None,
+    *,
+    gain: str = "linear",
+    discount: str = "log2",
+    ideal_cut: str = "k",
+) -> pl.Expr:
+    """Normalised DCG of a ranked list: DCG@k / IDCG@k, the ideal being the list sorted.
+
+    0 when the list has no positive grade (IDCG = 0).
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> df = pl.DataFrame({"relevance": [0.99, 0.94, 0.74, 0.88, 0.71, 0.68]})
+    >>> df.select(rp.exprs.ndcg("relevance", 5))
+    shape: (1, 1)
+    ┌──────────┐
+    │ ndcg@5   │
+    │ ---      │
+    │ f64      │
+    ╞══════════╡
+    │ 0.996291 │
+    └──────────┘
+    """
+    return NDCG(k, gain=gain, discount=discount, ideal_cut=ideal_cut).expr(relevance)

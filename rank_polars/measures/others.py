@@ -1,0 +1,173 @@
+"""bpref, ERR, RBP and judged@k."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import _dsl as d
+from ..errors import MetricNameError
+from .base import REL, Measure, Param
+
+if TYPE_CHECKING:
+    import polars as pl
+    from polars._typing import IntoExpr
+
+
+class Bpref(Measure):
+    """bpref = (1/R) sum over retrieved judged relevant r of (1 - min(n_r, R) / min(N, R)).
+
+    n_r: judged non-relevant items ranked above r; N: judged non-relevant judgments of the
+    query.  A term is 1 while no judged non-relevant item has been seen (so N = 0 never
+    divides), and bpref is 0 when R = 0 (trec_eval).  Unjudged items are skipped.
+    """
+
+    NAME = "bpref"
+    PARAMS = {"rel": REL}
+
+    def value(self) -> d.Node:
+        nonrel = d.JUDGED & ~self.relevant()
+        r = self.n_relevant()
+        n = d.judgment_sum(d.ind(nonrel))
+        above = d.Cum(d.ind(nonrel))  # inclusive, but a relevant row adds 0 to it
+        term = d.when(above > 0, 1.0 - d.least(above, r) / d.least(n, r), 1.0)
+        total = d.row_sum(d.when(self.relevant() & d.JUDGED & self.in_cutoff(), term, 0.0))
+        return d.safe_div(total, r)
+
+    def contributes(self) -> d.Node:
+        return d.JUDGED | self.relevant()
+
+    def depth(self) -> int | None:
+        return self.k
+
+
+class ERR(Measure):
+    """ERR@k = sum over i <= k of R_i / i * prod over j < i of (1 - R_j).
+
+    R_i = (2^g_i - 1) / 2^max, with ``max`` the highest grade of the scale (default: the
+    highest grade found in the judgments); grades above ``max`` are clipped to it.
+    """
+
+    NAME = "err"
+    PARAMS = {"max": Param(float, None, "maximum grade of the scale; default: highest grade in the judgments")}
+
+    def _check(self, params: dict[str, Any]) -> None:
+        if params["max"] is not None and params["max"] <= 0:
+            raise MetricNameError(f"err: parameter max must be > 0, got {params['max']!r}")
+
+    def value(self) -> d.Node:
+        gmax: d.Node = d.wrap(self.params["max"]) if self.params["max"] is not None else d.global_max(d.GRADE)
+        g = d.least(d.GRADE, gmax)
+        stop = d.when(d.GRADE > 0, (d.power(2.0, g) - 1.0) / d.power(2.0, gmax), 0.0)
+        # prod_{j<i} (1 - R_j) as exp(sum of logs): a running sum is a window every engine has
+        log_cont = d.ln(1.0 - stop)
+        reach = d.exp(d.Cum(log_cont) - log_cont)
+        return d.row_sum(d.when(self.in_cutoff(), stop / d.RANK * reach, 0.0))
+
+    def contributes(self) -> d.Node:
+        return d.GRADE > 0
+
+
+class RBP(Measure):
+    """RBP(p)@k = (1 - p) * sum over relevant i <= k of p^(i-1) (binary, no residual)."""
+
+    NAME = "rbp"
+    PARAMS = {"p": Param(float, 0.8, "persistence: probability of looking at the next item"), "rel": REL}
+
+    def _check(self, params: dict[str, Any]) -> None:
+        if not 0 < params["p"] < 1:
+            raise MetricNameError(f"rbp: parameter p must be in (0, 1), got {params['p']!r}")
+
+    def value(self) -> d.Node:
+        p = self.params["p"]
+        weight = d.power(p, d.RANK - 1)
+        return (1.0 - p) * d.row_sum(d.when(self.relevant() & self.in_cutoff(), weight, 0.0))
+
+
+class Judged(Measure):
+    """judged@k = judged items among the first min(k, n) / min(k, n), n = list length (ir_measures)."""
+
+    NAME = "judged"
+    PARAMS = {}
+
+    def value(self) -> d.Node:
+        den = d.least(d.N_RET, float(self.k)) if self.k is not None else d.N_RET
+        return d.safe_div(d.row_sum(d.ind(d.JUDGED & self.in_cutoff())), den)
+
+    def contributes(self) -> d.Node:
+        return d.JUDGED
+
+
+def bpref(relevance: IntoExpr, *, rel: float | None = None) -> pl.Expr:
+    """bpref of a ranked list whose every item is judged (negative grades: unjudged).
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> pl.DataFrame({"relevance": [0, 1, 0, 1]}).select(rp.exprs.bpref("relevance"))
+    shape: (1, 1)
+    ┌───────┐
+    │ bpref │
+    │ ---   │
+    │ f64   │
+    ╞═══════╡
+    │ 0.25  │
+    └───────┘
+    """
+    return Bpref(rel=rel).expr(relevance)
+
+
+def err(relevance: IntoExpr, k: int | None = None, *, max: float | None = None) -> pl.Expr:
+    """Expected reciprocal rank of a ranked list of grades.
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> pl.DataFrame({"relevance": [0, 1, 2]}).select(rp.exprs.err("relevance", max=4))
+    shape: (1, 1)
+    ┌────────────┐
+    │ err(max=4) │
+    │ ---        │
+    │ f64        │
+    ╞════════════╡
+    │ 0.087402   │
+    └────────────┘
+    """
+    return ERR(k, max=max).expr(relevance)
+
+
+def rbp(relevance: IntoExpr, k: int | None = None, *, p: float = 0.8, rel: float | None = None) -> pl.Expr:
+    """Rank-biased precision of a ranked list.
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> pl.DataFrame({"relevance": [1, 0, 1]}).select(rp.exprs.rbp("relevance", p=0.5))
+    shape: (1, 1)
+    ┌────────────┐
+    │ rbp(p=0.5) │
+    │ ---        │
+    │ f64        │
+    ╞════════════╡
+    │ 0.625      │
+    └────────────┘
+    """
+    return RBP(k, p=p, rel=rel).expr(relevance)
+
+
+def judged(relevance: IntoExpr, k: int | None = None) -> pl.Expr:
+    """Share of the first k items that are judged (null or negative grade: unjudged).
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> pl.DataFrame({"relevance": [1, None, 0, -1]}).select(rp.exprs.judged("relevance", 4))
+    shape: (1, 1)
+    ┌──────────┐
+    │ judged@4 │
+    │ ---      │
+    │ f64      │
+    ╞══════════╡
+    │ 0.5      │
+    └──────────┘
+    """
+    return Judged(k).expr(relevance)

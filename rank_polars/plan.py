@@ -1,0 +1,111 @@
+"""The logical plan shared by every engine.
+
+Every metric reduces to aggregates at three levels (see :mod:`rank_polars._dsl`):
+
+* ``judgments`` — per query, over its judgments (R, N, IDCG@k, ...); the ideal rank
+  ``irank`` is a window over the judgments only, which are small;
+* ``global``    — over all judgments (the top grade of the scale, for ERR);
+* ``rows``      — per query, over the *contributing* rows of the run only: the rows that can
+  change a value (relevant or positively graded hits, or judged rows for bpref/judged@k).
+  On a typical log that is ~5% of the rows; every other row adds exactly 0, so the plan
+  never windows, sorts or joins the whole log.
+
+Then each metric's value is a formula over those aggregates, filled with 0 for queries
+whose ranking has no contributing row.  Equal aggregates are computed once, whichever
+metrics ask for them (``ap@10`` and ``r@10`` share R).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from . import _dsl as d
+from .measures.base import Measure
+
+# Internal column names: long enough not to collide with users' columns.
+Q, ITEM, RANK, SCORE, GRADE, JUDGED, IRANK, N_RET = (
+    "__rp_query", "__rp_item", "rank", "__rp_score", "grade", "judged", "irank", "n_ret",
+)
+
+
+def by_name(i: int) -> str:
+    return f"__rp_by{i}"
+
+
+@dataclass
+class Plan:
+    outputs: list[tuple[str, Measure]]
+    values: dict[str, d.Node] = field(default_factory=dict)
+    row_aggs: dict[str, d.Agg] = field(default_factory=dict)
+    cums: dict[str, d.Node] = field(default_factory=dict)
+    judgment_aggs: dict[str, d.Agg] = field(default_factory=dict)
+    global_aggs: dict[str, d.Agg] = field(default_factory=dict)
+    contributes: d.Node = field(default_factory=lambda: d.Lit(False))
+    depth: int | None = None
+
+    @property
+    def row_refs(self) -> set[str]:
+        """Judgment/global aggregates that the row level reads (joined onto the rows)."""
+        names: set[str] = set()
+        for node in [*self.row_aggs.values(), *self.cums.values()]:
+            for n in d.walk(node):
+                if isinstance(n, d.Col) and (n.name in self.judgment_aggs or n.name in self.global_aggs):
+                    names.add(n.name)
+        return names
+
+    def sources(self) -> set[str]:
+        return {agg.source for agg in self.judgment_aggs.values()}
+
+    def judgments_need_n_ret(self) -> bool:
+        return any(
+            isinstance(n, d.Col) and n.name == N_RET
+            for agg in self.judgment_aggs.values()
+            for n in d.walk(agg)
+        )
+
+
+def build_plan(outputs: Sequence[tuple[str, Measure]]) -> Plan:
+    plan = Plan(list(outputs))
+    seen: dict[str, str] = {}
+
+    def register(table: dict, prefix: str, key: str, node: d.Node) -> d.Col:
+        if key not in seen:
+            seen[key] = f"_{prefix}{len(table)}"
+            table[seen[key]] = node
+        return d.Col(seen[key])
+
+    def rewrite(n: d.Node) -> d.Node:
+        if isinstance(n, d.Agg):
+            agg = d.Agg(n.kind, rewrite(n.arg), n.level, n.source)
+            table, prefix = {
+                "rows": (plan.row_aggs, "r"),
+                "judgments": (plan.judgment_aggs, "j"),
+                "global": (plan.global_aggs, "g"),
+            }[n.level]
+            return register(table, prefix, agg.key(), agg)
+        if isinstance(n, d.Cum):
+            arg = rewrite(n.arg)
+            return register(plan.cums, "c", d.Cum(arg).key(), arg)
+        if isinstance(n, d.BinOp):
+            return d.BinOp(n.op, rewrite(n.left), rewrite(n.right))
+        if isinstance(n, d.Func):
+            return d.Func(n.name, tuple(rewrite(a) for a in n.args))
+        if isinstance(n, d.When):
+            return d.When(rewrite(n.cond), rewrite(n.then), rewrite(n.otherwise))
+        return n
+
+    contributes: list[d.Node] = []
+    depths: list[int | None] = []
+    for label, measure in outputs:
+        plan.values[label] = rewrite(measure.value())
+        pred = measure.contributes()
+        if pred.key() not in {p.key() for p in contributes}:
+            contributes.append(pred)
+        depths.append(measure.depth())
+    pred = contributes[0]
+    for other in contributes[1:]:
+        pred = pred | other
+    plan.contributes = pred
+    plan.depth = None if any(x is None for x in depths) else max(x or 0 for x in depths)
+    return plan
