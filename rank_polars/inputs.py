@@ -37,6 +37,8 @@ class Inputs:
     by: list[str]  # the user's grouping column names, in order
     order: str  # "position" or "score"
     columns: Columns
+    run_source: object = None  # what the user passed (the DuckDB engine reads Parquet paths itself)
+    qrels_source: object = None
 
     @property
     def by_internal(self) -> list[str]:
@@ -141,4 +143,4 @@ def prepare(
         dtype = _need(schema, columns.relevance, "run", "relevance label; or pass qrels=")
         _numeric(dtype, columns.relevance, "run")
         select.append(pl.col(columns.relevance).cast(pl.Float64).alias(GRADE))
-    return Inputs(run_lf.select(select), qrels_lf, by_cols, order, columns)
+    return Inputs(run_lf.select(select), qrels_lf, by_cols, order, columns, run, qrels)
