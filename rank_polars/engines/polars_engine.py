@@ -52,8 +52,6 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame) -> pl.LazyFrame:
     """One row per evaluated (group, query): the keys and one column per requested metric."""
     keys = inputs.keys
     run = ranked_run(inputs)
-    if plan.depth is not None:
-        run = run.filter(pl.col(RANK) <= plan.depth)
     contributes = compile_expr(plan.contributes)
 
     judged = (pl.col(GRADE) >= 0).alias(JUDGED)
@@ -62,7 +60,10 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame) -> pl.LazyFrame:
         rows = run.select(*keys, ITEM, RANK).join(qrels.filter(contributes), on=[Q, ITEM], how="inner")
     else:
         rows = run.select(*keys, RANK, GRADE).with_columns(judged).filter(contributes)
-    rows = rows.select(*keys, RANK, GRADE, JUDGED)
+    # All contributing rows are the run's own judgments (labels, or ideal=run); only the
+    # row aggregates can stop at the deepest cutoff any metric looks at.
+    labelled = rows.select(*keys, RANK, GRADE, JUDGED)
+    rows = labelled if plan.depth is None else labelled.filter(pl.col(RANK) <= plan.depth)
 
     universe = uni.lazy()
     stats = universe
@@ -71,7 +72,7 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame) -> pl.LazyFrame:
         if source == "judgments" and qrels is not None:
             judg, jkeys = qrels, [Q]
         else:
-            judg, jkeys = rows, keys
+            judg, jkeys = labelled, keys
         judg = judg.with_columns(
             pl.col(GRADE).rank("ordinal", descending=True).over(jkeys).cast(pl.Int64).alias(IRANK)
         )
@@ -85,7 +86,7 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame) -> pl.LazyFrame:
 
     glob = None
     if plan.global_aggs:
-        everything = qrels if qrels is not None else rows
+        everything = qrels if qrels is not None else labelled
         glob = everything.select(_aggregate(a, n) for n, a in plan.global_aggs.items())
 
     refs = plan.row_refs
