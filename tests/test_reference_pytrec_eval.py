@@ -1,0 +1,66 @@
+"""Generated runs and judgments against pytrec_eval (trec_eval 9 semantics), to 1e-9.
+
+Hypothesis draws rankings with tied scores, graded and negative judgments, relevant items
+never retrieved, judged queries missing from the run and run queries without judgments.
+pytrec_eval skips judged queries absent from the run: that is ``missing="skip"``.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+import pytrec_eval
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rank_polars as rp
+
+# pytrec_eval measure -> our name (the relevance level is added as rel=N where it applies)
+MEASURES = {
+    "ndcg": "ndcg", "ndcg_cut_3": "ndcg@3", "ndcg_cut_5": "ndcg@5", "map": "ap{rel}", "map_cut_3": "ap{rel}@3",
+    "recip_rank": "rr{rel}", "P_3": "p{rel}@3", "P_5": "p{rel}@5", "recall_3": "r{rel}@3", "Rprec": "rprec{rel}",
+    "bpref": "bpref{rel}", "success_1": "success{rel}@1", "success_3": "success{rel}@3", "set_P": "p{rel}",
+    "set_recall": "r{rel}", "set_F": "f1{rel}",
+}
+TREC = {"ndcg", "ndcg_cut.3,5", "map", "map_cut.3", "recip_rank", "P.3,5", "recall.3", "Rprec", "bpref",
+        "success.1,3", "set_P", "set_recall", "set_F"}
+
+items = st.sampled_from([f"d{i}" for i in range(12)] + ["D1", "d1a", "doc10", "doc9"])
+scores = st.sampled_from([-1.0, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0])  # exact in float32: many ties
+grades = st.sampled_from([-1, 0, 0, 1, 1, 2, 3])
+
+
+@st.composite
+def collections(draw):
+    queries = [f"q{i}" for i in range(draw(st.integers(1, 6)))]
+    run = {q: draw(st.dictionaries(items, scores, min_size=1, max_size=10)) for q in queries
+           if draw(st.booleans()) or q == "q0"}
+    judged = [q for q in queries if draw(st.integers(0, 4)) > 0]
+    qrels = {q: draw(st.dictionaries(items, grades, min_size=1, max_size=10)) for q in judged}
+    return run, qrels
+
+
+def to_frames(run: dict, qrels: dict) -> tuple[pl.DataFrame, pl.DataFrame]:
+    run_df = pl.DataFrame(
+        [(q, i, s) for q, d in run.items() for i, s in d.items()],
+        schema={"query": pl.String, "item": pl.String, "score": pl.Float64}, orient="row",
+    )
+    qrels_df = pl.DataFrame(
+        [(q, i, g) for q, d in qrels.items() for i, g in d.items()],
+        schema={"query": pl.String, "item": pl.String, "relevance": pl.Int64}, orient="row",
+    )
+    return run_df, qrels_df
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=collections(), level=st.sampled_from([1, 2]))
+def test_agrees_with_pytrec_eval(data, level):
+    run, qrels = data
+    expected = pytrec_eval.RelevanceEvaluator(qrels, TREC, relevance_level=level).evaluate(run)
+    names = {m: t.format(rel="(rel=2)" if level == 2 else "") for m, t in MEASURES.items()}
+    run_df, qrels_df = to_frames(run, qrels)
+    got = rp.evaluate(run_df, list(names.values()), qrels=qrels_df, per_query=True, missing="skip")
+    assert sorted(got["query"].to_list()) == sorted(expected)
+    for row in got.iter_rows(named=True):
+        for measure, name in names.items():
+            assert row[name] == pytest.approx(expected[row["query"]][measure], abs=1e-9), (row["query"], measure)
