@@ -1,0 +1,123 @@
+"""The DuckDB engine: the generated SQL of :mod:`rank_polars.engines.sql_engine`, embedded.
+
+Parquet paths, globs and hive-partitioned folders are read by DuckDB's ``read_parquet``
+directly (never through Python objects), so logs larger than memory work: DuckDB spills
+to ``temp_directory`` under ``memory_limit``.  Polars frames are handed over as Arrow.
+
+The run is read twice: once for the per-ranking statistics that :mod:`rank_polars.validate`
+checks (the same columns as ``run_stats_polars``, so errors read the same whichever engine
+found them) and once for the metrics.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from ..errors import RankPolarsError
+from ..inputs import Inputs
+from ..plan import GRADE, ITEM, N_RET, Q, RANK, SCORE, Plan
+from ..validate import Missing, check_qrels, check_run, stat_names, universe
+from .sql_engine import QRELS, RUN, Query, Source, literal, metric_column, per_query_query, quote
+
+# The validation statistics in SQL, the same columns as validate._STATS computes in Polars.
+# Polars' n_unique counts null as a value; the null checks run first, so COUNT(DISTINCT)
+# only decides when there are no nulls.
+_STATS_SQL = {
+    "rank_null": f"COUNT(*) - COUNT({quote(RANK)})",
+    "rank_lt1": f"COUNT_IF({quote(RANK)} < 1)",
+    "rank_dup": f"COUNT(*) - COUNT(DISTINCT {quote(RANK)}) - MAX(CASE WHEN {quote(RANK)} IS NULL THEN 1 ELSE 0 END)",
+    "score_bad": f"COUNT_IF({quote(SCORE)} IS NULL OR isnan({quote(SCORE)}))",
+    "item_null": f"COUNT(*) - COUNT({quote(ITEM)})",
+    "item_dup": f"COUNT(*) - COUNT(DISTINCT {quote(ITEM)}) - MAX(CASE WHEN {quote(ITEM)} IS NULL THEN 1 ELSE 0 END)",
+    "grade_bad": f"COUNT_IF({quote(GRADE)} IS NULL OR isnan({quote(GRADE)}))",
+}
+
+
+def parquet_scan(source: Any, what: str) -> str | None:
+    """``read_parquet(...)`` for a path / glob / folder / list of paths, else None."""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if path.is_dir():
+            return f"read_parquet({literal(str(path / '**' / '*.parquet'))}, hive_partitioning = true)"
+        if not any(ch in str(source) for ch in "*?[") and not path.exists():
+            raise RankPolarsError(f"{what}: no such file {str(source)!r}")
+        return f"read_parquet({literal(str(source))}, hive_partitioning = true)"
+    if isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, os.PathLike)) for s in source):
+        paths = ", ".join(literal(str(s)) for s in source)
+        return f"read_parquet([{paths}], hive_partitioning = true)"
+    return None
+
+
+class DuckDBEngine:
+    """Evaluate a plan in an embedded DuckDB connection (one per call)."""
+
+    def __init__(self, memory_limit: str | None = None, temp_directory: str | None = None) -> None:
+        self.memory_limit = memory_limit
+        self.temp_directory = temp_directory
+
+    def connect(self) -> duckdb.DuckDBPyConnection:
+        config: dict[str, Any] = {"preserve_insertion_order": False}  # lets large sorts and joins stream
+        if self.memory_limit is not None:
+            config["memory_limit"] = self.memory_limit
+        if self.temp_directory is not None:
+            config["temp_directory"] = str(self.temp_directory)
+        return duckdb.connect(config=config)
+
+    def _relation(self, con: duckdb.DuckDBPyConnection, source: Any, name: str, what: str) -> str:
+        scan = parquet_scan(source, what)
+        if scan is not None:
+            return scan
+        if isinstance(source, pl.LazyFrame):
+            source = source.collect()
+        if not isinstance(source, pl.DataFrame):
+            raise RankPolarsError(f"{what}: the duckdb engine reads Polars frames or Parquet path(s), got {type(source).__name__}")
+        con.register(name, source.to_arrow())
+        return quote(name)
+
+    def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> pl.DataFrame:
+        """One row per evaluated (group, query): the internal keys and one Float64 column per metric."""
+        con = self.connect()
+        try:
+            c = inputs.columns
+            src = Source(
+                run=self._relation(con, inputs.run_source, "__rp_run_source", "run"),
+                qrels=None if inputs.qrels_source is None else self._relation(con, inputs.qrels_source, "__rp_qrels_source", "qrels"),
+                by=list(inputs.by), order=inputs.order, query=c.query, item=c.item, position=c.position,
+                score=c.score, relevance=c.relevance, dedupe=duplicates == "first",
+            )
+            stats = self._stats(con, plan, src, inputs, duplicates)
+            check_run(stats, inputs)
+            qrels = None
+            if src.qrels is not None:
+                qrels = con.sql(self._with(plan, src, f"SELECT * FROM {quote(QRELS)}")).pl()
+                check_qrels(qrels.drop("judged"), inputs)
+            uni = universe(stats, inputs, qrels, missing)
+            con.register("__rp_universe_given", uni.to_arrow())
+            q = per_query_query(plan, src, quote("__rp_universe_given"))
+            table = con.sql(q.render(f"SELECT * FROM {quote('__rp_per_query')}")).pl()
+        finally:
+            con.close()
+        names = {metric_column(i): label for i, (label, _) in enumerate(plan.outputs)}
+        return table.rename(names).with_columns(pl.col(label).cast(pl.Float64) for label in names.values())
+
+    @staticmethod
+    def _with(plan: Plan, src: Source, final: str) -> str:
+        """``final`` over the run/qrels CTEs alone (the metric CTEs are not needed)."""
+        q = per_query_query(plan, src, quote("__rp_unused"))
+        wanted = {"__rp_raw", RUN, QRELS}
+        return Query([(n, body) for n, body in q.ctes if n in wanted]).render(final)
+
+    def _stats(self, con: duckdb.DuckDBPyConnection, plan: Plan, src: Source, inputs: Inputs, duplicates: str) -> pl.DataFrame:
+        keys = ", ".join(quote(k) for k in inputs.keys)
+        aggs = [f"COUNT(*) AS {quote(N_RET)}"]
+        aggs += [f"CAST({_STATS_SQL[n]} AS BIGINT) AS {quote(n)}" for n in stat_names(inputs, duplicates)]
+        final = f"SELECT {keys}, {', '.join(aggs)} FROM {quote(RUN)} GROUP BY {keys}"
+        return con.sql(self._with(plan, src, final)).pl().with_columns(pl.col(N_RET).cast(pl.UInt32))
+
+
+__all__ = ["DuckDBEngine", "parquet_scan"]

@@ -1,0 +1,280 @@
+"""The plan of :mod:`rank_polars.plan` as one set-based SQL query (DuckDB dialect).
+
+This mirrors :mod:`rank_polars.engines.polars_engine` step by step, as CTEs:
+
+1. ``__rp_run``: the user's table with internal column names (the only place user names
+   are read), ranked by (score desc, item text desc) only when ordering by score;
+2. ``__rp_rows``: the *contributing* rows, after an inner join with the filtered judgments;
+   every window below runs over these rows or over the judgments only, never the log;
+3. ``__rp_stats``: the universe of (group, query) pairs with per-query judgment aggregates;
+4. ``__rp_rowagg``: per-query aggregates of the contributing rows (running sums first);
+5. ``__rp_per_query``: each metric's formula, compiled from the spec by :func:`_dsl.to_sql`.
+
+No formula is written here: every value and aggregate comes from the metric specs via the
+DSL, so the SQL and Polars engines cannot drift.  Every identifier is quoted; the only text
+placed as given is the table expression the caller passes (a table name, view, or a
+function such as ``read_parquet('logs/*.parquet')``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from .. import _dsl as d
+from ..errors import RankPolarsError
+from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, RANK, SCORE, Plan, by_name
+
+# Names of the CTEs: prefixed so that they cannot shadow a user's table named "rows".
+RUN, RAW, QRELS, ROWS, UNIVERSE, STATS = "__rp_run", "__rp_raw", "__rp_qrels", "__rp_rows", "__rp_universe", "__rp_stats"
+GLOB, ROWX, ROWAGG, TABLE, PER_QUERY = "__rp_glob", "__rp_rowx", "__rp_rowagg", "__rp_table", "__rp_per_query"
+
+
+def quote(name: str) -> str:
+    """A quoted SQL identifier (DuckDB/ANSI double quotes; sqlglot re-quotes per dialect)."""
+    if not isinstance(name, str) or not name:
+        raise RankPolarsError(f"a column name must be a non-empty string, got {name!r}")
+    if "\x00" in name:
+        raise RankPolarsError(f"column name {name!r} contains a NUL character, which SQL cannot quote")
+    return '"' + name.replace('"', '""') + '"'
+
+
+def literal(text: str) -> str:
+    """A SQL string literal (quotes doubled; DuckDB strings have no backslash escapes)."""
+    if "\x00" in text:
+        raise RankPolarsError(f"string {text!r} contains a NUL character, which SQL cannot hold")
+    return "'" + text.replace("'", "''") + "'"
+
+
+def metric_column(i: int) -> str:
+    """Internal name of the i-th metric's column (labels such as ``ndcg@10`` only at the end)."""
+    return f"__rp_m{i}"
+
+
+def _leaf(n: d.Node) -> str:
+    if isinstance(n, d.Col):
+        return quote(n.name)
+    raise TypeError(f"unexpected {n!r} after planning")
+
+
+def compile_expr(node: d.Node) -> str:
+    """SQL text of a planned formula (aggregates and running sums already named columns)."""
+    for n in d.walk(node):
+        # repr(inf) would read as a column named "inf": refuse rather than emit it
+        if isinstance(n, d.Lit) and not isinstance(n.value, bool) and not math.isfinite(n.value):
+            raise RankPolarsError(f"metric parameter {n.value!r} is not a finite number; SQL cannot express it")
+    return d.to_sql(node, _leaf)
+
+
+def _aggregate(agg: d.Agg, name: str) -> str:
+    fn = "SUM" if agg.kind == "sum" else "MAX"
+    return f"{fn}({compile_expr(agg.arg)}) AS {quote(name)}"
+
+
+def _cols(names: Sequence[str], alias: str | None = None) -> str:
+    prefix = f"{alias}." if alias else ""
+    return ", ".join(prefix + quote(n) for n in names)
+
+
+def _on(left: str, right: str, names: Sequence[str]) -> str:
+    # plain equality, as the Polars engine's joins: a null key matches nothing
+    return " AND ".join(f"{left}.{quote(n)} = {right}.{quote(n)}" for n in names)
+
+
+@dataclass
+class Source:
+    """Where the run and the judgments come from, and the user's column names."""
+
+    run: str  # a table expression, placed as given
+    qrels: str | None
+    by: list[str]
+    order: str  # "position" or "score"
+    query: str = "query"
+    item: str = "item"
+    position: str = "position"
+    score: str = "score"
+    relevance: str = "relevance"
+    dedupe: bool = False  # duplicates="first": keep each (ranking, item)'s first row
+
+    @property
+    def keys(self) -> list[str]:
+        return [*(by_name(i) for i in range(len(self.by))), Q]
+
+
+@dataclass
+class Query:
+    """A WITH list under construction."""
+
+    ctes: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, name: str, body: str) -> None:
+        self.ctes.append((name, body))
+
+    def render(self, final: str) -> str:
+        body = ",\n".join(f"{quote(name)} AS (\n  {sql}\n)" for name, sql in self.ctes)
+        return f"WITH\n{body}\n{final}"
+
+
+def run_cte(src: Source) -> str:
+    """The run with internal names; the one place user column names are read."""
+    select = [f"{quote(c)} AS {quote(by_name(i))}" for i, c in enumerate(src.by)]
+    select += [f"{quote(src.query)} AS {quote(Q)}", f"{quote(src.item)} AS {quote(ITEM)}"]
+    if src.order == "position":
+        select.append(f"CAST({quote(src.position)} AS BIGINT) AS {quote(RANK)}")
+    else:
+        select.append(f"CAST({quote(src.score)} AS DOUBLE) AS {quote(SCORE)}")
+    if src.qrels is None:
+        select.append(f"CAST({quote(src.relevance)} AS DOUBLE) AS {quote(GRADE)}")
+    return f"SELECT {', '.join(select)} FROM {src.run} AS {quote('__rp_src')}"
+
+
+def dedupe_cte(src: Source) -> str:
+    """Keep the first row of each (ranking, item), ordered as evaluate's ``_keep_first``.
+
+    Polars sorts nulls first and NaN last; the same order here, so the checks that follow
+    see the same rows.
+    """
+    if src.order == "position":
+        order = f"{quote(RANK)} ASC NULLS FIRST"
+    else:
+        s = quote(SCORE)
+        order = f"({s} IS NULL) DESC, isnan({s}) ASC, {s} DESC"
+    part = _cols([*src.keys, ITEM])
+    return f"SELECT * FROM {quote(RAW)} QUALIFY row_number() OVER (PARTITION BY {part} ORDER BY {order}) = 1"
+
+
+def ranked_cte(src: Source, depth: int | None) -> str:
+    """Ranks: the position as given, or trec_eval's order (score desc, item text desc)."""
+    if src.order == "position":
+        body = f"SELECT * FROM {quote(RUN)}"
+    else:
+        rank = (
+            f"row_number() OVER (PARTITION BY {_cols(src.keys)} ORDER BY {quote(SCORE)} DESC, "
+            f"CAST({quote(ITEM)} AS VARCHAR) DESC)"
+        )
+        body = f"SELECT *, {rank} AS {quote(RANK)} FROM {quote(RUN)}"
+    if depth is not None:
+        body = f"SELECT * FROM ({body}) AS {quote('__rp_r')} WHERE {quote(RANK)} <= {int(depth)}"
+    return body
+
+
+def qrels_cte(src: Source) -> str:
+    assert src.qrels is not None
+    judged = compile_expr(d.GRADE >= 0)
+    grade = f"CAST({quote(src.relevance)} AS DOUBLE)"
+    inner = (
+        f"SELECT {quote(src.query)} AS {quote(Q)}, {quote(src.item)} AS {quote(ITEM)}, {grade} AS {quote(GRADE)} "
+        f"FROM {src.qrels} AS {quote('__rp_qsrc')}"
+    )
+    return f"SELECT *, {judged} AS {quote(JUDGED)} FROM ({inner}) AS {quote('__rp_q')}"
+
+
+def universe_sql(src: Source, missing: str) -> str:
+    """The (group, query) pairs to evaluate with each ranking's length, as in ``validate.universe``."""
+    keys, by = src.keys, src.keys[:-1]
+    stats = f"SELECT {_cols(keys)}, COUNT(*) AS {quote(N_RET)} FROM {quote(RUN)} GROUP BY {_cols(keys)}"
+    if src.qrels is None:
+        return stats
+    judged = f"SELECT DISTINCT {quote(Q)} FROM {quote(QRELS)}"
+    present = f"SELECT s.* FROM ({stats}) AS s WHERE s.{quote(Q)} IN ({judged})"
+    if missing == "skip":
+        return present
+    groups = f"(SELECT DISTINCT {_cols(by)} FROM {quote(RUN)}) AS g CROSS JOIN " if by else ""
+    expected = f"SELECT {_cols(by, 'g') + ', ' if by else ''}j.{quote(Q)} FROM {groups}({judged}) AS j"
+    return (
+        f"SELECT {_cols(keys, 'e')}, COALESCE(p.{quote(N_RET)}, 0) AS {quote(N_RET)} "
+        f"FROM ({expected}) AS e LEFT JOIN ({present}) AS p ON {_on('e', 'p', keys)}"
+    )
+
+
+def per_query_query(plan: Plan, src: Source, universe: str | None, missing: str = "zero") -> Query:
+    """The CTEs whose last, ``__rp_per_query``, has the keys and one column per metric.
+
+    ``universe``: a table holding the (group, query, n_ret) rows to evaluate (the DuckDB
+    engine registers the one :func:`validate.universe` computed), or None to compute it in SQL.
+    """
+    keys = src.keys
+    q = Query()
+    if src.dedupe:
+        q.add(RAW, run_cte(src))
+        q.add(RUN, dedupe_cte(src))
+    else:
+        q.add(RUN, run_cte(src))
+    if src.qrels is not None:
+        q.add(QRELS, qrels_cte(src))
+    q.add(UNIVERSE, universe_sql(src, missing) if universe is None else f"SELECT * FROM {universe}")
+
+    ranked = ranked_cte(src, plan.depth)
+    contributes = compile_expr(plan.contributes)
+    if src.qrels is not None:
+        q.add(
+            ROWS,
+            f"SELECT {_cols(keys, 'r')}, r.{quote(RANK)}, j.{quote(GRADE)}, j.{quote(JUDGED)} "
+            f"FROM ({ranked}) AS r JOIN (SELECT * FROM {quote(QRELS)} WHERE {contributes}) AS j "
+            f"ON {_on('r', 'j', [Q, ITEM])}",
+        )
+    else:
+        judged = compile_expr(d.GRADE >= 0)
+        labelled = f"SELECT {_cols([*keys, RANK, GRADE])}, {judged} AS {quote(JUDGED)} FROM ({ranked}) AS r"
+        q.add(ROWS, f"SELECT * FROM ({labelled}) AS l WHERE {contributes}")
+
+    # per-query judgment aggregates, 0 where a query has none
+    joins, fills = [], []
+    for i, source in enumerate(sorted(plan.sources())):
+        aggs = {n: a for n, a in plan.judgment_aggs.items() if a.source == source}
+        table, jkeys = (QRELS, [Q]) if source == "judgments" and src.qrels is not None else (ROWS, keys)
+        irank = f"row_number() OVER (PARTITION BY {_cols(jkeys)} ORDER BY {quote(GRADE)} DESC)"
+        judg = f"SELECT *, {irank} AS {quote(IRANK)} FROM {quote(table)}"
+        if plan.judgments_need_n_ret():
+            judg = (
+                f"SELECT {_cols(keys, 'u')}, u.{quote(N_RET)}, j.{quote(GRADE)}, j.{quote(JUDGED)}, j.{quote(IRANK)} "
+                f"FROM ({judg}) AS j JOIN {quote(UNIVERSE)} AS u ON {_on('j', 'u', jkeys)}"
+            )
+            jkeys = keys
+        alias = f"a{i}"
+        grouped = ", ".join(_aggregate(a, n) for n, a in aggs.items())
+        joins.append(
+            f"LEFT JOIN (SELECT {_cols(jkeys)}, {grouped} FROM ({judg}) AS j GROUP BY {_cols(jkeys)}) AS {alias} "
+            f"ON {_on('u', alias, jkeys)}"
+        )
+        fills += [f"COALESCE({alias}.{quote(n)}, 0.0) AS {quote(n)}" for n in aggs]
+    q.add(STATS, f"SELECT {', '.join(['u.*', *fills])} FROM {quote(UNIVERSE)} AS u {' '.join(joins)}")
+
+    if plan.global_aggs:
+        everything = QRELS if src.qrels is not None else ROWS
+        q.add(GLOB, f"SELECT {', '.join(_aggregate(a, n) for n, a in plan.global_aggs.items())} FROM {quote(everything)}")
+
+    # contributing rows with the per-query and global aggregates they read, then running sums
+    refs = plan.row_refs
+    judgment_refs = [n for n in plan.judgment_aggs if n in refs]
+    global_refs = [n for n in plan.global_aggs if n in refs]
+    picked = "".join(", s." + quote(n) for n in judgment_refs) + "".join(", g." + quote(n) for n in global_refs)
+    rowx = f"SELECT r.*{picked} FROM {quote(ROWS)} AS r"
+    if judgment_refs:
+        rowx += f" JOIN {quote(STATS)} AS s ON {_on('r', 's', keys)}"
+    if global_refs:
+        rowx += f" CROSS JOIN {quote(GLOB)} AS g"
+    window = f"PARTITION BY {_cols(keys)} ORDER BY {quote(RANK)} ASC NULLS FIRST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+    cums = "".join(f", SUM({compile_expr(arg)}) OVER ({window}) AS {quote(n)}" for n, arg in plan.cums.items())
+    q.add(ROWX, f"SELECT *{cums} FROM ({rowx}) AS x")
+
+    table = f"SELECT s.*{''.join(', COALESCE(ra.' + quote(n) + ', 0.0) AS ' + quote(n) for n in plan.row_aggs)}"
+    table += "".join(", g." + quote(n) for n in plan.global_aggs)
+    table += f" FROM {quote(STATS)} AS s"
+    if plan.row_aggs:
+        grouped = ", ".join(_aggregate(a, n) for n, a in plan.row_aggs.items())
+        q.add(ROWAGG, f"SELECT {_cols(keys)}, {grouped} FROM {quote(ROWX)} GROUP BY {_cols(keys)}")
+        table += f" LEFT JOIN {quote(ROWAGG)} AS ra ON {_on('s', 'ra', keys)}"
+    if plan.global_aggs:
+        table += f" CROSS JOIN {quote(GLOB)} AS g"
+    q.add(TABLE, table)
+
+    values = [
+        f"CAST({compile_expr(v)} AS DOUBLE) AS {quote(metric_column(i))}" for i, v in enumerate(plan.values.values())
+    ]
+    q.add(PER_QUERY, f"SELECT {_cols(keys)}, {', '.join(values)} FROM {quote(TABLE)}")
+    return q
+
+
+__all__ = ["Query", "Source", "compile_expr", "literal", "metric_column", "per_query_query", "quote", "universe_sql"]

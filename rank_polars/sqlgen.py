@@ -1,0 +1,133 @@
+"""``to_sql``: the metrics of a ranking log as one self-contained SQL query.
+
+The query is generated in DuckDB's dialect from the same plan the Polars engine runs
+(:mod:`rank_polars.engines.sql_engine`) and translated with sqlglot to other dialects.
+A translation that sqlglot cannot express, or that does not parse back, raises
+:class:`RankPolarsError` rather than returning SQL that would compute something else.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Sequence
+
+from .errors import RankPolarsError
+from .measures import MetricLike, parse_all
+from .plan import Q, build_plan
+from .engines.sql_engine import PER_QUERY, Source, metric_column, per_query_query, quote
+
+Dialect = Literal["duckdb", "spark", "databricks", "trino", "presto", "bigquery", "snowflake", "postgres"]
+DIALECTS: tuple[str, ...] = ("duckdb", "spark", "databricks", "trino", "presto", "bigquery", "snowflake", "postgres")
+
+
+def to_sql(
+    metrics: MetricLike | Sequence[MetricLike],
+    *,
+    table: str,
+    by: str | Sequence[str] | None = None,
+    qrels: str | None = None,
+    per_query: bool = False,
+    missing: Literal["zero", "skip"] = "zero",
+    dialect: str = "duckdb",
+    order: Literal["position", "score"] = "position",
+    query: str = "query",
+    item: str = "item",
+    position: str = "position",
+    score: str = "score",
+    relevance: str = "relevance",
+) -> str:
+    """One SELECT computing the metrics over a long-format ranking log, per group.
+
+    Parameters
+    ----------
+    metrics
+        Metric names or specs, as for :func:`rank_polars.evaluate`; output columns are
+        named by the string given (quoted).
+    table, qrels
+        SQL table expressions placed in the query **as given** (not quoted, not checked):
+        a table or view name (``logs``, ``db.schema.logs``) or a table function such as
+        ``read_parquet('logs/*.parquet')``; no alias.  Never build them from untrusted
+        input.  Without ``qrels`` the run's ``relevance`` column gives the grades and the
+        ideal ranking comes from the run's own labels; with ``qrels`` only judged queries
+        are evaluated and the run's relevance column is not read.
+    by
+        Grouping column(s), e.g. ``"model"``.
+    per_query
+        One row per (group, query) instead of the means.
+    missing
+        A judged query absent from a group's run: ``"zero"`` scores it 0, ``"skip"`` leaves
+        it out (only with ``qrels``).
+    dialect
+        ``"duckdb"`` (generated), or any sqlglot dialect, e.g. ``"spark"``, ``"trino"``,
+        ``"bigquery"``, ``"snowflake"``, ``"postgres"``.
+    order
+        ``"position"``: rank = the ``position`` column as given; ``"score"``: rank by score
+        descending, ties by item id (as text) descending, as trec_eval.
+    query, item, position, score, relevance
+        The column names (quoted in the SQL: any name works).
+
+    The SQL does not validate the data (use :func:`rank_polars.evaluate` for that):
+    positions must be unique per ranking, items unique per ranking, labels non-null.
+
+    Returns
+    -------
+    str
+        The ``by`` columns, ``queries`` and one column per metric (the mean over queries),
+        or with ``per_query=True`` the ``by`` columns, the query column and the metrics,
+        ordered by the ``by`` columns (and query).
+
+    Examples
+    --------
+    >>> import duckdb, rank_polars as rp
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE TABLE logs AS SELECT * FROM (VALUES "
+    ...     "('a', 'q1', 'x', 1, 0), ('a', 'q1', 'y', 2, 1), ('b', 'q1', 'y', 1, 1)) "
+    ...     "t(model, query, item, position, relevance)")
+    >>> con.sql(rp.to_sql(["ndcg@10", "mrr"], table="logs", by="model")).fetchall()
+    [('a', 1, 0.6309297535714575, 0.5), ('b', 1, 1.0, 1.0)]
+    """
+    if missing not in ("zero", "skip"):
+        raise RankPolarsError(f"missing must be 'zero' or 'skip', got {missing!r}")
+    if order not in ("position", "score"):
+        raise RankPolarsError(f"order must be 'position' or 'score', got {order!r}")
+    for name, value in (("table", table), ("qrels", qrels)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise RankPolarsError(f"{name} must be a SQL table expression (a non-empty string), got {value!r}")
+    outputs = parse_all(metrics)
+    by_cols = [by] if isinstance(by, str) else list(by or [])
+    if len(set(by_cols)) != len(by_cols):
+        raise RankPolarsError(f"by: a column is named twice in {by_cols!r}")
+    for col in by_cols:
+        if col in (query, item):
+            raise RankPolarsError(f"by: {col!r} is the query or item column; group by other columns")
+    src = Source(table, qrels, by_cols, order, query, item, position, score, relevance)
+    plan = build_plan(outputs)
+    q = per_query_query(plan, src, None, missing)
+
+    internal = [quote(k) for k in src.keys[:-1]]
+    groups = [f"{k} AS {quote(c)}" for k, c in zip(internal, by_cols)]
+    labels = [label for label, _ in outputs]
+    if per_query:
+        cols = [*groups, f"{quote(Q)} AS {quote(query)}"]
+        cols += [f"{quote(metric_column(i))} AS {quote(label)}" for i, label in enumerate(labels)]
+        order_by = ", ".join(f"{k} ASC NULLS LAST" for k in [*internal, quote(Q)])
+        final = f"SELECT {', '.join(cols)} FROM {quote(PER_QUERY)} ORDER BY {order_by}"
+    else:
+        cols = [*groups, f"COUNT(*) AS {quote('queries')}"]
+        cols += [f"AVG({quote(metric_column(i))}) AS {quote(label)}" for i, label in enumerate(labels)]
+        final = f"SELECT {', '.join(cols)} FROM {quote(PER_QUERY)}"
+        if by_cols:
+            order_by = ", ".join(f"{k} ASC NULLS LAST" for k in internal)
+            final += f" GROUP BY {', '.join(internal)} ORDER BY {order_by}"
+    return translate(q.render(final), dialect)
+
+
+def translate(sql: str, dialect: str) -> str:
+    """``sql`` (DuckDB) in another dialect, checked to parse back with the same structure."""
+    if dialect == "duckdb":
+        return sql
+    from .engines.dialects import transpile
+
+    return transpile(sql, dialect)
+
+
+__all__ = ["DIALECTS", "to_sql", "translate"]
