@@ -1,0 +1,327 @@
+"""Sample data: logs of a support chatbot that recommends videos to students.
+
+Every student question (``query`` ids such as ``"q0001"``, with its text in ``question``)
+is answered by each bot version (``model``: ``"bot-v1"``, ``"bot-v2"``, ...) with a ranked
+list of videos (``item`` ids such as ``"vid_0042"``, ``position`` 1..k and the bot's
+``score``).  Each question belongs to a course (``segment``) and was asked on a ``date``.
+Videos carry a graded ``relevance``: teachers' marks such as 0.99 or 0.94 (floats in
+[0, 1], 0 = not relevant) with ``grades="marks"``, or integer grades 0-3 with
+``grades="0-3"`` (0 not relevant, 1 partly, 2 relevant, 3 highly relevant; the same
+judgments binned: a mark below 0.5 is 1, below 0.85 is 2, else 3).
+
+How the data is made (vectorised with NumPy, deterministic given ``seed``):
+
+* each question has a pool of ``3 * results_per_question`` candidate videos; about one
+  question in ten has no relevant video at all, the others a few relevant ones (mostly
+  fewer than ``results_per_question``) among look-alike distractors;
+* a bot scores every candidate by its true usefulness plus noise, and shows the top k;
+  each later version scores with less noise (``bot-v2`` is better on average, not on every
+  question);
+* the questions, pools and judgments do not depend on ``versions``: adding a version
+  leaves the other versions' rankings unchanged, and :func:`chatbot_qrels` gives the full
+  judgments, including relevant videos that no version showed.
+
+:func:`sample_log` reads a small log shipped with the package (the same as
+``chatbot_log()`` with its defaults: 200 questions x 10 videos x 2 versions).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from importlib import resources
+from pathlib import Path
+from typing import Literal, Sequence
+
+import numpy as np
+import polars as pl
+
+from .errors import RankPolarsError
+
+Grades = Literal["marks", "0-3"]
+
+_COURSES: dict[str, list[str]] = {
+    "algebra": ["linear equations", "quadratic equations", "matrices", "logarithms", "polynomials", "inequalities"],
+    "biology": ["cell division", "photosynthesis", "DNA replication", "natural selection", "enzymes", "the immune system"],
+    "chemistry": ["chemical bonds", "the periodic table", "redox reactions", "stoichiometry", "acids and bases", "moles"],
+    "physics": ["Newton's laws", "momentum", "electric circuits", "waves", "thermodynamics", "projectile motion"],
+    "programming": ["recursion", "for loops", "Python lists", "hash maps", "big-O notation", "unit tests"],
+    "statistics": ["p-values", "standard deviation", "linear regression", "the central limit theorem", "confidence intervals", "Bayes' rule"],
+}
+_TEMPLATES: list[tuple[str, str]] = [
+    ("What is ", "?"),
+    ("Can you explain ", " again?"),
+    ("I don't understand ", ", is there a video?"),
+    ("How do I get started with ", "?"),
+    ("Is there a simple example of ", "?"),
+    ("Why does my homework on ", " not work?"),
+    ("Where is the lecture about ", "?"),
+    ("What's the difference between the exercises on ", "?"),
+]
+_START = _dt.date(2024, 9, 2)  # first day of term
+_DAYS = 120
+_P_NO_GOOD = 0.1  # share of questions with no relevant video at all
+_NOISE = 0.30  # bot-v1's scoring noise; each later version has 0.8 times the previous one's
+
+
+def _check(n_questions: int, results_per_question: int, grades: str) -> None:
+    for name, value in (("n_questions", n_questions), ("results_per_question", results_per_question)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise RankPolarsError(f"{name} must be a positive integer, got {value!r}")
+    if grades not in ("marks", "0-3"):
+        raise RankPolarsError(f"grades must be 'marks' or '0-3', got {grades!r}")
+
+
+def _next_prime(n: int) -> int:
+    n = max(n, 2)
+    while any(n % d == 0 for d in range(2, int(n**0.5) + 1)):
+        n += 1
+    return n
+
+
+class _World:
+    """Questions, candidate pools and true judgments (independent of the bot versions)."""
+
+    def __init__(self, n_questions: int, results_per_question: int, seed: int) -> None:
+        rng = np.random.default_rng([seed, 0])
+        n, k = int(n_questions), int(results_per_question)
+        self.n, self.k = n, k
+        self.pool = pool = 3 * k
+        courses = list(_COURSES)
+        self.course = rng.integers(0, len(courses), n)
+        self.topic = rng.integers(0, len(_COURSES[courses[0]]), n)
+        self.template = rng.integers(0, len(_TEMPLATES), n)
+        self.day = np.sort(rng.integers(0, _DAYS, n))
+        # relevant videos: none for ~10% of questions, else 1 + Binomial(k, 0.25) (at most the pool)
+        n_rel = np.minimum(1 + rng.binomial(k, 0.25, n), pool)
+        n_rel[rng.random(n) < _P_NO_GOOD] = 0
+        slot = np.arange(pool)
+        relevant = slot[None, :] < n_rel[:, None]
+        mark = np.clip(np.round(rng.beta(4.0, 1.6, (n, pool)), 2), 0.05, 1.0)
+        self.mark = np.where(relevant, mark, 0.0)
+        # what a bot can see: the true usefulness, or how much a distractor looks like a fit
+        self.appeal = np.where(relevant, mark, rng.uniform(0.0, 0.55, (n, pool)))
+        self.difficulty = rng.lognormal(0.0, 0.3, n)
+        # video ids: pool slot j of question q is (base + j * step) mod a prime catalog size
+        self.catalog = catalog = _next_prime(max(1009, 4 * pool))
+        base = rng.integers(0, catalog, n)
+        step = rng.integers(1, catalog, n)
+        # (shuffled through a fixed permutation of the catalog so ids look unrelated)
+        perm = rng.permutation(catalog)
+        self.video = perm[(base[:, None] + slot[None, :] * step[:, None]) % catalog]
+
+    def questions(self) -> pl.DataFrame:
+        """One row per question: segment, date, query, question text."""
+        width = max(4, len(str(self.n)))
+        courses = list(_COURSES)
+        n_topics = len(_COURSES[courses[0]])
+        topics = pl.Series([t for c in courses for t in _COURSES[c]])
+        return pl.DataFrame(
+            {
+                "number": np.arange(1, self.n + 1),
+                "course": self.course,
+                "topic": self.course * n_topics + self.topic,
+                "template": self.template,
+                "day": self.day,
+            }
+        ).select(
+            pl.lit(pl.Series(courses)).gather(pl.col("course")).alias("segment"),
+            (pl.lit(_START) + pl.duration(days=pl.col("day"))).cast(pl.Date).alias("date"),
+            (pl.lit("q") + pl.col("number").cast(pl.String).str.zfill(width)).alias("query"),
+            pl.concat_str(
+                pl.lit(pl.Series([p for p, _ in _TEMPLATES])).gather(pl.col("template")),
+                pl.lit(topics).gather(pl.col("topic")),
+                pl.lit(pl.Series([s for _, s in _TEMPLATES])).gather(pl.col("template")),
+            ).alias("question"),
+        )
+
+    def video_ids(self, codes: np.ndarray) -> pl.Series:
+        width = max(4, len(str(self.catalog - 1)))
+        names = "vid_" + pl.Series("item", np.arange(self.catalog)).cast(pl.String).str.zfill(width)
+        return names.gather(codes.ravel()).alias("item")
+
+    def labels(self, marks: np.ndarray, grades: str) -> pl.Series:
+        marks = marks.ravel()
+        if grades == "marks":
+            return pl.Series("relevance", marks)
+        return pl.Series("relevance", np.where(marks <= 0, 0, 1 + (marks >= 0.5) + (marks >= 0.85)).astype(np.int64))
+
+
+def chatbot_log(
+    n_questions: int = 200,
+    results_per_question: int = 10,
+    versions: Sequence[str] = ("bot-v1", "bot-v2"),
+    grades: Grades = "marks",
+    seed: int = 0,
+) -> pl.DataFrame:
+    """A labelled log: one row per (bot version, question, shown video).
+
+    Parameters
+    ----------
+    n_questions
+        How many student questions (``"q0001"``, ...); any size (millions of rows are
+        made in seconds).
+    results_per_question
+        How many videos each version shows per question (positions 1..k).
+    versions
+        The bot versions (``model`` column); each later one scores with less noise.
+    grades
+        ``"marks"`` (floats in [0, 1], 0 = not relevant) or ``"0-3"`` (integers).
+    seed
+        The same seed gives the same log.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``model, segment, date, query, question, item, position, score, relevance``,
+        sorted by model, query and position.
+
+    Examples
+    --------
+    >>> from rank_polars import datasets
+    >>> log = datasets.chatbot_log(n_questions=3, results_per_question=2, seed=1)
+    >>> log.select("model", "query", "item", "position", "relevance").head(4)
+    shape: (4, 5)
+    ┌────────┬───────┬──────────┬──────────┬───────────┐
+    │ model  ┆ query ┆ item     ┆ position ┆ relevance │
+    │ ---    ┆ ---   ┆ ---      ┆ ---      ┆ ---       │
+    │ str    ┆ str   ┆ str      ┆ i64      ┆ f64       │
+    ╞════════╪═══════╪══════════╪══════════╪═══════════╡
+    │ bot-v1 ┆ q0001 ┆ vid_0400 ┆ 1        ┆ 0.0       │
+    │ bot-v1 ┆ q0001 ┆ vid_0970 ┆ 2        ┆ 0.0       │
+    │ bot-v1 ┆ q0002 ┆ vid_0252 ┆ 1        ┆ 0.97      │
+    │ bot-v1 ┆ q0002 ┆ vid_0253 ┆ 2        ┆ 0.0       │
+    └────────┴───────┴──────────┴──────────┴───────────┘
+    """
+    _check(n_questions, results_per_question, grades)
+    versions = [versions] if isinstance(versions, str) else list(versions)
+    if not versions or len(set(versions)) != len(versions) or not all(isinstance(v, str) for v in versions):
+        raise RankPolarsError(f"versions must be distinct strings (at least one), got {versions!r}")
+    world = _World(n_questions, results_per_question, seed)
+    n, k = world.n, world.k
+    rows = np.arange(n)[:, None]
+    models, items, scores, labels = [], [], [], []
+    for v in range(len(versions)):
+        rng = np.random.default_rng([seed, 1, v])
+        sd = _NOISE * 0.8**v
+        raw = world.appeal + sd * world.difficulty[:, None] * rng.standard_normal((n, world.pool))
+        top = np.argsort(-raw, axis=1, kind="stable")[:, :k]
+        # the bot's displayed score: a logistic squash of its raw score (decreasing with position)
+        scores.append(1.0 / (1.0 + np.exp(-4.0 * (raw[rows, top] - 0.5))).ravel())
+        items.append(world.video[rows, top].ravel())
+        labels.append(world.mark[rows, top].ravel())
+    n_versions = len(versions)
+    per_question = world.questions().gather(np.tile(np.repeat(np.arange(n), k), n_versions))
+    return pl.DataFrame(
+        [
+            pl.Series("model", versions).gather(np.repeat(np.arange(n_versions), n * k)),
+            *per_question.get_columns(),
+            world.video_ids(np.concatenate(items)),
+            pl.Series("position", np.tile(np.arange(1, k + 1, dtype=np.int64), n * n_versions)),
+            pl.Series("score", np.concatenate(scores)),
+            world.labels(np.concatenate(labels), grades),
+        ]
+    )
+
+
+def chatbot_qrels(
+    n_questions: int = 200,
+    results_per_question: int = 10,
+    grades: Grades = "marks",
+    seed: int = 0,
+) -> pl.DataFrame:
+    """The full judgments behind :func:`chatbot_log` with the same arguments.
+
+    Every candidate video of every question is judged (relevant or not), so the qrels
+    include relevant videos that no bot version showed: recall and nDCG's ideal ranking
+    then count them, as in a real pooled evaluation.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``query, item, relevance`` (``3 * results_per_question`` rows per question).
+
+    Examples
+    --------
+    >>> from rank_polars import datasets
+    >>> qrels = datasets.chatbot_qrels(n_questions=5, results_per_question=2, seed=1)
+    >>> qrels.shape, qrels.columns
+    ((30, 3), ['query', 'item', 'relevance'])
+    """
+    _check(n_questions, results_per_question, grades)
+    world = _World(n_questions, results_per_question, seed)
+    queries = world.questions()["query"]
+    return pl.DataFrame(
+        {
+            "query": queries.gather(np.repeat(np.arange(world.n), world.pool)),
+            "item": world.video_ids(world.video),
+            "relevance": world.labels(world.mark, grades),
+        }
+    ).sort("query", "item")
+
+
+def split_judgments(
+    log: pl.DataFrame,
+    *,
+    query: str = "query",
+    item: str = "item",
+    relevance: str = "relevance",
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Split a labelled log into ``(run without labels, qrels)``.
+
+    The qrels are the labels of the videos the log shows (one row per query and video,
+    whichever version showed it); for judgments that also hold relevant videos no version
+    showed, use :func:`chatbot_qrels`.  A video labelled differently in two rows of one
+    query is an error.
+
+    Examples
+    --------
+    >>> from rank_polars import datasets
+    >>> run, qrels = datasets.split_judgments(datasets.chatbot_log(n_questions=4))
+    >>> "relevance" in run.columns, qrels.columns
+    (False, ['query', 'item', 'relevance'])
+    """
+    for col in (query, item, relevance):
+        if col not in log.columns:
+            raise RankPolarsError(f"split_judgments: the log has no column {col!r}")
+    qrels = log.select(query, item, relevance).unique().sort(query, item)
+    clash = qrels.group_by(query, item).len().filter(pl.col("len") > 1)
+    if clash.height:
+        first = clash.sort(query, item).row(0)
+        raise RankPolarsError(
+            f"split_judgments: {clash.height} (query, item) pairs have different labels, "
+            f"e.g. query {first[0]!r}, item {first[1]!r}"
+        )
+    return log.drop(relevance), qrels
+
+
+def sample_path() -> Path:
+    """Path of the sample log shipped with the package (Parquet, ~4,000 rows)."""
+    return Path(str(resources.files("rank_polars").joinpath("data", "chatbot_sample.parquet")))
+
+
+def sample_log() -> pl.DataFrame:
+    """The shipped sample: ``chatbot_log()`` with its defaults (200 questions x 10 videos x
+    ``bot-v1``/``bot-v2``, marks), read from :func:`sample_path`.
+
+    Examples
+    --------
+    >>> import rank_polars as rp
+    >>> from rank_polars import datasets
+    >>> log = datasets.sample_log()
+    >>> log.shape
+    (4000, 9)
+    >>> rp.evaluate(log, "ndcg@10", by="model")["ndcg@10"].round(3).to_list()
+    [0.68, 0.734]
+    """
+    return pl.read_parquet(sample_path())
+
+
+def _write_sample(path: Path | None = None) -> Path:
+    """Regenerate the shipped sample (maintainers only)."""
+    path = path or sample_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    chatbot_log().write_parquet(path, compression="zstd", compression_level=19, statistics=False)
+    return path
+
+
+__all__ = ["chatbot_log", "chatbot_qrels", "sample_log", "sample_path", "split_judgments"]
