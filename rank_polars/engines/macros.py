@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import itertools
 import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
