@@ -25,8 +25,8 @@ class CoverageWarning(UserWarning):
     """Some queries were not evaluated or were scored 0 because one side lacks them."""
 
 
-def examples(values: Iterable[object], limit: int = 5) -> str:
+def examples(values: Iterable[object], limit: int = 5, *, quote: bool = True) -> str:
     """``'a', 'b', 'c' (and 12 more)`` for error messages."""
     vals = list(values)
-    shown = ", ".join(repr(v) for v in vals[:limit])
+    shown = ", ".join(repr(v) if quote else str(v) for v in vals[:limit])
     return shown + (f" (and {len(vals) - limit} more)" if len(vals) > limit else "")

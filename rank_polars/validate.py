@@ -78,7 +78,7 @@ def check_run(stats: pl.DataFrame, inputs: Inputs) -> None:
             continue
         bad = stats.filter(pl.col(stat) > 0)
         if bad.height:
-            where = examples(_where(row, inputs) for row in bad.sort(inputs.keys).iter_rows(named=True))
+            where = examples((_where(row, inputs) for row in bad.sort(inputs.keys).iter_rows(named=True)), quote=False)
             total = int(bad[stat].sum())
             raise DataError(
                 "run: column " + message.format(**names) + f" ({total} rows in {bad.height} rankings), e.g. query {where}"

@@ -1,0 +1,93 @@
+"""A table of bad inputs, each with the error it must give (never a silent wrong number)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import rank_polars as rp
+from rank_polars.errors import DataError, MetricNameError, RankPolarsError
+
+
+def run(**overrides) -> pl.DataFrame:
+    base = {
+        "model": ["a", "a", "a", "b"],
+        "query": ["q1", "q1", "q2", "q1"],
+        "item": ["x", "y", "z", "x"],
+        "position": [1, 2, 1, 1],
+        "relevance": [1.0, 0.0, 1.0, 1.0],
+    }
+    base.update(overrides)
+    return pl.DataFrame(base)
+
+
+QRELS = pl.DataFrame({"query": ["q1", "q2"], "item": ["x", "z"], "relevance": [1, 2]})
+
+CASES = [
+    # (id, run, metrics, kwargs, error type, message fragments)
+    ("unknown metric", run(), ["ndgc@10"], {}, MetricNameError, ["unknown metric 'ndgc@10'", "did you mean 'ndcg'"]),
+    ("k zero", run(), ["ndcg@0"], {}, MetricNameError, ["cutoff k must be a positive integer"]),
+    ("k negative", run(), ["p@-3"], {}, MetricNameError, ["cutoff k must be a positive integer"]),
+    ("k not a number", run(), ["p@ten"], {}, MetricNameError, ["cutoff k must be a positive integer"]),
+    ("unknown parameter", run(), ["ndcg(gian=exp)@10"], {}, MetricNameError, ["unknown parameter 'gian'", "gain"]),
+    ("bad choice", run(), ["ndcg(gain=cubic)"], {}, MetricNameError, ["gain='cubic'", "linear, exp"]),
+    ("rbp p out of range", run(), ["rbp(p=1.5)"], {}, MetricNameError, ["p must be in (0, 1)"]),
+    ("rprec with k", run(), ["rprec@5"], {}, MetricNameError, ["rprec takes no cutoff"]),
+    ("metric twice", run(), ["ndcg@10", "ndcg@10"], {}, MetricNameError, ["requested twice"]),
+    ("no metric", run(), [], {}, MetricNameError, ["no metric requested"]),
+    ("missing column", run().drop("item"), ["p@1"], {}, RankPolarsError, ["column 'item' (item id) not found"]),
+    ("no order", run().drop("position"), ["p@1"], {}, RankPolarsError, ["needs a position column 'position' or a score column"]),
+    ("float position", run(position=[1.0, 2.0, 1.0, 1.0]), ["p@1"], {}, RankPolarsError, ["'position' (position) must be an integer"]),
+    ("text relevance", run(relevance=["1", "0", "1", "1"]), ["p@1"], {}, RankPolarsError, ["'relevance' must be numeric"]),
+    ("no labels, no qrels", run().drop("relevance"), ["p@1"], {}, RankPolarsError, ["'relevance' (relevance label; or pass qrels=) not found"]),
+    ("duplicate items", run(item=["x", "x", "z", "x"]), ["p@1"], {"by": "model"}, DataError,
+     ["'item': duplicate items within a ranking", "query 'q1' (model='a')", "duplicates='first'"]),
+    ("duplicate positions", run(position=[1, 1, 1, 1]), ["p@1"], {"by": "model"}, DataError,
+     ["'position': duplicate positions within a ranking", "'q1' (model='a')"]),
+    ("position zero", run(position=[0, 1, 1, 1]), ["p@1"], {"by": "model"}, DataError, ["positions must be >= 1", "'q1'"]),
+    ("null position", run(position=[1, None, 1, 1]), ["p@1"], {"by": "model"}, DataError, ["null positions", "'q1'"]),
+    ("null relevance", run(relevance=[1.0, None, 1.0, 1.0]), ["p@1"], {"by": "model"}, DataError,
+     ["'relevance': null or NaN relevance labels", "'q1' (model='a')"]),
+    ("NaN relevance", run(relevance=[1.0, float("nan"), 1.0, 1.0]), ["p@1"], {}, DataError, ["null or NaN relevance"]),
+    ("null query", run(query=["q1", None, "q2", "q1"]), ["p@1"], {}, DataError, ["'query' has null query ids"]),
+    ("null item", run(item=["x", None, "z", "y"]), ["p@1"], {}, DataError, ["'item': null item ids", "'q1'"]),
+    ("NaN score", run().drop("position").with_columns(score=pl.Series([1.0, float("nan"), 1.0, 1.0])), ["p@1"], {},
+     DataError, ["'score': null or NaN scores", "'q1'"]),
+    ("duplicate judgments", run(), ["p@1"], {"qrels": pl.concat([QRELS, QRELS])}, DataError,
+     ["qrels: duplicate judgments", "'q1'"]),
+    ("null grade in qrels", run(), ["p@1"], {"qrels": QRELS.with_columns(relevance=pl.Series([1, None]))}, DataError,
+     ["qrels: column 'relevance' has 1 null values", "'q2'"]),
+    ("qrels id types differ", run(), ["p@1"], {"qrels": QRELS.with_columns(pl.col("query").cast(pl.Categorical))},
+     RankPolarsError, ["qrels: column 'query' is Categorical but the run's is String"]),
+    ("bad missing", run(), ["p@1"], {"missing": "drop"}, RankPolarsError, ["missing must be 'zero' or 'skip'"]),
+    ("bad engine", run(), ["p@1"], {"engine": "spark"}, RankPolarsError, ["engine must be 'polars' or 'duckdb'"]),
+    ("same ranking twice", run(), ["p@1"], {"by": None}, DataError, ["duplicate positions", "'q1'"]),
+    ("by is the query", run(), ["p@1"], {"by": "query"}, RankPolarsError, ["'query' is the query or item column"]),
+    ("by unknown", run(), ["p@1"], {"by": "version"}, RankPolarsError, ["column 'version' (a 'by' grouping column) not found"]),
+    ("missing file", "/nonexistent/run.parquet", ["p@1"], {}, RankPolarsError, ["no such file"]),
+    ("not a frame", 42, ["p@1"], {}, RankPolarsError, ["expected a Polars DataFrame/LazyFrame or Parquet path"]),
+]
+
+
+@pytest.mark.parametrize(("data", "metrics", "kwargs", "error", "fragments"),
+                         [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_gives_a_clear_error(data, metrics, kwargs, error, fragments):
+    if isinstance(data, pl.DataFrame):
+        kwargs = {"by": "model", **kwargs}  # two models share query q1
+    with pytest.raises(error) as info:
+        rp.evaluate(data, metrics, **kwargs)
+    message = str(info.value)
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_duplicates_first_keeps_the_first_shown():
+    dup = run(item=["x", "x", "z", "x"], relevance=[1.0, 0.0, 1.0, 1.0])
+    got = rp.evaluate(dup, ["p@2"], by="model", per_query=True, duplicates="first")
+    assert got.filter(model="a", query="q1")["p@2"].item() == 0.5
+
+
+def test_negative_grades_are_not_relevant():
+    got = rp.evaluate(run(relevance=[-1.0, 1.0, -2.0, 1.0]), ["p@1", "ndcg"], by="model", per_query=True)
+    assert got.filter(model="a")["p@1"].to_list() == [0.0, 0.0]
+    assert got.filter(model="a", query="q2")["ndcg"].item() == 0.0

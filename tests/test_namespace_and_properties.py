@@ -1,0 +1,118 @@
+"""One spec, two Polars forms: the ``ranking`` namespace over ranked lists and ``evaluate``'s
+long-format plan give the same numbers; plus properties every metric must satisfy."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rank_polars as rp
+from rank_polars.measures import MEASURES, parse
+
+# Every metric, with its options
+SPECS = [
+    "cg", "cg(gain=exp)@3", "dcg@5", "dcg(discount=jarvelin)", "idcg@3", "idcg(ideal_cut=list)@20",
+    "ndcg", "ndcg@3", "ndcg(gain=exp, discount=jarvelin)@5", "ndcg(ideal_cut=list)", "ap", "ap@3",
+    "ap(denom=min)@3", "ap(rel=2)", "rr", "rr@2", "rr(rel=2)", "p@3", "p", "r@3", "r(rel=0.5)", "f1@4",
+    "success@1", "hit@3", "rprec", "bpref", "bpref(rel=2)", "err(max=4)@5", "err(max=3)", "rbp", "rbp(p=0.5)@4",
+    "judged@3", "judged",
+]
+
+grades = st.one_of(
+    st.sampled_from([0, 0, 0, 1, 2, 3, -1]).map(float),
+    st.floats(min_value=-1, max_value=3, allow_nan=False).map(lambda x: round(x, 2)),
+)
+
+
+@st.composite
+def logs(draw) -> pl.DataFrame:
+    rows = []
+    for q in range(draw(st.integers(1, 6))):
+        labels = draw(st.lists(grades, min_size=1, max_size=12))
+        rows += [(f"q{q}", f"i{j}", j + 1, g) for j, g in enumerate(labels)]
+    return pl.DataFrame(rows, schema=["query", "item", "position", "relevance"], orient="row")
+
+
+def test_every_metric_is_covered():
+    assert {type(parse(s)) for s in SPECS} == set(MEASURES)
+
+
+@settings(max_examples=40, deadline=None)
+@given(log=logs())
+def test_namespace_equals_evaluate(log):
+    specs = [parse(s) for s in SPECS]
+    lists = log.group_by("query").agg(
+        spec.expr(pl.col("relevance").sort_by("position")).alias(name) for name, spec in zip(SPECS, specs)
+    )
+    long = rp.evaluate(log, SPECS, per_query=True)
+    joined = long.join(lists, on="query", suffix="_list")
+    assert joined.height == log["query"].n_unique()
+    for name in SPECS:
+        for a, b in zip(joined[name], joined[f"{name}_list"]):
+            assert a == pytest.approx(b, abs=1e-12), name
+
+
+def test_namespace_methods_match_functions():
+    df = pl.DataFrame({"relevance": [3, 0, 2, 1, 0], "position": [1, 2, 3, 4, 5]})
+    ranked = pl.col("relevance").sort_by("position")
+    got = df.select(ranked.ranking.ndcg(3), ranked.ranking.ap(), ranked.ranking.err(3, max=3), ranked.ranking.rbp(p=0.5))
+    want = df.select(rp.exprs.ndcg(ranked, 3), rp.exprs.ap(ranked), rp.exprs.err(ranked, 3, max=3), rp.exprs.rbp(ranked, p=0.5))
+    assert got.rows() == want.rows()
+    with pytest.raises(AttributeError, match="did you mean 'ndcg'"):
+        ranked.ranking.ndgc(3)
+
+
+BOUNDED = [s for s in SPECS if not s.startswith(("cg", "dcg", "idcg"))]
+
+
+@settings(max_examples=60, deadline=None)
+@given(log=logs())
+def test_bounded_metrics_lie_in_0_1(log):
+    got = rp.evaluate(log, BOUNDED, per_query=True)
+    for name in BOUNDED:
+        assert got[name].is_between(0.0, 1.0 + 1e-12).all(), name
+
+
+@settings(max_examples=60, deadline=None)
+@given(log=logs())
+def test_the_ideal_order_scores_one(log):
+    ideal = log.with_columns(
+        pl.col("relevance").rank("ordinal", descending=True).over("query").cast(pl.Int64).alias("position")
+    )
+    got = rp.evaluate(ideal, ["ndcg", "ndcg@3", "ndcg(gain=exp)@5", "ap", "rprec"], per_query=True)
+    has_gain = ideal.group_by("query").agg((pl.col("relevance") > 0).any().alias("any"))
+    for row in got.join(has_gain, on="query").iter_rows(named=True):
+        expected = 1.0 if row["any"] else 0.0
+        for name in ("ndcg", "ndcg@3", "ndcg(gain=exp)@5", "ap", "rprec"):
+            assert row[name] == pytest.approx(expected, abs=1e-12), name
+
+
+@settings(max_examples=40, deadline=None)
+@given(log=logs())
+def test_cutoffs_are_monotone(log):
+    got = rp.evaluate(log, ["r@1", "r@3", "r@10", "success@1", "success@5", "cg@2", "cg@6"], per_query=True)
+    assert (got["r@1"] <= got["r@3"] + 1e-12).all() and (got["r@3"] <= got["r@10"] + 1e-12).all()
+    assert (got["success@1"] <= got["success@5"]).all()
+    assert (got["cg@2"] <= got["cg@6"] + 1e-12).all()
+
+
+def test_names_round_trip_and_compare_equal():
+    for text in SPECS:
+        spec = parse(text)
+        assert parse(spec.name) == spec and hash(parse(spec.name)) == hash(spec)
+    assert parse("NDCG@10") == rp.ndcg(k=10)
+    assert rp.ndcg(k=10, gain="exp").name == "ndcg(gain=exp)@10"
+    assert parse("ndcg_cut_10") == parse("ndcg@10") and parse("map_cut_5") == parse("ap@5")
+    assert parse("recip_rank") == parse("mrr") == parse("rr")
+    with pytest.raises(AttributeError):
+        rp.ndcg(k=3).gian  # noqa: B018
+
+
+def test_idcg_zero_gives_ndcg_zero_not_nan():
+    log = pl.DataFrame({"query": ["q"] * 3, "item": list("abc"), "position": [1, 2, 3], "relevance": [0, 0, 0]})
+    got = rp.evaluate(log, ["ndcg", "ap", "rr", "bpref", "err"])
+    assert all(got[c].item() == 0.0 and not math.isnan(got[c].item()) for c in ["ndcg", "ap", "rr", "bpref", "err"])
