@@ -139,13 +139,13 @@ def idcg(
     >>> import polars as pl, rank_polars as rp
     >>> pl.DataFrame({"relevance": [0, 1, 3]}).select(rp.exprs.idcg("relevance", 2))
     shape: (1, 1)
-    ┌────────────┐
-    │ idcg@2     │
-    │ ---        │
-    │ f64        │
-    ╞════════════╡
-    │ 3.63093    │
-    └────────────┘
+    ┌─────────┐
+    │ idcg@2  │
+    │ ---     │
+    │ f64     │
+    ╞═════════╡
+    │ 3.63093 │
+    └─────────┘
     """
     return IDCG(k, gain=gain, discount=discount, ideal_cut=ideal_cut).expr(relevance)
 

@@ -129,7 +129,7 @@ def err(relevance: IntoExpr, k: int | None = None, *, max: float | None = None) 
     │ ---        │
     │ f64        │
     ╞════════════╡
-    │ 0.087402   │
+    │ 0.089844   │
     └────────────┘
     """
     return ERR(k, max=max).expr(relevance)
