@@ -1,0 +1,380 @@
+"""A self-contained HTML report of a comparison: one file, inline SVG plots, no JavaScript.
+
+:func:`write_report` (and ``rank-polars compare --report FILE.html``) writes a page with
+
+* the comparison table (``rank_polars.compare.compare``) and a one-line verdict per row,
+* metric@k curves for k = 1..20 per version (one ``evaluate`` call with every cutoff),
+* the distribution of per-query differences (version - baseline) as histograms,
+* wins / ties / losses per version as stacked bars.
+
+The plots are SVG written here (no plotting library, nothing fetched from the network), so
+the page opens anywhere, offline, and can be mailed as one file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import polars as pl
+
+from .errors import RankPolarsError
+from .measures import parse
+
+PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C")
+WIN, TIE, LOSS = "#55A868", "#B8B8B8", "#C44E52"
+
+
+# ----------------------------------------------------------------------------------------
+# data
+
+
+def curve_metrics(metrics: Sequence[str], max_k: int = 20) -> dict[str, list[tuple[int, str]]]:
+    """For each metric that takes a cutoff, ``[(k, name@k), ...]`` for k = 1..max_k."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for metric in metrics:
+        spec = parse(metric)
+        if not type(spec).SUPPORTS_CUTOFF:
+            continue
+        base = type(spec)(None, **spec.params).name
+        if base in out:
+            continue
+        out[base] = [(k, type(spec)(k, **spec.params).name) for k in range(1, max_k + 1)]
+    return out
+
+
+def _eval_kwargs(columns: dict[str, str] | None) -> dict[str, str]:
+    return dict(columns or {})
+
+
+def report_data(
+    run: Any, metrics: Sequence[str], *, comparison: pl.DataFrame, qrels: Any = None, by: str = "model",
+    missing: str = "zero", engine: str = "polars", columns: dict[str, str] | None = None, max_k: int = 20,
+) -> dict[str, Any]:
+    """Everything the page shows, computed with :func:`rank_polars.evaluate`."""
+    from .evaluate import evaluate
+
+    kw = _eval_kwargs(columns)
+    curves = curve_metrics(metrics, max_k)
+    names = [name for pairs in curves.values() for _, name in pairs]
+    curve_table = (
+        evaluate(run, names, qrels=qrels, by=by, missing=missing, engine=engine, **kw) if names else None
+    )
+    per_query = evaluate(run, list(metrics), qrels=qrels, by=by, per_query=True, missing=missing, engine=engine, **kw)
+    query_col = (columns or {}).get("query", "query")
+    versions = [str(v) for v in per_query[by].unique().sort().to_list()]
+    diffs: dict[tuple[str, str, str], list[float]] = {}
+    for row in comparison.select("metric", "baseline", "version").unique(maintain_order=True).iter_rows(named=True):
+        metric, base, version = row["metric"], str(row["baseline"]), str(row["version"])
+        if metric not in per_query.columns:
+            continue
+        sides = per_query.select(pl.col(by).cast(pl.String), query_col, metric)
+        left = sides.filter(pl.col(by) == base).select(query_col, pl.col(metric).alias("b"))
+        right = sides.filter(pl.col(by) == version).select(query_col, pl.col(metric).alias("v"))
+        paired = left.join(right, on=query_col, how="inner").drop_nulls()
+        diffs[(metric, base, version)] = (paired["v"] - paired["b"]).to_list()
+    return {"curves": curves, "curve_table": curve_table, "diffs": diffs, "versions": versions,
+            "n_queries": per_query[query_col].n_unique(), "by": by}
+
+
+# ----------------------------------------------------------------------------------------
+# SVG
+
+
+def _esc(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        hi = lo + 1.0
+    raw = (hi - lo) / max(n, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    start = math.floor(lo / step + 1e-9) * step
+    count = math.ceil((hi - start) / step - 1e-9)
+    return [round(start + i * step, 10) for i in range(count + 1)]
+
+
+def _fmt_tick(v: float) -> str:
+    return f"{v:.0f}" if float(v).is_integer() else f"{v:.2f}".rstrip("0").rstrip(".") if abs(v) >= 0.01 else f"{v:.3g}"
+
+
+class _Axes:
+    """A plot area with linear x and y scales, gridlines and labelled ticks."""
+
+    def __init__(self, width: int, height: int, xlim: tuple[float, float], ylim: tuple[float, float],
+                 margin: tuple[int, int, int, int] = (34, 16, 44, 56)) -> None:
+        self.w, self.h = width, height
+        self.top, self.right, self.bottom, self.left = margin
+        self.x0, self.x1 = xlim
+        self.y0, self.y1 = ylim
+        self.parts: list[str] = []
+
+    def x(self, v: float) -> float:
+        return self.left + (v - self.x0) / ((self.x1 - self.x0) or 1) * (self.w - self.left - self.right)
+
+    def y(self, v: float) -> float:
+        return self.h - self.bottom - (v - self.y0) / ((self.y1 - self.y0) or 1) * (self.h - self.top - self.bottom)
+
+    def frame(self, xticks: Sequence[float], yticks: Sequence[float], xlabel: str, ylabel: str, title: str) -> None:
+        p = self.parts
+        p.append(f'<text class="title" x="{self.w / 2:.1f}" y="16" text-anchor="middle">{_esc(title)}</text>')
+        for t in yticks:
+            yy = self.y(t)
+            p.append(f'<line class="grid" x1="{self.left}" x2="{self.w - self.right}" y1="{yy:.1f}" y2="{yy:.1f}"/>')
+            p.append(f'<text class="tick" x="{self.left - 6}" y="{yy + 4:.1f}" text-anchor="end">{_fmt_tick(t)}</text>')
+        for t in xticks:
+            xx = self.x(t)
+            p.append(f'<line class="axis" x1="{xx:.1f}" x2="{xx:.1f}" y1="{self.h - self.bottom}" y2="{self.h - self.bottom + 4}"/>')
+            p.append(f'<text class="tick" x="{xx:.1f}" y="{self.h - self.bottom + 16}" text-anchor="middle">{_fmt_tick(t)}</text>')
+        p.append(f'<line class="axis" x1="{self.left}" x2="{self.w - self.right}" y1="{self.h - self.bottom}" y2="{self.h - self.bottom}"/>')
+        p.append(f'<line class="axis" x1="{self.left}" x2="{self.left}" y1="{self.top}" y2="{self.h - self.bottom}"/>')
+        p.append(f'<text class="label" x="{(self.left + self.w - self.right) / 2:.1f}" y="{self.h - 8}" text-anchor="middle">{_esc(xlabel)}</text>')
+        cy = (self.top + self.h - self.bottom) / 2
+        p.append(f'<text class="label" x="14" y="{cy:.1f}" text-anchor="middle" transform="rotate(-90 14 {cy:.1f})">{_esc(ylabel)}</text>')
+
+    def svg(self, id_: str, label: str) -> str:
+        body = "\n".join(self.parts)
+        return (f'<svg id="{_esc(id_)}" class="plot" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.w} {self.h}" '
+                f'width="{self.w}" height="{self.h}" role="img" aria-label="{_esc(label)}">\n{body}\n</svg>')
+
+
+def line_chart(id_: str, title: str, series: dict[str, list[tuple[float, float]]], xlabel: str, ylabel: str,
+               width: int = 460, height: int = 300) -> str:
+    """One line (an SVG ``<path>``) per series, with a dot and a tooltip per point."""
+    ys = [y for pts in series.values() for _, y in pts if y is not None and math.isfinite(y)]
+    xs = [x for pts in series.values() for x, _ in pts]
+    lo, hi = (min(ys), max(ys)) if ys else (0.0, 1.0)
+    pad = (hi - lo) * 0.08 or 0.05
+    yticks = _nice_ticks(max(0.0, lo - pad) if lo >= 0 else lo - pad, hi + pad)
+    ax = _Axes(width, height, (min(xs, default=0), max(xs, default=1)), (yticks[0], yticks[-1]))
+    xmax = max(xs, default=1)
+    xticks = [1, *range(5, int(xmax) + 1, 5)] if xmax >= 5 else list(range(1, int(xmax) + 1))
+    ax.frame(xticks, yticks, xlabel, ylabel, title)
+    for i, (name, pts) in enumerate(series.items()):
+        color = PALETTE[i % len(PALETTE)]
+        good = [(x, y) for x, y in pts if y is not None and math.isfinite(y)]
+        d = " ".join(f"{'M' if j == 0 else 'L'}{ax.x(x):.1f},{ax.y(y):.1f}" for j, (x, y) in enumerate(good))
+        ax.parts.append(f'<path class="series" data-series="{_esc(name)}" d="{d}" fill="none" stroke="{color}" stroke-width="2"/>')
+        for x, y in good:
+            ax.parts.append(f'<circle cx="{ax.x(x):.1f}" cy="{ax.y(y):.1f}" r="2.6" fill="{color}"><title>{_esc(name)} @{x:g}: {y:.4f}</title></circle>')
+        ly = ax.h - ax.bottom - 12 - 16 * (len(series) - 1 - i)
+        lx = ax.w - ax.right - 90
+        ax.parts.append(f'<rect class="legend" x="{lx}" y="{ly}" width="14" height="4" fill="{color}"/>')
+        ax.parts.append(f'<text class="legend" x="{lx + 20}" y="{ly + 6}">{_esc(name)}</text>')
+    return ax.svg(id_, title)
+
+
+def histogram(id_: str, title: str, values: Sequence[float], xlabel: str, bins: int = 21,
+              width: int = 460, height: int = 300) -> str:
+    """Bars (SVG ``<rect>``) of how many queries fall in each bin of the difference."""
+    vals = [v for v in values if v is not None and math.isfinite(v)]
+    span = max((abs(v) for v in vals), default=0.0) or 0.05
+    lo, hi = -span * 1.02, span * 1.02
+    width_bin = (hi - lo) / bins
+    counts = [0] * bins
+    for v in vals:
+        counts[min(bins - 1, max(0, int((v - lo) / width_bin)))] += 1
+    yticks = _nice_ticks(0, max(counts, default=1) or 1, 4)
+    ax = _Axes(width, height, (lo, hi), (0, yticks[-1]))
+    ax.frame(_nice_ticks(lo, hi, 6)[1:-1] or [0.0], yticks, xlabel, "queries", title)
+    for i, n in enumerate(counts):
+        a, b = lo + i * width_bin, lo + (i + 1) * width_bin
+        mid = (a + b) / 2
+        color = WIN if mid > width_bin / 2 else LOSS if mid < -width_bin / 2 else TIE
+        x, y = ax.x(a) + 0.5, ax.y(n)
+        ax.parts.append(
+            f'<rect class="bar" x="{x:.1f}" y="{y:.1f}" width="{max(ax.x(b) - ax.x(a) - 1, 0.5):.1f}" '
+            f'height="{ax.y(0) - y:.1f}" fill="{color}"><title>[{a:+.3f}, {b:+.3f}): {n} queries</title></rect>'
+        )
+    zx = ax.x(0)
+    ax.parts.append(f'<line class="zero" x1="{zx:.1f}" x2="{zx:.1f}" y1="{ax.top}" y2="{ax.y(0):.1f}"/>')
+    if vals:
+        mean = sum(vals) / len(vals)
+        mx = ax.x(mean)
+        ax.parts.append(f'<line class="mean" x1="{mx:.1f}" x2="{mx:.1f}" y1="{ax.top}" y2="{ax.y(0):.1f}"/>')
+        ax.parts.append(f'<text class="legend" x="{mx + 4:.1f}" y="{ax.top + 10}">mean {mean:+.4f}</text>')
+    return ax.svg(id_, title)
+
+
+def wtl_bars(id_: str, rows: Sequence[dict[str, Any]], width: int = 700) -> str:
+    """One stacked bar per (metric, version): wins, ties, losses of the version over the baseline."""
+    bar_h, gap, left, top = 22, 10, 210, 34
+    height = top + len(rows) * (bar_h + gap) + 10
+    inner = width - left - 20
+    parts = [f'<text class="title" x="{width / 2:.1f}" y="16" text-anchor="middle">Queries won, tied and lost against the baseline</text>']
+    lx = left
+    for name, color in (("wins", WIN), ("ties", TIE), ("losses", LOSS)):
+        parts.append(f'<rect x="{lx}" y="22" width="12" height="8" fill="{color}"/><text class="legend" x="{lx + 16}" y="30">{name}</text>')
+        lx += 80
+    for i, r in enumerate(rows):
+        y = top + i * (bar_h + gap)
+        total = (r["wins"] + r["ties"] + r["losses"]) or 1
+        label = f"{r['metric']}: {r['version']} vs {r['baseline']}"
+        parts.append(f'<text class="tick" x="{left - 8}" y="{y + bar_h / 2 + 4}" text-anchor="end">{_esc(label)}</text>')
+        x = float(left)
+        for key, color in (("wins", WIN), ("ties", TIE), ("losses", LOSS)):
+            w = inner * r[key] / total
+            parts.append(f'<rect class="bar {key}" x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{color}">'
+                         f'<title>{_esc(label)}: {r[key]} {key}</title></rect>')
+            if w > 26:
+                parts.append(f'<text class="inbar" x="{x + w / 2:.1f}" y="{y + bar_h / 2 + 4}" text-anchor="middle">{r[key]}</text>')
+            x += w
+    body = "\n".join(parts)
+    return (f'<svg id="{_esc(id_)}" class="plot" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+            f'width="{width}" height="{height}" role="img" aria-label="wins, ties and losses">\n{body}\n</svg>')
+
+
+# ----------------------------------------------------------------------------------------
+# HTML
+
+CSS = """
+body { font: 14px/1.45 -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif; color: #222;
+       max-width: 1180px; margin: 24px auto; padding: 0 16px; }
+h1 { font-size: 22px; margin-bottom: 2px; } h2 { font-size: 17px; margin-top: 28px; border-bottom: 1px solid #ddd; }
+.meta { color: #666; margin-top: 0; }
+.verdict { margin: 4px 0; } .verdict.sig { font-weight: 600; }
+table { border-collapse: collapse; margin: 8px 0; font-variant-numeric: tabular-nums; }
+th, td { padding: 4px 7px; font-size: 13px; border-bottom: 1px solid #e4e4e4; text-align: right; white-space: nowrap; }
+th { background: #f4f5f7; font-weight: 600; } td.text, th.text { text-align: left; }
+tr.significant td { background: #f1f8f2; }
+.scroll { overflow-x: auto; }
+.plots { display: flex; flex-wrap: wrap; gap: 14px; }
+svg.plot { background: #fff; border: 1px solid #e6e6e6; border-radius: 4px; }
+svg text { font-family: inherit; fill: #333; } svg .title { font-size: 13px; font-weight: 600; }
+svg .tick { font-size: 11px; fill: #555; } svg .label, svg .legend { font-size: 12px; }
+svg .inbar { font-size: 11px; fill: #fff; font-weight: 600; }
+svg .grid { stroke: #eee; } svg .axis { stroke: #888; } svg .zero { stroke: #333; stroke-dasharray: 3 3; }
+svg .mean { stroke: #4C72B0; stroke-width: 2; }
+footer { color: #888; margin-top: 32px; font-size: 12px; }
+"""
+
+_COLUMNS = [
+    ("metric", "metric", "text"), ("baseline", "baseline", "text"), ("version", "version", "text"),
+    ("n_queries", "queries", "int"), ("mean_baseline", "baseline mean", "num"), ("mean_version", "version mean", "num"),
+    ("diff", "diff", "signed"), ("rel_diff", "rel. diff", "pct"), ("ci", "CI of diff", "ci"),
+    ("p_value", "p", "p"), ("p_adjusted", "p adj.", "p"), ("significant", "significant", "bool"),
+    ("effect_size", "effect size", "num"), ("wtl", "wins / ties / losses", "text"),
+]
+
+
+def _num(v: Any, kind: str) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if kind == "ci":
+        return f"[{_num(v[0], 'signed')}, {_num(v[1], 'signed')}]"
+    if kind == "signed":
+        return f"{v:+.4f}"
+    if kind == "pct":
+        return f"{v * 100:+.1f}%"
+    if kind == "p":
+        return "&lt;0.0001" if v < 1e-4 else f"{v:.4f}"
+    if kind == "bool":
+        return "yes" if v else "no"
+    if kind == "num":
+        return f"{v:.4f}"
+    return _esc(v)
+
+
+def comparison_table(table: pl.DataFrame) -> str:
+    table = table.with_columns(
+        pl.concat_list(pl.col("ci_low").cast(pl.Float64), pl.col("ci_high").cast(pl.Float64)).alias("ci"),
+        pl.format("{} / {} / {}", "wins", "ties", "losses").alias("wtl"),
+    )
+    cols = [c for c in _COLUMNS if c[0] in table.columns]
+    head = "".join(f'<th class="{"text" if kind == "text" else "num"}">{_esc(label)}</th>' for _, label, kind in cols)
+    rows = []
+    for r in table.iter_rows(named=True):
+        cells = "".join(
+            f'<td class="{"text" if kind == "text" else "num"}" data-col="{key}">{_num(r[key], kind)}</td>' for key, _, kind in cols
+        )
+        rows.append(f'<tr class="{"significant" if r.get("significant") else ""}">{cells}</tr>')
+    return f'<div class="scroll"><table id="comparison"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+
+
+def means_table(curve_table: pl.DataFrame | None, by: str, curves: dict[str, list[tuple[int, str]]]) -> str:
+    if curve_table is None or not curves:
+        return ""
+    ks = [k for k in (1, 3, 5, 10, 20) if any(k == kk for pairs in curves.values() for kk, _ in pairs)]
+    head = f'<th class="text">{_esc(by)}</th>' + "".join(f"<th>{_esc(name)}</th>" for pairs in curves.values() for k, name in pairs if k in ks)
+    rows = []
+    for r in curve_table.iter_rows(named=True):
+        cells = "".join(f"<td>{r[name]:.4f}</td>" for pairs in curves.values() for k, name in pairs if k in ks)
+        rows.append(f'<tr><td class="text">{_esc(r[by])}</td>{cells}</tr>')
+    return f'<div class="scroll"><table id="means"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+
+
+def render(comparison: pl.DataFrame, data: dict[str, Any], *, title: str = "Comparison", subtitle: str = "") -> str:
+    """The HTML page as a string."""
+    from .cli import verdict
+
+    by = data["by"]
+    verdicts = "".join(
+        f'<p class="verdict{" sig" if r["significant"] else ""}">{_esc(verdict(r))}</p>' for r in comparison.iter_rows(named=True)
+    )
+    test = comparison["test"][0] if "test" in comparison.columns and comparison.height else ""
+    curve_svgs = []
+    ct = data["curve_table"]
+    for i, (base, pairs) in enumerate(data["curves"].items()):
+        series = {
+            str(r[by]): [(k, r[name]) for k, name in pairs] for r in ct.sort(by).iter_rows(named=True)
+        }
+        curve_svgs.append(line_chart(f"curve-{i}", f"{base}@k by {by}", series, "k (cutoff)", f"mean {base}@k"))
+    hist_svgs = [
+        histogram(f"diff-{i}", f"{metric}: {version} − {baseline}, per query", values, f"difference in {metric}")
+        for i, ((metric, baseline, version), values) in enumerate(data["diffs"].items())
+    ]
+    wtl = wtl_bars("wtl", list(comparison.iter_rows(named=True)))
+    stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    meta = (f"{len(data['versions'])} versions of {_esc(by)} ({_esc(', '.join(data['versions']))}), "
+            f"{data['n_queries']} queries; test: {_esc(test)}; generated {stamp} by rank-polars")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{_esc(title)}</title>
+<style>{CSS}</style></head>
+<body>
+<h1>{_esc(title)}</h1>
+<p class="meta">{meta}{(' — ' + _esc(subtitle)) if subtitle else ''}</p>
+<section id="summary"><h2>Verdict</h2>{verdicts}</section>
+<section id="table"><h2>Comparison</h2>
+<p>Each version against the baseline on the queries both were judged on; diff = version − baseline.
+Rows in green are significant.</p>
+{comparison_table(comparison)}</section>
+<section id="curves"><h2>Metric@k, k = 1..{max((len(p) for p in data['curves'].values()), default=0)}</h2>
+<div class="plots">{''.join(curve_svgs) or '<p>No metric here takes a cutoff.</p>'}</div>
+{means_table(ct, by, data['curves'])}</section>
+<section id="differences"><h2>Per-query differences</h2>
+<p>How many queries gained (green) or lost (red) how much; the grey bar holds the queries within half a bin of 0 (ties included), the dashed line is no change, the blue one the mean.</p>
+<div class="plots">{''.join(hist_svgs)}</div></section>
+<section id="wins"><h2>Wins, ties and losses</h2>{wtl}</section>
+<footer>Self-contained: no scripts, no network. Made with rank-polars.</footer>
+</body></html>
+"""
+
+
+def write_report(
+    path: str | Path, run: Any, metrics: Sequence[str], *, comparison: pl.DataFrame | None = None, qrels: Any = None,
+    by: str = "model", baseline: str | None = None, missing: str = "zero", engine: str = "polars",
+    columns: dict[str, str] | None = None, title: str = "Comparison", max_k: int = 20, **compare_kwargs: Any,
+) -> Path:
+    """Compare (unless ``comparison`` is given) and write the HTML report to ``path``."""
+    if comparison is None:
+        from .compare import compare
+
+        comparison = compare(run, list(metrics), qrels=qrels, by=by, baseline=baseline, missing=missing,
+                             engine=engine, **compare_kwargs)
+    if comparison.height == 0:
+        raise RankPolarsError("nothing to report: the comparison is empty (only one version?)")
+    data = report_data(run, metrics, comparison=comparison, qrels=qrels, by=by, missing=missing, engine=engine,
+                       columns=columns, max_k=max_k)
+    out = Path(path)
+    out.write_text(render(comparison, data, title=title), encoding="utf-8")
+    return out
+
+
+__all__ = ["histogram", "line_chart", "render", "report_data", "write_report", "wtl_bars"]
