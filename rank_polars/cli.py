@@ -368,7 +368,7 @@ def emit(df: pl.DataFrame, fmt: str, output: str | None, *, display: pl.DataFram
 # the group
 
 
-@click.group(cls=RankPolarsGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(name="rank-polars", cls=RankPolarsGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks on errors.")
 @click.version_option(package_name="rank-polars", prog_name="rank-polars", message="%(prog)s %(version)s")
 def main(debug: bool) -> None:
@@ -687,7 +687,7 @@ def validate_data(
             continue
         bad = stats.filter(pl.col(stat) > 0)
         if bad.height:
-            add(level, check, f"{text}: {int(bad[stat].sum())} rows in {bad.height} rankings, e.g. query {where(bad)}")
+            add(level, check, f"{text}: {int(bad[stat].sum())} rows in {bad.height} ranking{'s' * (bad.height != 1)}, e.g. query {where(bad)}")
     if "pos_gaps" in stats.columns:
         gaps = stats.filter(pl.col("pos_gaps") & (pl.col("pos_dup") == 0) & (pl.col("pos_lt1") == 0))
         if gaps.height:
