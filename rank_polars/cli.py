@@ -186,9 +186,8 @@ def load(
     by: Sequence[str],
 ) -> Loaded:
     """Scan the run and judgments, check the named columns, line up id types."""
-    run_fmt = rio.detect_format(run, format_in) if Path(run).exists() or rio.is_glob(run) else None
     run_lf = rio.scan(run, format_in, what="run")
-    run_fmt = run_fmt or rio.detect_format(run, format_in)
+    run_fmt = rio.detect_format(run, format_in)
     schema = run_lf.collect_schema()
     for role in ("query", "item"):
         _check_column(schema, columns[role], "run", f"--{role}")
