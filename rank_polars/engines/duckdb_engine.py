@@ -33,7 +33,8 @@ _STATS_SQL = {
     "rank_dup": f"COUNT(*) - COUNT(DISTINCT {quote(RANK)}) - MAX(CASE WHEN {quote(RANK)} IS NULL THEN 1 ELSE 0 END)",
     "score_bad": f"COUNT_IF({quote(SCORE)} IS NULL OR isnan({quote(SCORE)}))",
     "item_null": f"COUNT(*) - COUNT({quote(ITEM)})",
-    "item_dup": f"COUNT(*) - COUNT(DISTINCT {quote(ITEM)}) - MAX(CASE WHEN {quote(ITEM)} IS NULL THEN 1 ELSE 0 END)",
+    # distinct 64-bit hashes, as validate does (hash(NULL) is a value there and here)
+    "item_dup": f"COUNT(*) - COUNT(DISTINCT hash({quote(ITEM)}))",
     "grade_bad": f"COUNT_IF({quote(GRADE)} IS NULL OR isnan({quote(GRADE)}))",
 }
 

@@ -4,8 +4,9 @@ This mirrors :mod:`rank_polars.engines.polars_engine` step by step, as CTEs:
 
 1. ``__rp_run``: the user's table with internal column names (the only place user names
    are read), ranked by (score desc, item text desc) only when ordering by score;
-2. ``__rp_rows``: the *contributing* rows, after an inner join with the filtered judgments;
-   every window below runs over these rows or over the judgments only, never the log;
+2. ``__rp_labelled``: the *contributing* rows, after an inner join with the filtered
+   judgments; ``__rp_rows``: those within the deepest cutoff.  Every window below runs
+   over these rows or over the judgments only, never over the log;
 3. ``__rp_stats``: the universe of (group, query) pairs with per-query judgment aggregates;
 4. ``__rp_rowagg``: per-query aggregates of the contributing rows (running sums first);
 5. ``__rp_per_query``: each metric's formula, compiled from the spec by :func:`_dsl.to_sql`.
@@ -27,7 +28,8 @@ from ..errors import RankPolarsError
 from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, RANK, SCORE, Plan, by_name
 
 # Names of the CTEs: prefixed so that they cannot shadow a user's table named "rows".
-RUN, RAW, QRELS, ROWS, UNIVERSE, STATS = "__rp_run", "__rp_raw", "__rp_qrels", "__rp_rows", "__rp_universe", "__rp_stats"
+RUN, RAW, QRELS, UNIVERSE, STATS = "__rp_run", "__rp_raw", "__rp_qrels", "__rp_universe", "__rp_stats"
+LABELLED, ROWS = "__rp_labelled", "__rp_rows"
 GLOB, ROWX, ROWAGG, TABLE, PER_QUERY = "__rp_glob", "__rp_rowx", "__rp_rowagg", "__rp_table", "__rp_per_query"
 
 
@@ -144,7 +146,7 @@ def dedupe_cte(src: Source) -> str:
     return f"SELECT * FROM {quote(RAW)} QUALIFY row_number() OVER (PARTITION BY {part} ORDER BY {order}) = 1"
 
 
-def ranked_cte(src: Source, depth: int | None) -> str:
+def ranked_cte(src: Source) -> str:
     """Ranks: the position as given, or trec_eval's order (score desc, item text desc)."""
     if src.order == "position":
         body = f"SELECT * FROM {quote(RUN)}"
@@ -154,8 +156,6 @@ def ranked_cte(src: Source, depth: int | None) -> str:
             f"CAST({quote(ITEM)} AS VARCHAR) DESC)"
         )
         body = f"SELECT *, {rank} AS {quote(RANK)} FROM {quote(RUN)}"
-    if depth is not None:
-        body = f"SELECT * FROM ({body}) AS {quote('__rp_r')} WHERE {quote(RANK)} <= {int(depth)}"
     return body
 
 
@@ -205,11 +205,11 @@ def per_query_query(plan: Plan, src: Source, universe: str | None, missing: str 
         q.add(QRELS, qrels_cte(src))
     q.add(UNIVERSE, universe_sql(src, missing) if universe is None else f"SELECT * FROM {universe}")
 
-    ranked = ranked_cte(src, plan.depth)
+    ranked = ranked_cte(src)
     contributes = compile_expr(plan.contributes)
     if src.qrels is not None:
         q.add(
-            ROWS,
+            LABELLED,
             f"SELECT {_cols(keys, 'r')}, r.{quote(RANK)}, j.{quote(GRADE)}, j.{quote(JUDGED)} "
             f"FROM ({ranked}) AS r JOIN (SELECT * FROM {quote(QRELS)} WHERE {contributes}) AS j "
             f"ON {_on('r', 'j', [Q, ITEM])}",
@@ -217,13 +217,17 @@ def per_query_query(plan: Plan, src: Source, universe: str | None, missing: str 
     else:
         judged = compile_expr(d.GRADE >= 0)
         labelled = f"SELECT {_cols([*keys, RANK, GRADE])}, {judged} AS {quote(JUDGED)} FROM ({ranked}) AS r"
-        q.add(ROWS, f"SELECT * FROM ({labelled}) AS l WHERE {contributes}")
+        q.add(LABELLED, f"SELECT * FROM ({labelled}) AS l WHERE {contributes}")
+    # the contributing rows are the run's own judgments (labels, or ideal=run): uncut; only
+    # the row aggregates stop at the deepest cutoff any metric looks at
+    cut = "" if plan.depth is None else f" WHERE {quote(RANK)} <= {int(plan.depth)}"
+    q.add(ROWS, f"SELECT * FROM {quote(LABELLED)}{cut}")
 
     # per-query judgment aggregates, 0 where a query has none
     joins, fills = [], []
     for i, source in enumerate(sorted(plan.sources())):
         aggs = {n: a for n, a in plan.judgment_aggs.items() if a.source == source}
-        table, jkeys = (QRELS, [Q]) if source == "judgments" and src.qrels is not None else (ROWS, keys)
+        table, jkeys = (QRELS, [Q]) if source == "judgments" and src.qrels is not None else (LABELLED, keys)
         irank = f"row_number() OVER (PARTITION BY {_cols(jkeys)} ORDER BY {quote(GRADE)} DESC)"
         judg = f"SELECT *, {irank} AS {quote(IRANK)} FROM {quote(table)}"
         if plan.judgments_need_n_ret():
@@ -242,7 +246,7 @@ def per_query_query(plan: Plan, src: Source, universe: str | None, missing: str 
     q.add(STATS, f"SELECT {', '.join(['u.*', *fills])} FROM {quote(UNIVERSE)} AS u {' '.join(joins)}")
 
     if plan.global_aggs:
-        everything = QRELS if src.qrels is not None else ROWS
+        everything = QRELS if src.qrels is not None else LABELLED
         q.add(GLOB, f"SELECT {', '.join(_aggregate(a, n) for n, a in plan.global_aggs.items())} FROM {quote(everything)}")
 
     # contributing rows with the per-query and global aggregates they read, then running sums

@@ -1,0 +1,52 @@
+"""Generated runs and judgments shared by the SQL-engine and Spark tests."""
+
+from __future__ import annotations
+
+import polars as pl
+from hypothesis import strategies as st
+
+from rank_polars.measures import MEASURES
+
+# Every metric of the registry, with the options that change its SQL (cutoffs, gains,
+# discounts, ideal from the run, ideal cut at the list, denominators, thresholds, p, max).
+ALL_METRICS = [
+    "cg", "cg(gain=exp)@3", "dcg@3", "dcg(discount=jarvelin)", "idcg", "idcg(ideal=run, ideal_cut=list)@3",
+    "ndcg", "ndcg@3", "ndcg(gain=exp, discount=jarvelin)@5", "ndcg(ideal=run)@2", "ndcg(ideal_cut=list)@4",
+    "ap", "ap@3", "ap(denom=min)@2", "ap(rel=2)", "rr", "rr@2", "rr(rel=2)", "p", "p@3", "p(rel=2)@5",
+    "r", "r@3", "f1@3", "f1", "success@1", "success(rel=2)@3", "rprec", "rprec(rel=2)", "bpref",
+    "bpref(rel=2)@4", "err", "err@3", "err(max=4)@5", "rbp", "rbp(p=0.5)@3", "rbp(rel=2)", "judged", "judged@3",
+]
+# Only cutoff metrics: the plan then cuts the run at the deepest k before anything else.
+CUT_METRICS = ["ndcg@3", "ap@2", "p@2", "rr@3", "err@2", "bpref@3", "judged@2", "idcg(ideal_cut=list)@2", "f1@2"]
+
+assert {m.split("(")[0].split("@")[0] for m in ALL_METRICS} >= {cls.NAME for cls in MEASURES}
+
+LABELS = st.sampled_from([-1.0, 0.0, 0.0, 1.0, 1.0, 2.0, 0.5, 3.0])
+
+
+@st.composite
+def runs(draw: st.DrawFn) -> pl.DataFrame:
+    """1-3 models, a few queries, rankings of varying length (possibly absent), tied scores."""
+    rows = []
+    models = [f"m{i}" for i in range(draw(st.integers(1, 3)))]
+    for model in models:
+        for q in range(draw(st.integers(1, 4))):
+            items = draw(st.permutations([f"d{i}" for i in range(7)]))[: draw(st.integers(0, 7))]
+            for pos, item in enumerate(items, start=1):
+                score = draw(st.integers(0, 3)) / 2  # few values: many ties, broken by item id
+                rows.append((model, f"q{q}", item, pos, score, draw(LABELS)))
+    if not rows:  # an empty log still needs one ranking to have a schema worth testing
+        rows.append((models[0], "q0", "d0", 1, 1.0, 1.0))
+    return pl.DataFrame(
+        rows, schema=["model", "query", "item", "position", "score", "relevance"], orient="row"
+    )
+
+
+@st.composite
+def qrels(draw: st.DrawFn) -> pl.DataFrame:
+    """Judgments of some queries (q0..q4: some unjudged by the run, some absent from it)."""
+    rows = []
+    for q in draw(st.sets(st.integers(0, 4), min_size=1)):
+        items = draw(st.sets(st.sampled_from([f"d{i}" for i in range(9)]), min_size=1))
+        rows += [(f"q{q}", item, draw(LABELS)) for item in sorted(items)]
+    return pl.DataFrame(rows, schema=["query", "item", "relevance"], orient="row")

@@ -1,0 +1,208 @@
+"""The SQL side gives the Polars engine's numbers: the DuckDB engine, ``to_sql`` run in
+DuckDB, the dialect translations, and names that would inject SQL if they were not quoted."""
+
+from __future__ import annotations
+
+import warnings
+
+import duckdb
+import polars as pl
+import pytest
+import sqlglot
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import rank_polars as rp
+from rank_polars.errors import DataError, RankPolarsError
+from rank_polars.sqlgen import to_sql
+
+from .sql_cases import ALL_METRICS, CUT_METRICS, qrels, runs
+
+DIALECTS = ["spark", "databricks", "trino", "presto", "bigquery", "snowflake", "postgres", "duckdb"]
+
+
+def evaluate_both(run, metrics, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = rp.evaluate(run, metrics, engine="polars", **kw)
+        got = rp.evaluate(run, metrics, engine="duckdb", **kw)
+    return want, got
+
+
+def run_to_sql(run: pl.DataFrame, judgments: pl.DataFrame | None, metrics, **kw) -> pl.DataFrame:
+    con = duckdb.connect()
+    con.register("logs", run.to_arrow())
+    if judgments is not None:
+        con.register("judgments", judgments.to_arrow())
+    sql = to_sql(metrics, table="logs", qrels="judgments" if judgments is not None else None, **kw)
+    return con.sql(sql).pl()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    run=runs(),
+    judgments=st.one_of(st.none(), qrels()),
+    metrics=st.sampled_from([ALL_METRICS, CUT_METRICS]),
+    order=st.sampled_from(["position", "score"]),
+    missing=st.sampled_from(["zero", "skip"]),
+    per_query=st.booleans(),
+    by=st.sampled_from([None, "model"]),
+)
+def test_duckdb_and_to_sql_agree_with_polars(run, judgments, metrics, order, missing, per_query, by):
+    if by is None:  # one ranking per query: keep the first model's
+        run = run.filter(pl.col("model") == run["model"][0])
+    run = run.drop("score" if order == "position" else "position")
+    kw = dict(qrels=judgments, by=by, per_query=per_query, missing=missing)
+    want, got = evaluate_both(run, metrics, **kw)
+    assert_frame_equal(got, want, check_dtypes=False, abs_tol=1e-12, rel_tol=0)
+
+    sql = run_to_sql(run, judgments, metrics, by=by, per_query=per_query, missing=missing, order=order)
+    assert_frame_equal(sql, want, check_dtypes=False, abs_tol=1e-12, rel_tol=0)
+
+
+def test_duplicates_first_keeps_the_first_shown():
+    run = pl.DataFrame({
+        "query": ["q1"] * 4 + ["q2"] * 3,
+        "item": ["a", "b", "a", "c", "x", "x", "y"],
+        "position": [1, 2, 3, 4, 2, 1, 3],
+        "relevance": [1, 0, 0, 1, 0, 1, 1],
+    })
+    want, got = evaluate_both(run, ["ndcg", "ap", "p", "mrr"], duplicates="first", per_query=True)
+    assert_frame_equal(got, want, check_dtypes=False, abs_tol=1e-12)
+    scored = run.drop("position").with_columns(score=pl.Series([0.5, 0.4, 0.9, 0.1, 0.2, 0.3, 0.1]))
+    want, got = evaluate_both(scored, ["ndcg", "ap"], duplicates="first", per_query=True)
+    assert_frame_equal(got, want, check_dtypes=False, abs_tol=1e-12)
+
+
+BAD_RUNS = {
+    "null position": ({"position": [1, None]}, "null positions"),
+    "position 0": ({"position": [0, 1]}, "positions must be >= 1"),
+    "duplicate position": ({"position": [1, 1]}, "duplicate positions"),
+    "duplicate item": ({"item": ["a", "a"]}, "duplicate items"),
+    "null item": ({"item": ["a", None]}, "null item ids"),
+    "null label": ({"relevance": [1.0, None]}, "null or NaN relevance"),
+    "NaN label": ({"relevance": [1.0, float("nan")]}, "null or NaN relevance"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_RUNS))
+def test_bad_runs_raise_the_same_error(case):
+    base = {"query": ["q1", "q1"], "item": ["a", "b"], "position": [1, 2], "relevance": [1.0, 0.0]}
+    change, message = BAD_RUNS[case]
+    run = pl.DataFrame({**base, **change})
+    errors = []
+    for engine in ("polars", "duckdb"):
+        with pytest.raises(DataError, match=message) as info:
+            rp.evaluate(run, "ndcg", engine=engine)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+def test_bad_scores_and_qrels_raise_the_same_error():
+    run = pl.DataFrame({"query": ["q1", "q1"], "item": ["a", "b"], "score": [1.0, float("nan")]})
+    judgments = pl.DataFrame({"query": ["q1", "q1"], "item": ["a", "a"], "relevance": [1, 0]})
+    for bad_run, bad_qrels, message in ((run, judgments.head(1), "null or NaN scores"),
+                                        (run.with_columns(score=pl.lit(1.0)).with_columns(item=pl.Series(["a", "b"])),
+                                         judgments, "duplicate judgments")):
+        errors = []
+        for engine in ("polars", "duckdb"):
+            with pytest.raises(DataError, match=message) as info:
+                rp.evaluate(bad_run, "ndcg", qrels=bad_qrels, engine=engine)
+            errors.append(str(info.value))
+        assert errors[0] == errors[1]
+
+
+def test_parquet_folder_glob_and_list(tmp_path):
+    run = pl.DataFrame({
+        "model": ["a", "a", "a", "b", "b"], "query": ["q1", "q1", "q2", "q1", "q2"],
+        "item": ["x", "y", "z", "y", "z"], "position": [1, 2, 1, 1, 1], "relevance": [0, 1, 1, 1, 0],
+    })
+    folder = tmp_path / "it's \"hive\""
+    for (model,), part in run.partition_by("model", as_dict=True).items():
+        (folder / f"model={model}").mkdir(parents=True)
+        part.drop("model").write_parquet(folder / f"model={model}" / "part-0.parquet")
+    want = rp.evaluate(run, ["ndcg", "ap"], by="model")
+    for source in (folder, str(folder / "*" / "*.parquet"), sorted(folder.glob("*/*.parquet"))):
+        got = rp.evaluate(source, ["ndcg", "ap"], by="model", engine="duckdb")
+        assert_frame_equal(got, want, check_dtypes=False, abs_tol=1e-12)
+    got = rp.evaluate(run.lazy(), ["ndcg", "ap"], by="model", engine="duckdb", duckdb_memory_limit="200MB",
+                      duckdb_temp_directory=str(tmp_path / "spill"))
+    assert_frame_equal(got, want, check_dtypes=False, abs_tol=1e-12)
+
+
+# ----------------------------------------------------------------------------- dialects
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("with_qrels", [False, True])
+def test_every_dialect_translates_and_parses_back(dialect, with_qrels):
+    sql = to_sql(ALL_METRICS, table="logs", by=["model", "day"], qrels="judgments" if with_qrels else None,
+                 dialect=dialect, order="score")
+    tree = sqlglot.parse_one(sql, read=dialect)
+    again = sqlglot.transpile(tree.sql(dialect), read=dialect, write=dialect)[0]
+    assert sqlglot.parse_one(again, read=dialect) == tree  # a stable round trip
+    assert tree.find(sqlglot.exp.Window) is not None and tree.find(sqlglot.exp.Pow) is not None
+    for name in ALL_METRICS:
+        assert name in sql
+
+
+def test_dialects_whose_translation_changes_the_query_raise():
+    # sqlglot rewrites LEAST for SQLite; the structure check refuses rather than trust it
+    with pytest.raises(RankPolarsError, match="sqlite"):
+        to_sql(ALL_METRICS, table="logs", dialect="sqlite")
+    with pytest.raises(RankPolarsError, match="unknown SQL dialect"):
+        to_sql("ndcg", table="logs", dialect="no-such-dialect")
+
+
+def test_non_finite_parameters_are_refused():
+    with pytest.raises(RankPolarsError, match="finite"):
+        to_sql("p(rel=inf)@3", table="logs")
+
+
+# ----------------------------------------------------------------------------- hostile names
+
+HOSTILE = {
+    "query": 'q"; DROP TABLE sentinel; --',
+    "item": "it'em) OR 1=1 --",
+    "position": "pos`ition; DELETE FROM sentinel",
+    "relevance": "rélévance ☃ \"x\"",
+    "model": "model name -- comment",
+}
+
+
+def test_hostile_column_names_are_quoted(tmp_path):
+    run = pl.DataFrame({
+        "model": ["a", "a", "a", "b", "b"], "query": ["q1", "q1", "q2", "q1", "q2"],
+        "item": ["x", "y", "z", "y", "z"], "position": [1, 2, 1, 1, 1], "relevance": [0, 1, 1, 1, 0],
+    })
+    judgments = pl.DataFrame({"query": ["q1", "q2", "q3"], "item": ["y", "z", "w"], "relevance": [1, 2, 1]})
+    want = rp.evaluate(run, ["ndcg@10", "ap", "mrr"], by="model", qrels=judgments)
+    hostile_run = run.rename(HOSTILE)
+    hostile_qrels = judgments.rename({k: v for k, v in HOSTILE.items() if k in judgments.columns})
+    names = {k: v for k, v in HOSTILE.items() if k != "model"}
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE sentinel AS SELECT 1 AS x")
+    con.register("logs", hostile_run.to_arrow())
+    con.register("judgments", hostile_qrels.to_arrow())
+    sql = to_sql(["ndcg@10", "ap", "mrr"], table="logs", qrels="judgments", by=HOSTILE["model"], **names)
+    got = con.sql(sql).pl()
+    assert con.sql("SELECT count(*) FROM sentinel").fetchall() == [(1,)]
+    assert got.columns[0] == HOSTILE["model"]
+    assert_frame_equal(got.rename({HOSTILE["model"]: "model"}), want, check_dtypes=False, abs_tol=1e-12)
+    for dialect in DIALECTS:  # every dialect quotes them too: they parse as identifiers only
+        tree = sqlglot.parse_one(to_sql("ndcg", table="logs", by=HOSTILE["model"], dialect=dialect, **names), read=dialect)
+        assert not list(tree.find_all(sqlglot.exp.Drop, sqlglot.exp.Delete))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = rp.evaluate(hostile_run, ["ndcg@10", "ap", "mrr"], by=HOSTILE["model"], qrels=hostile_qrels,
+                          engine="duckdb", **names)
+    assert_frame_equal(got.rename({HOSTILE["model"]: "model"}), want, check_dtypes=False, abs_tol=1e-12)
+
+
+def test_empty_and_nul_names_raise():
+    with pytest.raises(RankPolarsError, match="non-empty"):
+        to_sql("ndcg", table="logs", query="")
+    with pytest.raises(RankPolarsError, match="NUL"):
+        to_sql("ndcg", table="logs", item="a\x00b")
