@@ -13,12 +13,13 @@ from .measures.set_based import F1 as f1, Precision as precision, Recall as reca
 from .measures.set_based import RPrecision as rprec, Success as success
 from .evaluate import evaluate
 from .sqlgen import to_sql
+from .compare import compare
 from . import datasets, sql_macros
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CoverageWarning", "DataError", "Measure", "MetricNameError", "RankPolarsError",
-    "ap", "bpref", "cg", "dcg", "err", "evaluate", "exprs", "f1", "idcg", "judged", "ndcg",
+    "ap", "bpref", "cg", "compare", "dcg", "err", "evaluate", "exprs", "f1", "idcg", "judged", "ndcg",
     "datasets", "parse", "precision", "rbp", "recall", "rprec", "rr", "sql_macros", "success", "to_sql",
 ]
