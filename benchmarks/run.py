@@ -194,6 +194,9 @@ def markdown(report: dict) -> str:
             f", wall {comp['wall_median']:.2f} s, peak RSS {comp['rss_gib_median']:.2f} GiB" if comp.get("status") == "ok" else "")]
         if comp.get("note"):
             lines.append(f"({comp['note']})")
+        if comp.get("status") == "ok":
+            lines.append(f"paired queries: {comp.get('paired_queries')}; seconds inside the process:")
+            lines += [f"- {phase}: {sec:.2f} s" for phase, sec in comp.get("phases", {}).items()]
     load = report.get("loadavg")
     if load:
         lines += ["", f"Load average (1 min) at start / end: {load['start']} / {load['end']} on {report['machine']['nproc']} cores."]
@@ -258,8 +261,9 @@ def main(argv: list[str] | None = None) -> int:
                     problems = check(impl, res["result"], expected)
                     entry["semantics"] = res["result"]["semantics"]
                     entry["means"] = res["result"].get("means")
-                    if res["result"].get("note"):
-                        entry["note"] = res["result"]["note"]
+                    for key in ("note", "result", "phases", "paired_queries"):
+                        if impl == "compare" and key in res["result"]:
+                            entry[key] = res["result"][key]
                     if problems:
                         mismatches[impl] = problems
                         entry["status"] = "MISMATCH"
