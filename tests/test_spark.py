@@ -1,0 +1,106 @@
+"""``to_sql(..., dialect="spark")`` on a real local Spark session gives the Polars numbers.
+
+One session for the module, a few batched queries each evaluating every metric at once
+(Spark's start-up, not the queries, is what costs here).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import warnings
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import rank_polars as rp
+from rank_polars.sqlgen import to_sql
+
+from .sql_cases import ALL_METRICS
+
+
+@pytest.fixture(scope="module")
+def spark():
+    # Not skipped when missing: pyspark (and Java 17) are test dependencies that CI installs.
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as e:
+        pytest.fail(f"pyspark is a test dependency (pip install 'rank-polars[test]', and Java 17): {e}")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers on this interpreter
+    session = (
+        SparkSession.builder.master("local[1]")
+        .config("spark.driver.host", "127.0.0.1")  # containers often cannot resolve their hostname
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .appName("rank_polars-tests")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def log(seed: int = 7) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Three models, 12 queries, ties in score, graded/negative/float labels, absent rankings."""
+    rng = random.Random(seed)
+    labels = [-1.0, 0.0, 0.0, 1.0, 1.0, 2.0, 0.5, 3.0]
+    rows = []
+    for model in ("m0", "m1", "m2"):
+        for q in range(12):
+            if rng.random() < 0.15:
+                continue  # this model has no ranking for q
+            items = rng.sample([f"d{i}" for i in range(15)], rng.randint(1, 12))
+            for pos, item in enumerate(items, start=1):
+                rows.append((model, f"q{q}", item, pos, rng.randint(0, 4) / 2, rng.choice(labels)))
+    run = pl.DataFrame(rows, schema=["model", "query", "item", "position", "score", "relevance"], orient="row")
+    judged = [(f"q{q}", f"d{i}", rng.choice(labels)) for q in range(14) for i in range(15) if rng.random() < 0.4]
+    qrels = pl.DataFrame(judged, schema=["query", "item", "relevance"], orient="row")
+    return run, qrels
+
+
+def to_spark(spark, frame: pl.DataFrame, name: str) -> None:
+    types = {pl.String: "STRING", pl.Int64: "BIGINT", pl.Float64: "DOUBLE"}
+    schema = ", ".join(f"`{c.replace('`', '``')}` {types[t]}" for c, t in frame.schema.items())
+    spark.createDataFrame(frame.rows(), schema=schema).createOrReplaceTempView(name)
+
+
+def spark_result(spark, sql: str) -> pl.DataFrame:
+    return pl.DataFrame([r.asDict() for r in spark.sql(sql).collect()])
+
+
+# (with qrels, order, missing, per_query): each query evaluates every metric at once
+CASES = [(False, "position", "zero", False), (True, "score", "skip", True), (True, "position", "zero", False)]
+
+
+def test_spark_matches_polars(spark):
+    run, qrels = log()
+    to_spark(spark, run, "logs")
+    to_spark(spark, qrels, "judgments")
+    for with_qrels, order, missing, per_query in CASES:
+        judgments = qrels if with_qrels else None
+        source = run.drop("score" if order == "position" else "position")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = rp.evaluate(source, ALL_METRICS, by="model", qrels=judgments, missing=missing, per_query=per_query)
+        sql = to_sql(ALL_METRICS, table="logs", by="model", qrels="judgments" if with_qrels else None,
+                     missing=missing, per_query=per_query, order=order, dialect="spark")
+        got = spark_result(spark, sql)
+        assert got.columns == want.columns
+        assert_frame_equal(got, want, check_dtypes=False, abs_tol=1e-9, rel_tol=0)
+
+
+def test_spark_hostile_names(spark):
+    run, qrels = log(3)
+    names = {"query": 'q"; DROP TABLE x; --', "item": "it`em' OR 1=1", "position": "pos ition", "relevance": "rél ☃"}
+    to_spark(spark, run.drop("score").rename({**names, "model": "mo`del"}), "hostile_logs")
+    want = rp.evaluate(run.drop("score"), ["ndcg@5", "ap", "err"], by="model")
+    sql = to_sql(["ndcg@5", "ap", "err"], table="hostile_logs", by="mo`del", dialect="spark", **names)
+    got = spark_result(spark, sql).rename({"mo`del": "model"})
+    assert_frame_equal(got, want, check_dtypes=False, abs_tol=1e-9, rel_tol=0)
