@@ -439,15 +439,16 @@ def comparison_display(table: pl.DataFrame, confidence: float = 0.95) -> pl.Data
     rows = []
     for r in table.iter_rows(named=True):
         rows.append({
-            "metric": r["metric"], "baseline": str(r["baseline"]), "version": str(r["version"]),
-            "queries": r["n_queries"],
-            "baseline mean": _cell(r["mean_baseline"]), "version mean": _cell(r["mean_version"]),
-            "diff": signed(r["diff"]), "rel. diff": signed(r["rel_diff"], pct=True),
-            f"{confidence:.0%} CI": f"[{signed(r['ci_low'])}, {signed(r['ci_high'])}]",
-            "p": p(r["p_value"]), "p adj.": p(r["p_adjusted"]),
-            "significant": "yes" if r["significant"] else "no",
-            "wins/ties/losses": f"{r['wins']}/{r['ties']}/{r['losses']}",
+            "metric": r["metric"], "version": str(r["version"]), "baseline": str(r["baseline"]),
+            "queries": r["n_queries"], "mean": _cell(r["mean_version"]), "baseline mean": _cell(r["mean_baseline"]),
+            "diff": signed(r["diff"]), f"{confidence:.0%} CI": f"[{signed(r['ci_low'])}, {signed(r['ci_high'])}]",
+            "p adj." if r.get("p_adjusted") is not None and r["p_adjusted"] != r["p_value"] else "p": p(
+                r["p_adjusted"] if r.get("p_adjusted") is not None else r["p_value"]),
+            "sig.": "yes" if r["significant"] else "no",
+            "W/T/L": f"{r['wins']}/{r['ties']}/{r['losses']}",
         })
+    if rows and len({tuple(row) for row in rows}) > 1:  # some rows adjusted, some not: one header
+        rows = [{("p adj." if k == "p" else k): v for k, v in row.items()} for row in rows]
     return pl.DataFrame(rows)
 
 
@@ -484,9 +485,9 @@ def run_compare(run: Any, metrics: Sequence[str], *, qrels: Any, by: str, baseli
 @input_options
 @click.option("-m", "--metric", "metrics", multiple=True, required=True, help="Metric to compare on; repeat -m for more.")
 @click.option("--by", default="model", show_default=True, help="The column whose values are the versions compared.")
-@click.option("--baseline", help="The version the others are compared with (default: the first in sorted order).")
+@click.option("--baseline", help="The version the others are compared with (default: every pair of versions, the first in sorted order as baseline).")
 @click.option("--test", type=click.Choice(["paired_t", "wilcoxon", "randomization", "bootstrap"]), default="paired_t", show_default=True, help="Significance test over paired per-query values.")
-@click.option("--correction", type=click.Choice(["none", "bonferroni", "holm", "bh"]), default="none", show_default=True, help="Multiple-comparison correction over all (metric, version) pairs.")
+@click.option("--correction", type=click.Choice(["none", "bonferroni", "holm", "bh"]), default="holm", show_default=True, help="Multiple-comparison correction over all (metric, version) pairs.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True)
 @click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True, help="Confidence level of the interval on the difference.")
 @click.option("--n-resamples", type=click.IntRange(min=1), default=10_000, show_default=True, help="Resamples for randomization and bootstrap tests.")

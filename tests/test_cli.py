@@ -165,7 +165,7 @@ def test_output_files_and_force(tmp_path: Path, files: dict[str, Path], log: pl.
 
 def test_compare(files: dict[str, Path]) -> None:
     out = ok("compare", files["folder"], *M_ARGS, "--by", "model", "--baseline", "bot-v1", "--correction", "holm").stdout
-    assert "bot-v2" in out and "wins/ties/losses" in out
+    assert "bot-v2" in out and "W/T/L" in out
     assert "bot-v2 beats bot-v1 on ndcg@10" in out or "bot-v2 is behind bot-v1 on ndcg@10" in out
     table = pl.read_csv(io.StringIO(ok("compare", files["folder"], "-m", "ndcg@10", "--test", "bootstrap",
                                        "--n-resamples", "200", "--format", "csv").stdout))

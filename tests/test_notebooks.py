@@ -32,7 +32,7 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     }))
     mp = pytest.MonkeyPatch()
     mp.setenv("JUPYTER_PATH", str(root))
-    mp.setenv("MPLBACKEND", "agg")
+    mp.delenv("MPLBACKEND", raising=False)  # the kernel's inline backend draws the figures
     yield "python3"
     mp.undo()
 
