@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import math
+import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -35,14 +36,15 @@ WIN, TIE, LOSS = "#55A868", "#B8B8B8", "#C44E52"
 def curve_metrics(metrics: Sequence[str], max_k: int = 20) -> dict[str, list[tuple[int, str]]]:
     """For each metric that takes a cutoff, ``[(k, name@k), ...]`` for k = 1..max_k."""
     out: dict[str, list[tuple[int, str]]] = {}
+    seen: set[str] = set()
     for metric in metrics:
         spec = parse(metric)
-        if not type(spec).SUPPORTS_CUTOFF:
-            continue
         base = type(spec)(None, **spec.params).name
-        if base in out:
+        if not type(spec).SUPPORTS_CUTOFF or base in seen:
             continue
-        out[base] = [(k, type(spec)(k, **spec.params).name) for k in range(1, max_k + 1)]
+        seen.add(base)
+        label = re.sub(r"\s*@\s*\S+$", "", metric) if isinstance(metric, str) else base  # "mrr", not "rr"
+        out[label] = [(k, type(spec)(k, **spec.params).name) for k in range(1, max_k + 1)]
     return out
 
 
@@ -144,7 +146,7 @@ class _Axes:
 
 
 def line_chart(id_: str, title: str, series: dict[str, list[tuple[float, float]]], xlabel: str, ylabel: str,
-               width: int = 460, height: int = 300) -> str:
+               width: int = 372, height: int = 290) -> str:
     """One line (an SVG ``<path>``) per series, with a dot and a tooltip per point."""
     ys = [y for pts in series.values() for _, y in pts if y is not None and math.isfinite(y)]
     xs = [x for pts in series.values() for x, _ in pts]
@@ -170,7 +172,7 @@ def line_chart(id_: str, title: str, series: dict[str, list[tuple[float, float]]
 
 
 def histogram(id_: str, title: str, values: Sequence[float], xlabel: str, bins: int = 21,
-              width: int = 460, height: int = 300) -> str:
+              width: int = 372, height: int = 290) -> str:
     """Bars (SVG ``<rect>``) of how many queries fall in each bin of the difference."""
     vals = [v for v in values if v is not None and math.isfinite(v)]
     span = max((abs(v) for v in vals), default=0.0) or 0.05
@@ -300,7 +302,7 @@ def means_table(curve_table: pl.DataFrame | None, by: str, curves: dict[str, lis
     if curve_table is None or not curves:
         return ""
     ks = [k for k in (1, 3, 5, 10, 20) if any(k == kk for pairs in curves.values() for kk, _ in pairs)]
-    head = f'<th class="text">{_esc(by)}</th>' + "".join(f"<th>{_esc(name)}</th>" for pairs in curves.values() for k, name in pairs if k in ks)
+    head = f'<th class="text">{_esc(by)}</th>' + "".join(f"<th>{_esc(label)}@{k}</th>" for label, pairs in curves.items() for k, _ in pairs if k in ks)
     rows = []
     for r in curve_table.iter_rows(named=True):
         cells = "".join(f"<td>{r[name]:.4f}</td>" for pairs in curves.values() for k, name in pairs if k in ks)
