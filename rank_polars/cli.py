@@ -65,6 +65,9 @@ def _error_types() -> tuple[type[BaseException], ...]:
     return tuple(types)
 
 
+_NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
+
+
 class RankPolarsGroup(click.Group):
     """A click group whose errors are one line each on stderr."""
 
@@ -79,7 +82,7 @@ class RankPolarsGroup(click.Group):
             try:
                 rv = super().main(argv, prog_name=prog_name or "rank-polars", standalone_mode=False, **extra)
                 code = rv if isinstance(rv, int) else 0
-            except click.exceptions.NoArgsIsHelpError as e:
+            except _NO_ARGS_IS_HELP as e:
                 click.echo(e.ctx.get_help() if e.ctx else e.format_message())
                 code = 0
             except click.ClickException as e:

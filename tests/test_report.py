@@ -97,7 +97,7 @@ def test_rendered_dom_has_table_and_plots(tmp_path: Path, report: tuple[Path, pl
 
 def test_screenshot_shows_the_plots(tmp_path: Path, report: tuple[Path, pl.DataFrame]) -> None:
     """The SVGs are really drawn: the series and bar colours appear in the pixels."""
-    image = pytest.importorskip("matplotlib.image")
+    from matplotlib import image
     shot = tmp_path / "report.png"
     run_chromium(tmp_path, report[0], f"--screenshot={shot}", "--window-size=1200,2600")
     pixels = (image.imread(shot)[:, :, :3] * 255).round().astype(int)
