@@ -25,6 +25,7 @@ def evaluate(
     missing: Missing = "zero",
     engine: Engine = "polars",
     duplicates: Literal["error", "first"] = "error",
+    checks: Literal["full", "fast"] = "full",
     query: str = "query",
     item: str = "item",
     position: str = "position",
@@ -62,6 +63,12 @@ def evaluate(
     duplicates
         ``"error"`` (default) on a repeated (query, item) within a ranking, or ``"first"``
         to keep its first occurrence (lowest position, or highest score).
+    checks
+        ``"full"`` (default) validates everything, including duplicate positions and items
+        within a ranking, which costs a distinct count per ranking over the whole log (the
+        most expensive part of validation on large logs).  ``"fast"`` skips those two
+        distinct counts — only for logs you know have unique (query, item) and positions
+        per ranking; every other check still runs.
 
     Returns
     -------
@@ -93,6 +100,8 @@ def evaluate(
     """
     if missing not in ("zero", "skip"):
         raise RankPolarsError(f"missing must be 'zero' or 'skip', got {missing!r}")
+    if checks not in ("full", "fast"):
+        raise RankPolarsError(f"checks must be 'full' or 'fast', got {checks!r}")
     if duplicates not in ("error", "first"):
         raise RankPolarsError(f"duplicates must be 'error' or 'first', got {duplicates!r}")
     if engine not in ("polars", "duckdb"):
@@ -100,6 +109,7 @@ def evaluate(
     outputs = parse_all(metrics)
     plan = build_plan(outputs)
     inputs = prepare(run, qrels=qrels, by=by, columns=Columns(query, item, position, score, relevance))
+    inputs.checks = checks
     if duplicates == "first":
         inputs.run = _keep_first(inputs)
 

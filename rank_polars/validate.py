@@ -47,9 +47,10 @@ _STATS = {
 
 
 def stat_names(inputs: Inputs, duplicates: str) -> list[str]:
-    names = ["rank_null", "rank_lt1", "rank_dup"] if inputs.order == "position" else ["score_bad"]
+    full = inputs.checks == "full"
+    names = ["rank_null", "rank_lt1"] + (["rank_dup"] if full else []) if inputs.order == "position" else ["score_bad"]
     names.append("item_null")
-    if duplicates == "error":
+    if duplicates == "error" and full:
         names.append("item_dup")
     if inputs.qrels is None:
         names.append("grade_bad")

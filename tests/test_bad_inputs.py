@@ -60,6 +60,7 @@ CASES = [
     ("qrels id types differ", run(), ["p@1"], {"qrels": QRELS.with_columns(pl.col("query").cast(pl.Categorical))},
      RankPolarsError, ["qrels: column 'query' is Categorical but the run's is String"]),
     ("bad missing", run(), ["p@1"], {"missing": "drop"}, RankPolarsError, ["missing must be 'zero' or 'skip'"]),
+    ("bad checks", run(), ["p@1"], {"checks": "none"}, RankPolarsError, ["checks must be 'full' or 'fast'"]),
     ("bad engine", run(), ["p@1"], {"engine": "spark"}, RankPolarsError, ["engine must be 'polars' or 'duckdb'"]),
     ("same ranking twice", run(), ["p@1"], {"by": None}, DataError, ["duplicate positions", "'q1'"]),
     ("by is the query", run(), ["p@1"], {"by": "query"}, RankPolarsError, ["'query' is the query or item column"]),
@@ -91,3 +92,13 @@ def test_negative_grades_are_not_relevant():
     got = rp.evaluate(run(relevance=[-1.0, 1.0, -2.0, 1.0]), ["p@1", "ndcg"], by="model", per_query=True)
     assert got.filter(model="a")["p@1"].to_list() == [0.0, 0.0]
     assert got.filter(model="a", query="q2")["ndcg"].item() == 0.0
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_fast_checks_skip_only_the_duplicate_counts(engine):
+    dup = run(position=[1, 1, 2, 1])  # positions repeat in model a, query q1
+    with pytest.raises(DataError, match="duplicate positions"):
+        rp.evaluate(dup, ["p@1"], by="model", engine=engine)
+    rp.evaluate(dup, ["p@1"], by="model", engine=engine, checks="fast")
+    with pytest.raises(DataError, match="null or NaN relevance"):
+        rp.evaluate(run(relevance=[1.0, None, 1.0, 1.0]), ["p@1"], by="model", engine=engine, checks="fast")
