@@ -34,7 +34,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 WORKER = HERE / "worker.py"
 BASELINE = "rank_polars-polars-streaming"
-RANK_POLARS = [BASELINE, "rank_polars-polars-memory", "rank_polars-duckdb", "rank_polars-duckdb-2GB"]
+RANK_POLARS = [
+    BASELINE, "rank_polars-polars-memory", "rank_polars-duckdb", "rank_polars-duckdb-2GB",
+    "rank_polars-polars-streaming-fastchecks", "rank_polars-duckdb-fastchecks",
+]
 PEERS = ["pytrec_eval", "ranx", "ir_measures", "sklearn-ndcg"]
 FLOORS = ["floor-polars-streaming", "floor-duckdb"]
 DEFAULT_IMPLS = [*RANK_POLARS, *FLOORS, *PEERS]
