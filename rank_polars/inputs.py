@@ -50,21 +50,33 @@ class Inputs:
         return [*self.by_internal, Q]
 
 
+def parquet_paths(source: object, what: str = "run") -> str | list[str] | None:
+    """The Parquet file, glob or list of files a path-like source names, else None.
+
+    A folder means every ``*.parquet`` below it (hive-partitioned).  Both engines read
+    paths through this one function, so they accept exactly the same sources.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if path.is_dir():
+            return str(path / "**" / "*.parquet")
+        if not any(ch in str(source) for ch in "*?[") and not path.exists():
+            raise RankPolarsError(f"{what}: no such file {str(source)!r}")
+        return str(source)
+    if isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, os.PathLike)) for s in source):
+        return [str(s) for s in source]
+    return None
+
+
 def scan(source: Source, what: str = "run") -> pl.LazyFrame:
     """A LazyFrame over a frame or Parquet file(s); paths are scanned, not read."""
     if isinstance(source, pl.LazyFrame):
         return source
     if isinstance(source, pl.DataFrame):
         return source.lazy()
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if path.is_dir():
-            return pl.scan_parquet(path / "**" / "*.parquet", hive_partitioning=True)
-        if not any(ch in str(source) for ch in "*?[") and not path.exists():
-            raise RankPolarsError(f"{what}: no such file {str(source)!r}")
-        return pl.scan_parquet(source, hive_partitioning=True)
-    if isinstance(source, (list, tuple)) and all(isinstance(s, (str, os.PathLike)) for s in source):
-        return pl.scan_parquet(list(source), hive_partitioning=True)
+    paths = parquet_paths(source, what)
+    if paths is not None:
+        return pl.scan_parquet(paths, hive_partitioning=True)
     raise RankPolarsError(
         f"{what}: expected a Polars DataFrame/LazyFrame or Parquet path(s), got {type(source).__name__}"
     )

@@ -11,15 +11,13 @@ found them) and once for the metrics.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import duckdb
 import polars as pl
 
 from ..errors import RankPolarsError
-from ..inputs import Inputs
+from ..inputs import Inputs, parquet_paths
 from ..plan import GRADE, ITEM, N_RET, Q, RANK, SCORE, Plan
 from ..validate import Missing, check_qrels, check_run, stat_names, universe
 from .sql_engine import QRELS, RUN, Query, Source, literal, metric_column, per_query_query, quote
@@ -41,17 +39,11 @@ _STATS_SQL = {
 
 def parquet_scan(source: Any, what: str) -> str | None:
     """``read_parquet(...)`` for a path / glob / folder / list of paths, else None."""
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if path.is_dir():
-            return f"read_parquet({literal(str(path / '**' / '*.parquet'))}, hive_partitioning = true)"
-        if not any(ch in str(source) for ch in "*?[") and not path.exists():
-            raise RankPolarsError(f"{what}: no such file {str(source)!r}")
-        return f"read_parquet({literal(str(source))}, hive_partitioning = true)"
-    if isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, os.PathLike)) for s in source):
-        paths = ", ".join(literal(str(s)) for s in source)
-        return f"read_parquet([{paths}], hive_partitioning = true)"
-    return None
+    paths = parquet_paths(source, what)
+    if paths is None:
+        return None
+    arg = literal(paths) if isinstance(paths, str) else "[" + ", ".join(literal(p) for p in paths) + "]"
+    return f"read_parquet({arg}, hive_partitioning = true)"
 
 
 class DuckDBEngine:
