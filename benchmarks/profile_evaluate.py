@@ -25,7 +25,7 @@ from rank_polars.evaluate import finish
 from rank_polars.inputs import Columns, prepare
 from rank_polars.measures import parse_all
 from rank_polars.plan import ITEM, N_RET, RANK, build_plan
-from rank_polars.validate import check_qrels, check_run, run_stats_polars, stat_names, universe
+from rank_polars.validate import check_qrels, check_run, contributing_stat_names, run_stats_polars, stat_names, universe
 
 HERE = Path(__file__).resolve().parent
 METRICS = ["ndcg@10", "ap@100", "rr", "p@10", "r@100"]
@@ -51,9 +51,9 @@ def profile_polars(run: str, qrels: str, t: Timer, report: list[str], streaming:
         pl.col("relevance").sum()).collect(engine=engine))
     plan = build_plan(parse_all(METRICS))
     inputs = prepare(run, qrels=qrels, by="model", columns=Columns())
-    stats_lf = run_stats_polars(inputs, "error")
+    stats_lf = run_stats_polars(inputs, "error", plan)
     report += [f"== {tag} validation plan (run_stats_polars)", stats_lf.explain(engine=engine)]
-    stats = t(f"{tag} validation pass (len, rank checks, 2x n_unique)", lambda: stats_lf.collect(engine=engine))
+    stats = t(f"{tag} validation pass over all rows (len, position checks)", lambda: stats_lf.collect(engine=engine))
     keys = inputs.keys
     t(f"{tag}   variant: len only", lambda: inputs.run.group_by(keys).agg(pl.len()).collect(engine=engine))
     t(f"{tag}   variant: len + null/<1 checks, no n_unique", lambda: inputs.run.group_by(keys).agg(
@@ -69,15 +69,17 @@ def profile_polars(run: str, qrels: str, t: Timer, report: list[str], streaming:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         uni = t(f"{tag} universe (joins of statistics and judged queries)", lambda: universe(stats, inputs, q, "skip"))
-    metric_lf = polars_per_query(plan, inputs, uni)
+    checks = contributing_stat_names(inputs, "error", plan)
+    metric_lf = polars_per_query(plan, inputs, uni, checks)
     report += [f"== {tag} metric plan (per_query)", metric_lf.explain(engine=engine)]
-    table = t(f"{tag} metric pass (per_query collect)", lambda: metric_lf.collect(engine=engine))
+    table = t(f"{tag} metric pass (per_query collect, with the item checks)", lambda: metric_lf.collect(engine=engine))
     t(f"{tag} finish (means)", lambda: finish(table, plan, inputs, False))
 
 
 def profile_duckdb(run: str, qrels: str, t: Timer, report: list[str]) -> None:
     try:
-        from rank_polars.engines.duckdb_engine import _STATS_SQL, DuckDBEngine
+        from rank_polars.engines.duckdb_engine import DuckDBEngine
+        from rank_polars.engines.sql_engine import STATS_SQL
         from rank_polars.engines.sql_engine import Source, per_query_query, quote
     except ImportError as exc:  # the engine is still being written
         report.append(f"== duckdb: not available ({exc})")
@@ -95,11 +97,11 @@ def profile_duckdb(run: str, qrels: str, t: Timer, report: list[str]) -> None:
     src = Source(run=eng._relation(con, run, "r", "run"), qrels=eng._relation(con, qrels, "q", "qrels"), by=["model"],
                  order=inputs.order, query=c.query, item=c.item, position=c.position, score=c.score,
                  relevance=c.relevance, dedupe=False)
-    stats = t("duckdb validation pass (_stats: COUNT DISTINCT x2)", lambda: eng._stats(con, plan, src, inputs, "error"))
+    stats = t("duckdb validation pass over all rows (_stats)", lambda: eng._stats(con, plan, src, inputs, "error"))
     stats_sql = eng._with(plan, src, "SELECT 1")  # CTEs only, to explain the statistics query below
     keys = ", ".join(quote(k) for k in inputs.keys)
     no_distinct = stats_sql.replace("SELECT 1", f"SELECT {keys}, COUNT(*) FROM {quote('__rp_run')} GROUP BY {keys}")
-    aggs = ", ".join(f"{_STATS_SQL[n]} AS {n}" for n in stat_names(inputs, "error"))
+    aggs = ", ".join(f"{STATS_SQL[n]} AS {n}" for n in stat_names(inputs, "error", plan))
     full_stats = stats_sql.replace("SELECT 1", f"SELECT {keys}, COUNT(*), {aggs} FROM {quote('__rp_run')} GROUP BY {keys}")
     t("duckdb   variant: COUNT(*) only", lambda: con.sql(no_distinct).to_arrow_table())
     qdf = t("duckdb read qrels + check_qrels", lambda: (lambda df: (check_qrels(df.drop("judged"), inputs), df)[1])(
@@ -108,7 +110,7 @@ def profile_duckdb(run: str, qrels: str, t: Timer, report: list[str]) -> None:
         warnings.simplefilter("ignore")
         uni = universe(stats, inputs, qdf, "skip")
     con.register("__rp_universe_given", uni.to_arrow())
-    q = per_query_query(plan, src, quote("__rp_universe_given"))
+    q = per_query_query(plan, src, quote("__rp_universe_given"), checks=contributing_stat_names(inputs, "error", plan))
     sql = q.render(f"SELECT * FROM {quote('__rp_per_query')}")
     t("duckdb metric pass (per-query SQL)", lambda: con.sql(sql).to_arrow_table())
     for title, text in (("metric pass", sql), ("validation statistics", full_stats)):

@@ -10,7 +10,7 @@ from .errors import RankPolarsError
 from .inputs import Columns, Inputs, Source, prepare
 from .measures import MetricLike, parse_all
 from .plan import ITEM, Q, RANK, SCORE, Plan, build_plan
-from .validate import Missing, check_qrels, check_run, run_stats_polars, universe
+from .validate import Missing, check_contributing, check_qrels, check_run, contributing_stat_names, run_stats_polars, universe
 
 Engine = Literal["polars", "duckdb"]
 
@@ -25,7 +25,7 @@ def evaluate(
     missing: Missing = "zero",
     engine: Engine = "polars",
     duplicates: Literal["error", "first"] = "error",
-    checks: Literal["full", "fast"] = "full",
+    checks: Literal["full", "strict", "fast"] = "full",
     query: str = "query",
     item: str = "item",
     position: str = "position",
@@ -64,12 +64,16 @@ def evaluate(
         ``"error"`` (default) on a repeated (query, item) within a ranking, or ``"first"``
         to keep its first occurrence (lowest position, or highest score).
     checks
-        ``"full"`` (default) validates everything, including duplicate positions and items
-        within a ranking, which costs a distinct count per ranking over the whole log (the
-        most expensive part of validation on large logs).  ``"fast"`` skips those two
-        distinct counts — only for logs you know have unique (query, item) and positions
-        per ranking; every other check still runs.
-
+        Every check runs over the rows where its column can change a value.  Positions,
+        scores and labels are checked on every row.  Item ids and repeated rows (duplicate
+        positions or items within a ranking, which cost a distinct count per ranking) can
+        only change a value where a row contributes, so ``"full"`` (default) checks them
+        among the contributing rows (relevant or judged rows, ~5% of a log, inside the
+        metric pass), or among all rows when ordering by score or when a metric reads the
+        ranking length.  A repeated or unnamed row that is neither relevant nor judged
+        cannot change any number and is not looked for.  ``"strict"`` checks every row, as
+        trec_eval does (it also refuses an item shown twice with different labels).
+        ``"fast"`` skips the duplicate counts.
     Returns
     -------
     pl.DataFrame
@@ -100,8 +104,8 @@ def evaluate(
     """
     if missing not in ("zero", "skip"):
         raise RankPolarsError(f"missing must be 'zero' or 'skip', got {missing!r}")
-    if checks not in ("full", "fast"):
-        raise RankPolarsError(f"checks must be 'full' or 'fast', got {checks!r}")
+    if checks not in ("full", "strict", "fast"):
+        raise RankPolarsError(f"checks must be 'full', 'strict' or 'fast', got {checks!r}")
     if duplicates not in ("error", "first"):
         raise RankPolarsError(f"duplicates must be 'error' or 'first', got {duplicates!r}")
     if engine not in ("polars", "duckdb"):
@@ -130,7 +134,7 @@ def _collect(lf: pl.LazyFrame, streaming: bool) -> pl.DataFrame:
 def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: str, streaming: bool) -> pl.DataFrame:
     from .engines.polars_engine import per_query as plan_per_query
 
-    stats = _collect(run_stats_polars(inputs, duplicates), streaming)
+    stats = _collect(run_stats_polars(inputs, duplicates, plan), streaming)
     check_run(stats, inputs)
     qrels = None
     if inputs.qrels is not None:
@@ -138,7 +142,9 @@ def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: s
         check_qrels(qrels, inputs)
         inputs.qrels = qrels.lazy()
     uni = universe(stats, inputs, qrels, missing)
-    return _collect(plan_per_query(plan, inputs, uni), streaming)
+    checks = contributing_stat_names(inputs, duplicates, plan)
+    table = _collect(plan_per_query(plan, inputs, uni, checks), streaming)
+    return check_contributing(table, inputs, checks)
 
 
 def _keep_first(inputs: Inputs) -> pl.LazyFrame:

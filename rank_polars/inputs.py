@@ -39,7 +39,7 @@ class Inputs:
     columns: Columns
     run_source: object = None  # what the user passed (the DuckDB engine reads Parquet paths itself)
     qrels_source: object = None
-    checks: str = "full"  # "fast" skips the distinct counts that find duplicates (see evaluate)
+    checks: str = "full"  # where duplicates are counted: see validate.duplicate_scope
 
     @property
     def by_internal(self) -> list[str]:

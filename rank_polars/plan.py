@@ -57,6 +57,11 @@ class Plan:
     def sources(self) -> set[str]:
         return {agg.source for agg in self.judgment_aggs.values()}
 
+    def reads_n_ret(self) -> bool:
+        """Some value reads the length of the ranking (so every row of it counts)."""
+        nodes = [*self.values.values(), *self.row_aggs.values(), *self.cums.values(), *self.judgment_aggs.values()]
+        return any(isinstance(n, d.Col) and n.name == N_RET for node in nodes for n in d.walk(node))
+
     def judgments_need_n_ret(self) -> bool:
         return any(
             isinstance(n, d.Col) and n.name == N_RET

@@ -40,17 +40,33 @@ CASES = [
     ("float position", run(position=[1.0, 2.0, 1.0, 1.0]), ["p@1"], {}, RankPolarsError, ["'position' (position) must be an integer"]),
     ("text relevance", run(relevance=["1", "0", "1", "1"]), ["p@1"], {}, RankPolarsError, ["'relevance' must be numeric"]),
     ("no labels, no qrels", run().drop("relevance"), ["p@1"], {}, RankPolarsError, ["'relevance' (relevance label; or pass qrels=) not found"]),
-    ("duplicate items", run(item=["x", "x", "z", "x"]), ["p@1"], {"by": "model"}, DataError,
-     ["'item': duplicate items within a ranking", "query 'q1' (model='a')", "duplicates='first'"]),
-    ("duplicate positions", run(position=[1, 1, 1, 1]), ["p@1"], {"by": "model"}, DataError,
-     ["'position': duplicate positions within a ranking", "'q1' (model='a')"]),
+    ("duplicate items", run(item=["x", "x", "z", "x"], relevance=[1.0, 1.0, 1.0, 1.0]), ["p@1"], {"by": "model"},
+     DataError, ["'item': duplicate items within a ranking", "query 'q1' (model='a')", "duplicates='first'"]),
+    # strict: also a repeated item that contributes once (labelled 1, then 0)
+    ("duplicate items, strict", run(item=["x", "x", "z", "x"]), ["p@1"], {"by": "model", "checks": "strict"},
+     DataError, ["'item': duplicate items within a ranking", "query 'q1' (model='a')"]),
+    ("duplicate items, by score", run(item=["x", "x", "z", "x"]).drop("position").with_columns(score=pl.lit(1.0)),
+     ["p@1"], {"by": "model"}, DataError, ["'item': duplicate items within a ranking", "query 'q1' (model='a')"]),
+    ("duplicate items, length read", run(item=["x", "x", "z", "x"]), ["p"], {"by": "model"},
+     DataError, ["'item': duplicate items within a ranking", "query 'q1' (model='a')"]),
+    ("duplicate positions", run(position=[1, 1, 1, 1], relevance=[1.0, 1.0, 1.0, 1.0]), ["p@1"], {"by": "model"},
+     DataError, ["'position': duplicate positions within a ranking", "'q1' (model='a')"]),
+    ("duplicate positions, strict", run(position=[1, 1, 1, 1]), ["p@1"], {"by": "model", "checks": "strict"},
+     DataError, ["'position': duplicate positions within a ranking", "'q1' (model='a')"]),
+    ("duplicate relevant items, qrels", run(item=["x", "x", "z", "x"]).drop("relevance"), ["p@1"],
+     {"by": "model", "qrels": QRELS}, DataError, ["'item': duplicate items within a ranking", "'q1' (model='a')"]),
     ("position zero", run(position=[0, 1, 1, 1]), ["p@1"], {"by": "model"}, DataError, ["positions must be >= 1", "'q1'"]),
     ("null position", run(position=[1, None, 1, 1]), ["p@1"], {"by": "model"}, DataError, ["null positions", "'q1'"]),
     ("null relevance", run(relevance=[1.0, None, 1.0, 1.0]), ["p@1"], {"by": "model"}, DataError,
      ["'relevance': null or NaN relevance labels", "'q1' (model='a')"]),
     ("NaN relevance", run(relevance=[1.0, float("nan"), 1.0, 1.0]), ["p@1"], {}, DataError, ["null or NaN relevance"]),
     ("null query", run(query=["q1", None, "q2", "q1"]), ["p@1"], {}, DataError, ["'query' has null query ids"]),
-    ("null item", run(item=["x", None, "z", "y"]), ["p@1"], {}, DataError, ["'item': null item ids", "'q1'"]),
+    ("null item", run(item=["x", None, "z", "y"], relevance=[1.0, 1.0, 1.0, 1.0]), ["p@1"], {}, DataError,
+     ["'item': null item ids", "'q1'"]),
+    ("null item, strict", run(item=["x", None, "z", "y"]), ["p@1"], {"checks": "strict"}, DataError,
+     ["'item': null item ids", "'q1'"]),
+    ("null item, by score", run(item=["x", None, "z", "y"]).drop("position").with_columns(score=pl.lit(1.0)), ["p@1"],
+     {}, DataError, ["'item': null item ids", "'q1'"]),
     ("NaN score", run().drop("position").with_columns(score=pl.Series([1.0, float("nan"), 1.0, 1.0])), ["p@1"], {},
      DataError, ["'score': null or NaN scores", "'q1'"]),
     ("duplicate judgments", run(), ["p@1"], {"qrels": pl.concat([QRELS, QRELS])}, DataError,
@@ -60,7 +76,7 @@ CASES = [
     ("qrels id types differ", run(), ["p@1"], {"qrels": QRELS.with_columns(pl.col("query").cast(pl.Categorical))},
      RankPolarsError, ["qrels: column 'query' is Categorical but the run's is String"]),
     ("bad missing", run(), ["p@1"], {"missing": "drop"}, RankPolarsError, ["missing must be 'zero' or 'skip'"]),
-    ("bad checks", run(), ["p@1"], {"checks": "none"}, RankPolarsError, ["checks must be 'full' or 'fast'"]),
+    ("bad checks", run(), ["p@1"], {"checks": "none"}, RankPolarsError, ["checks must be 'full', 'strict' or 'fast'"]),
     ("bad engine", run(), ["p@1"], {"engine": "spark"}, RankPolarsError, ["engine must be 'polars' or 'duckdb'"]),
     ("same ranking twice", run(), ["p@1"], {"by": None}, DataError, ["duplicate positions", "'q1'"]),
     ("by is the query", run(), ["p@1"], {"by": "query"}, RankPolarsError, ["'query' is the query or item column"]),
@@ -95,8 +111,19 @@ def test_negative_grades_are_not_relevant():
 
 
 @pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_full_checks_ignore_a_repeated_row_that_cannot_change_a_value(engine):
+    # y (not relevant) shares position 1 with x: no metric can tell; strict refuses it
+    dup = run(position=[1, 1, 1, 1])
+    full = rp.evaluate(dup, ["p@1", "ndcg@10", "ap", "rr"], by="model", engine=engine)
+    fast = rp.evaluate(dup, ["p@1", "ndcg@10", "ap", "rr"], by="model", engine=engine, checks="fast")
+    assert full.equals(fast)
+    with pytest.raises(DataError, match="duplicate positions"):
+        rp.evaluate(dup, ["p@1"], by="model", engine=engine, checks="strict")
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
 def test_fast_checks_skip_only_the_duplicate_counts(engine):
-    dup = run(position=[1, 1, 2, 1])  # positions repeat in model a, query q1
+    dup = run(position=[1, 1, 2, 1], relevance=[1.0, 1.0, 1.0, 1.0])  # positions repeat in model a, query q1
     with pytest.raises(DataError, match="duplicate positions"):
         rp.evaluate(dup, ["p@1"], by="model", engine=engine)
     rp.evaluate(dup, ["p@1"], by="model", engine=engine, checks="fast")

@@ -273,10 +273,16 @@ def test_bad_inputs_are_one_line(args: list[str], needle: str, files: dict[str, 
 
 
 def test_duplicates_in_data(tmp_path: Path, log: pl.DataFrame) -> None:
-    pl.concat([log, log.head(1)]).write_parquet(tmp_path / "dup.parquet")
-    line = one_line_error(invoke("evaluate", tmp_path / "dup.parquet", "-m", "ndcg@10", "--by", "model"))
+    first = log.head(1)
+    pl.concat([log, first]).write_parquet(tmp_path / "dup.parquet")
+    line = one_line_error(invoke("evaluate", tmp_path / "dup.parquet", "-m", "ndcg@10", "--by", "model", "--checks", "strict"))
     assert "duplicate" in line and "'q0001'" in line
     ok("evaluate", tmp_path / "dup.parquet", "-m", "ndcg@10", "--by", "model", "--duplicates", "first")
+    # by default a repeated row is refused where it can change a value: a relevant one
+    relevant = log.filter(pl.col("relevance") > 0).head(1)
+    pl.concat([log, relevant]).write_parquet(tmp_path / "dup.parquet")
+    line = one_line_error(invoke("evaluate", tmp_path / "dup.parquet", "-m", "ndcg@10", "--by", "model"))
+    assert "duplicate" in line and repr(relevant["query"].item()) in line
 
 
 def test_debug_shows_the_traceback(files: dict[str, Path]) -> None:

@@ -86,15 +86,17 @@ BAD_RUNS = {
 }
 
 
+@pytest.mark.parametrize("checks", ["full", "strict"])
 @pytest.mark.parametrize("case", list(BAD_RUNS))
-def test_bad_runs_raise_the_same_error(case):
-    base = {"query": ["q1", "q1"], "item": ["a", "b"], "position": [1, 2], "relevance": [1.0, 0.0]}
+def test_bad_runs_raise_the_same_error(case, checks):
+    # both rows relevant, so that "full" checks them too (it skips rows that add nothing)
+    base = {"query": ["q1", "q1"], "item": ["a", "b"], "position": [1, 2], "relevance": [1.0, 2.0]}
     change, message = BAD_RUNS[case]
     run = pl.DataFrame({**base, **change})
     errors = []
     for engine in ("polars", "duckdb"):
         with pytest.raises(DataError, match=message) as info:
-            rp.evaluate(run, "ndcg", engine=engine)
+            rp.evaluate(run, "ndcg", engine=engine, checks=checks)
         errors.append(str(info.value))
     assert errors[0] == errors[1]
 

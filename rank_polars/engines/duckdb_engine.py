@@ -6,7 +6,8 @@ to ``temp_directory`` under ``memory_limit``.  Polars frames are handed over as 
 
 The run is read twice: once for the per-ranking statistics that :mod:`rank_polars.validate`
 checks (the same columns as ``run_stats_polars``, so errors read the same whichever engine
-found them) and once for the metrics.
+found them) and once for the metrics (which also counts duplicates among the contributing
+rows, see ``validate.duplicate_scope``).
 """
 
 from __future__ import annotations
@@ -19,23 +20,8 @@ import polars as pl
 from ..errors import RankPolarsError
 from ..inputs import Inputs, parquet_paths
 from ..plan import GRADE, ITEM, N_RET, Q, RANK, SCORE, Plan
-from ..validate import Missing, check_qrels, check_run, stat_names, universe
-from .sql_engine import QRELS, RUN, Query, Source, literal, metric_column, per_query_query, quote
-
-# The validation statistics in SQL, the same columns as validate._STATS computes in Polars.
-# Polars' n_unique counts null as a value; the null checks run first, so COUNT(DISTINCT)
-# only decides when there are no nulls.
-_STATS_SQL = {
-    "rank_null": f"COUNT(*) - COUNT({quote(RANK)})",
-    "rank_lt1": f"COUNT_IF({quote(RANK)} < 1)",
-    "rank_dup": f"COUNT(*) - COUNT(DISTINCT {quote(RANK)}) - MAX(CASE WHEN {quote(RANK)} IS NULL THEN 1 ELSE 0 END)",
-    "score_bad": f"COUNT_IF({quote(SCORE)} IS NULL OR isnan({quote(SCORE)}))",
-    "item_null": f"COUNT(*) - COUNT({quote(ITEM)})",
-    # distinct 64-bit hashes, as validate does (hash(NULL) is a value there and here)
-    "item_dup": f"COUNT(*) - COUNT(DISTINCT hash({quote(ITEM)}))",
-    "grade_bad": f"COUNT_IF({quote(GRADE)} IS NULL OR isnan({quote(GRADE)}))",
-}
-
+from ..validate import Missing, check_contributing, check_qrels, check_run, contributing_stat_names, stat_names, universe
+from .sql_engine import QRELS, RUN, STATS_SQL, Query, Source, literal, metric_column, per_query_query, quote
 
 def parquet_scan(source: Any, what: str) -> str | None:
     """``read_parquet(...)`` for a path / glob / folder / list of paths, else None."""
@@ -91,10 +77,12 @@ class DuckDBEngine:
                 check_qrels(qrels.drop("judged"), inputs)
             uni = universe(stats, inputs, qrels, missing)
             con.register("__rp_universe_given", uni.to_arrow())
-            q = per_query_query(plan, src, quote("__rp_universe_given"))
+            checks = contributing_stat_names(inputs, duplicates, plan)
+            q = per_query_query(plan, src, quote("__rp_universe_given"), checks=checks)
             table = con.sql(q.render(f"SELECT * FROM {quote('__rp_per_query')}")).pl()
         finally:
             con.close()
+        table = check_contributing(table, inputs, checks)
         names = {metric_column(i): label for i, (label, _) in enumerate(plan.outputs)}
         return table.rename(names).with_columns(pl.col(label).cast(pl.Float64) for label in names.values())
 
@@ -108,7 +96,7 @@ class DuckDBEngine:
     def _stats(self, con: duckdb.DuckDBPyConnection, plan: Plan, src: Source, inputs: Inputs, duplicates: str) -> pl.DataFrame:
         keys = ", ".join(quote(k) for k in inputs.keys)
         aggs = [f"COUNT(*) AS {quote(N_RET)}"]
-        aggs += [f"CAST({_STATS_SQL[n]} AS BIGINT) AS {quote(n)}" for n in stat_names(inputs, duplicates)]
+        aggs += [f"CAST({STATS_SQL[n]} AS BIGINT) AS {quote(n)}" for n in stat_names(inputs, duplicates, plan)]
         final = f"SELECT {keys}, {', '.join(aggs)} FROM {quote(RUN)} GROUP BY {keys}"
         return con.sql(self._with(plan, src, final)).pl().with_columns(pl.col(N_RET).cast(pl.UInt32))
 

@@ -13,13 +13,14 @@ Shape of the plan, chosen so that it streams and stays lean on large logs:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import polars as pl
 
 from .. import _dsl as d
 from ..inputs import Inputs
 from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, RANK, SCORE, Plan
+from ..validate import check_column, stat_exprs
 
 
 def _col(n: d.Node) -> pl.Expr:
@@ -48,8 +49,12 @@ def ranked_run(inputs: Inputs) -> pl.LazyFrame:
     return run
 
 
-def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame) -> pl.LazyFrame:
-    """One row per evaluated (group, query): the keys and one column per requested metric."""
+def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[str] = ()) -> pl.LazyFrame:
+    """One row per evaluated (group, query): the keys and one column per requested metric.
+
+    ``checks``: statistics of :mod:`rank_polars.validate` to count over the contributing
+    rows (the duplicate counts), added as ``check_column(stat)`` columns.
+    """
     keys = inputs.keys
     run = ranked_run(inputs)
     contributes = compile_expr(plan.contributes)
@@ -59,7 +64,10 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame) -> pl.LazyFrame:
     if qrels is not None:
         rows = run.select(*keys, ITEM, RANK).join(qrels.filter(contributes), on=[Q, ITEM], how="inner")
     else:
-        rows = run.select(*keys, RANK, GRADE).with_columns(judged).filter(contributes)
+        rows = run.select(*keys, ITEM, RANK, GRADE).with_columns(judged).filter(contributes)
+    checked = None
+    if checks:
+        checked = rows.group_by(keys).agg(stat_exprs(list(checks))).rename({c: check_column(c) for c in checks})
     # All contributing rows are the run's own judgments (labels, or ideal=run); only the
     # row aggregates can stop at the deepest cutoff any metric looks at.
     labelled = rows.select(*keys, RANK, GRADE, JUDGED)
@@ -107,4 +115,7 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame) -> pl.LazyFrame:
     if glob is not None:
         table = table.join(glob, how="cross")
     values: list[Any] = [compile_expr(v).cast(pl.Float64).alias(label) for label, v in plan.values.items()]
+    if checked is not None:
+        table = table.join(checked, on=keys, how="left")
+        values += [pl.col(check_column(c)).fill_null(0) for c in checks]
     return table.select(*keys, *values)

@@ -26,10 +26,11 @@ from typing import Sequence
 from .. import _dsl as d
 from ..errors import RankPolarsError
 from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, RANK, SCORE, Plan, by_name
+from ..validate import check_column
 
 # Names of the CTEs: prefixed so that they cannot shadow a user's table named "rows".
 RUN, RAW, QRELS, UNIVERSE, STATS = "__rp_run", "__rp_raw", "__rp_qrels", "__rp_universe", "__rp_stats"
-LABELLED, ROWS = "__rp_labelled", "__rp_rows"
+LABELLED, ROWS, CHECKS = "__rp_labelled", "__rp_rows", "__rp_checks"
 GLOB, ROWX, ROWAGG, TABLE, PER_QUERY = "__rp_glob", "__rp_rowx", "__rp_rowagg", "__rp_table", "__rp_per_query"
 
 
@@ -52,6 +53,22 @@ def literal(text: str) -> str:
 def metric_column(i: int) -> str:
     """Internal name of the i-th metric's column (labels such as ``ndcg@10`` only at the end)."""
     return f"__rp_m{i}"
+
+
+# The validation statistics in SQL, the same columns as validate._STATS computes in Polars
+# (DuckDB dialect: only the DuckDB engine runs them).
+# Polars' n_unique counts null as a value; the null checks run first, so COUNT(DISTINCT)
+# only decides when there are no nulls.
+STATS_SQL = {
+    "rank_null": f"COUNT(*) - COUNT({quote(RANK)})",
+    "rank_lt1": f"COUNT_IF({quote(RANK)} < 1)",
+    "rank_dup": f"COUNT(*) - COUNT(DISTINCT {quote(RANK)}) - MAX(CASE WHEN {quote(RANK)} IS NULL THEN 1 ELSE 0 END)",
+    "score_bad": f"COUNT_IF({quote(SCORE)} IS NULL OR isnan({quote(SCORE)}))",
+    "item_null": f"COUNT(*) - COUNT({quote(ITEM)})",
+    # distinct 64-bit hashes, as validate does (hash(NULL) is a value there and here)
+    "item_dup": f"COUNT(*) - COUNT(DISTINCT hash({quote(ITEM)}))",
+    "grade_bad": f"COUNT_IF({quote(GRADE)} IS NULL OR isnan({quote(GRADE)}))",
+}
 
 
 def _leaf(n: d.Node) -> str:
@@ -188,11 +205,15 @@ def universe_sql(src: Source, missing: str) -> str:
     )
 
 
-def per_query_query(plan: Plan, src: Source, universe: str | None, missing: str = "zero") -> Query:
+def per_query_query(
+    plan: Plan, src: Source, universe: str | None, missing: str = "zero", checks: Sequence[str] = ()
+) -> Query:
     """The CTEs whose last, ``__rp_per_query``, has the keys and one column per metric.
 
     ``universe``: a table holding the (group, query, n_ret) rows to evaluate (the DuckDB
     engine registers the one :func:`validate.universe` computed), or None to compute it in SQL.
+    ``checks``: validation statistics to count over the contributing rows (DuckDB only),
+    added as ``validate.check_column(stat)`` columns.
     """
     keys = src.keys
     q = Query()
@@ -210,18 +231,21 @@ def per_query_query(plan: Plan, src: Source, universe: str | None, missing: str 
     if src.qrels is not None:
         q.add(
             LABELLED,
-            f"SELECT {_cols(keys, 'r')}, r.{quote(RANK)}, j.{quote(GRADE)}, j.{quote(JUDGED)} "
+            f"SELECT {_cols(keys, 'r')}, r.{quote(ITEM)}, r.{quote(RANK)}, j.{quote(GRADE)}, j.{quote(JUDGED)} "
             f"FROM ({ranked}) AS r JOIN (SELECT * FROM {quote(QRELS)} WHERE {contributes}) AS j "
             f"ON {_on('r', 'j', [Q, ITEM])}",
         )
     else:
         judged = compile_expr(d.GRADE >= 0)
-        labelled = f"SELECT {_cols([*keys, RANK, GRADE])}, {judged} AS {quote(JUDGED)} FROM ({ranked}) AS r"
+        labelled = f"SELECT {_cols([*keys, ITEM, RANK, GRADE])}, {judged} AS {quote(JUDGED)} FROM ({ranked}) AS r"
         q.add(LABELLED, f"SELECT * FROM ({labelled}) AS l WHERE {contributes}")
     # the contributing rows are the run's own judgments (labels, or ideal=run): uncut; only
     # the row aggregates stop at the deepest cutoff any metric looks at
     cut = "" if plan.depth is None else f" WHERE {quote(RANK)} <= {int(plan.depth)}"
-    q.add(ROWS, f"SELECT * FROM {quote(LABELLED)}{cut}")
+    q.add(ROWS, f"SELECT {_cols([*keys, RANK, GRADE, JUDGED])} FROM {quote(LABELLED)}{cut}")
+    if checks:
+        counts = ", ".join(f"{STATS_SQL[c]} AS {quote(check_column(c))}" for c in checks)
+        q.add(CHECKS, f"SELECT {_cols(keys)}, {counts} FROM {quote(LABELLED)} GROUP BY {_cols(keys)}")
 
     # per-query judgment aggregates, 0 where a query has none
     joins, fills = [], []
@@ -265,6 +289,7 @@ def per_query_query(plan: Plan, src: Source, universe: str | None, missing: str 
 
     table = f"SELECT s.*{''.join(', COALESCE(ra.' + quote(n) + ', 0.0) AS ' + quote(n) for n in plan.row_aggs)}"
     table += "".join(", g." + quote(n) for n in plan.global_aggs)
+    table += "".join(", chk." + quote(check_column(c)) for c in checks)
     table += f" FROM {quote(STATS)} AS s"
     if plan.row_aggs:
         grouped = ", ".join(_aggregate(a, n) for n, a in plan.row_aggs.items())
@@ -272,11 +297,14 @@ def per_query_query(plan: Plan, src: Source, universe: str | None, missing: str 
         table += f" LEFT JOIN {quote(ROWAGG)} AS ra ON {_on('s', 'ra', keys)}"
     if plan.global_aggs:
         table += f" CROSS JOIN {quote(GLOB)} AS g"
+    if checks:
+        table += f" LEFT JOIN {quote(CHECKS)} AS chk ON {_on('s', 'chk', keys)}"
     q.add(TABLE, table)
 
     values = [
         f"CAST({compile_expr(v)} AS DOUBLE) AS {quote(metric_column(i))}" for i, v in enumerate(plan.values.values())
     ]
+    values += [f"COALESCE({quote(check_column(c))}, 0) AS {quote(check_column(c))}" for c in checks]
     q.add(PER_QUERY, f"SELECT {_cols(keys)}, {', '.join(values)} FROM {quote(TABLE)}")
     return q
 
