@@ -57,7 +57,8 @@ def _table_means(table) -> dict:
 
 
 def rank_polars_impl(
-    args, *, engine: str, streaming: bool = True, memory_limit: str | None = None, checks: str = "full"
+    args, *, engine: str, streaming: bool = True, memory_limit: str | None = None, checks: str = "full",
+    labels: str = "qrels",
 ) -> dict:
     import rank_polars as rp
 
@@ -73,6 +74,7 @@ def rank_polars_impl(
         duckdb_memory_limit=memory_limit,
         duckdb_temp_directory=args.temp if memory_limit else None,
         checks=checks,
+        labels=labels,
     )
     return {"semantics": "skip", "means": _table_means(table)}
 
@@ -256,6 +258,10 @@ IMPLS = {
     # checks="fast": without the per-ranking distinct counts (duplicate positions/items)
     "rank_polars-polars-streaming-fastchecks": lambda a: rank_polars_impl(a, engine="polars", checks="fast"),
     "rank_polars-duckdb-fastchecks": lambda a: rank_polars_impl(a, engine="duckdb", checks="fast"),
+    # labels="run": the shown rows' grades from the run's relevance column (checked against
+    # the qrels on the contributing rows), so the log is never joined with the judgments
+    "rank_polars-polars-streaming-runlabels": lambda a: rank_polars_impl(a, engine="polars", labels="run"),
+    "rank_polars-duckdb-runlabels": lambda a: rank_polars_impl(a, engine="duckdb", labels="run"),
     "pytrec_eval": pytrec_eval_impl,
     "ranx": ranx_impl,
     "ir_measures": ir_measures_impl,

@@ -9,7 +9,8 @@ Row columns a formula may read (see :mod:`rank_polars.plan` for where they come 
 ``rank``    1-based position of a run row in its ranking
 ``grade``   relevance grade of the row (qrels grade, or the run's own label)
 ``judged``  the row has a judgment (grade >= 0; negative grades are "unjudged", as in trec_eval)
-``irank``   1-based rank of a judgment in the ideal ordering (grade descending); judgment rows only
+``irank``   1-based rank of a judgment in the ideal ordering (grade descending); positively graded
+            judgment rows only (a formula reading it must add 0 for grades <= 0, as gains do)
 ``n_ret``   number of rows the query's ranking has (per query)
 
 Aggregates (:class:`Agg`) say *where* they are computed: over the contributing run rows of a

@@ -396,12 +396,13 @@ def main(debug: bool) -> None:
 @click.option("--per-query", is_flag=True, help="One row per (group, query) instead of means.")
 @click.option("--missing", type=click.Choice(["zero", "skip"]), default="zero", show_default=True, help="A judged query absent from a group's run scores 0 (zero) or is left out (skip).")
 @click.option("--duplicates", type=click.Choice(["error", "first"]), default="error", show_default=True, help="A repeated (query, item) in a ranking is an error, or keep its first occurrence.")
+@click.option("--labels", type=click.Choice(["qrels", "run"]), default="qrels", show_default=True, help="With --qrels: grades of the shown rows from the qrels (joined), or from the run's relevance column (checked against the qrels; no join of the whole log).")
 @click.option("--checks", type=click.Choice(["full", "strict", "fast"]), default="full", show_default=True, help="full: check item ids and repeated rows where they can change a value; strict: on every row (as trec_eval); fast: no duplicate counts.")
 @output_options
 def evaluate(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
              position: str, score: str, relevance: str, metrics: tuple[str, ...], by: tuple[str, ...], engine: str,
-             per_query: bool, missing: str, duplicates: str, checks: str, fmt: str, output: str | None,
-             force: bool) -> None:
+             per_query: bool, missing: str, duplicates: str, labels: str, checks: str, fmt: str,
+             output: str | None, force: bool) -> None:
     """Evaluate metrics over RUN, per --by group.
 
     \b
@@ -417,7 +418,7 @@ def evaluate(run: str, qrels: str | None, format_in: str | None, qrels_format: s
         try:
             table = rp_evaluate(
                 loaded.run, list(metrics), qrels=loaded.qrels, by=list(by) or None, per_query=per_query,
-                missing=missing, engine=engine, duplicates=duplicates, checks=checks, **loaded.columns,
+                missing=missing, engine=engine, duplicates=duplicates, labels=labels, checks=checks, **loaded.columns,
             )
         except RankPolarsError as e:
             raise _hint_by(e, loaded) from e

@@ -20,6 +20,7 @@ def evaluate(
     metrics: MetricLike | Sequence[MetricLike],
     *,
     qrels: Source | None = None,
+    labels: Literal["qrels", "run"] = "qrels",
     by: str | Sequence[str] | None = None,
     per_query: bool = False,
     missing: Missing = "zero",
@@ -51,6 +52,15 @@ def evaluate(
         Judgments ``query, item, relevance``.  When given they alone decide relevance (the
         run's relevance column is not read), only judged queries are evaluated, and the
         ideal ranking, R and bpref's N come from all judgments of the query.
+    labels
+        With ``qrels``, where the grades of the shown rows come from.  ``"qrels"``
+        (default): the judgments, joined to the run.  ``"run"``: the run's ``relevance``
+        column, so the whole log is never joined with the judgments (much faster on large
+        logs); the judgments still give the ideal ranking, R, N and the judged queries.
+        Every relevant or judged row of the run must then be judged in the qrels with the
+        same grade, or a ``DataError`` names the rows that disagree.  (A relevant judged
+        item shown but labelled 0 in the run cannot be told from an unjudged one without
+        the join: use ``"run"`` only for logs whose labels were copied from these qrels.)
     by
         Grouping column(s), e.g. ``"model"``; each group is judged on every judged query.
     per_query
@@ -108,11 +118,13 @@ def evaluate(
         raise RankPolarsError(f"checks must be 'full', 'strict' or 'fast', got {checks!r}")
     if duplicates not in ("error", "first"):
         raise RankPolarsError(f"duplicates must be 'error' or 'first', got {duplicates!r}")
+    if labels not in ("qrels", "run"):
+        raise RankPolarsError(f"labels must be 'qrels' or 'run', got {labels!r}")
     if engine not in ("polars", "duckdb"):
         raise RankPolarsError(f"engine must be 'polars' or 'duckdb', got {engine!r}")
     outputs = parse_all(metrics)
     plan = build_plan(outputs)
-    inputs = prepare(run, qrels=qrels, by=by, columns=Columns(query, item, position, score, relevance))
+    inputs = prepare(run, qrels=qrels, by=by, columns=Columns(query, item, position, score, relevance), labels=labels)
     inputs.checks = checks
     if duplicates == "first":
         inputs.run = _keep_first(inputs)

@@ -39,7 +39,13 @@ class Inputs:
     columns: Columns
     run_source: object = None  # what the user passed (the DuckDB engine reads Parquet paths itself)
     qrels_source: object = None
-    checks: str = "full"  # where duplicates are counted: see validate.duplicate_scope
+    checks: str = "full"  # where item checks run: see validate.item_check_scope
+    labels: str = "qrels"  # with qrels: "run" takes the shown rows' grades from the run's labels
+
+    @property
+    def run_labels(self) -> bool:
+        """The run's relevance column is read (no judgments, or labels="run")."""
+        return self.qrels is None or self.labels == "run"
 
     @property
     def by_internal(self) -> list[str]:
@@ -101,6 +107,7 @@ def prepare(
     qrels: Source | None,
     by: str | Sequence[str] | None,
     columns: Columns,
+    labels: str = "qrels",
 ) -> Inputs:
     run_lf = scan(run, "run")
     schema = run_lf.collect_schema()
@@ -152,8 +159,14 @@ def prepare(
             pl.col(columns.item).alias(ITEM),
             pl.col(columns.relevance).cast(pl.Float64).alias(GRADE),
         )
-    else:
-        dtype = _need(schema, columns.relevance, "run", "relevance label; or pass qrels=")
+    elif labels == "run":
+        raise RankPolarsError("labels='run' takes the shown rows' grades from the run and the ideal from qrels: pass qrels=")
+    if qrels is None or labels == "run":
+        role = "relevance label; or pass qrels=" if qrels is None else "relevance label, for labels='run'"
+        dtype = _need(schema, columns.relevance, "run", role)
         _numeric(dtype, columns.relevance, "run")
-        select.append(pl.col(columns.relevance).cast(pl.Float64).alias(GRADE))
-    return Inputs(run_lf.select(select), qrels_lf, by_cols, order, columns, run, qrels)
+        # kept in its own type (the engines cast after filtering): a filter on a cast
+        # column does not reach the Parquet reader, and this one keeps ~95% of rows out
+        grade = pl.col(columns.relevance)
+        select.append((grade if dtype.is_integer() or dtype.is_float() else grade.cast(pl.Float64)).alias(GRADE))
+    return Inputs(run_lf.select(select), qrels_lf, by_cols, order, columns, run, qrels, labels=labels)

@@ -27,6 +27,7 @@ from .measures.base import Measure
 Q, ITEM, RANK, SCORE, GRADE, JUDGED, IRANK, N_RET = (
     "__rp_query", "__rp_item", "rank", "__rp_score", "grade", "judged", "irank", "n_ret",
 )
+QGRADE = "__rp_qrels_grade"  # labels="run": the qrels' grade of a run row, only to check it
 
 
 def by_name(i: int) -> str:
@@ -53,6 +54,18 @@ class Plan:
                 if isinstance(n, d.Col) and (n.name in self.judgment_aggs or n.name in self.global_aggs):
                     names.add(n.name)
         return names
+
+    @staticmethod
+    def ideal_split(aggs: dict[str, d.Agg]) -> list[tuple[bool, dict[str, d.Agg]]]:
+        """Judgment aggregates split by whether they read the ideal rank ``irank``.
+
+        ``irank`` exists only for positively graded judgments (see :mod:`rank_polars._dsl`):
+        those sort first, so their rank is the same as among all judgments, and the window
+        that numbers them runs over ~5% of the judgments instead of all of them.
+        """
+        ideal = {n: a for n, a in aggs.items() if any(isinstance(x, d.Col) and x.name == IRANK for x in d.walk(a))}
+        plain = {n: a for n, a in aggs.items() if n not in ideal}
+        return [(flag, part) for flag, part in ((False, plain), (True, ideal)) if part]
 
     def sources(self) -> set[str]:
         return {agg.source for agg in self.judgment_aggs.values()}

@@ -25,6 +25,7 @@ def to_sql(
     table: str,
     by: str | Sequence[str] | None = None,
     qrels: str | None = None,
+    labels: Literal["qrels", "run"] = "qrels",
     per_query: bool = False,
     missing: Literal["zero", "skip"] = "zero",
     dialect: str = "duckdb",
@@ -49,6 +50,11 @@ def to_sql(
         input.  Without ``qrels`` the run's ``relevance`` column gives the grades and the
         ideal ranking comes from the run's own labels; with ``qrels`` only judged queries
         are evaluated and the run's relevance column is not read.
+    labels
+        With ``qrels``: ``"run"`` takes the grades of the shown rows from the run's
+        ``relevance`` column instead of joining the run with the judgments (the judgments
+        still give the ideal ranking, R and the judged queries).  The SQL does not check
+        that the two agree; :func:`rank_polars.evaluate` does.
     by
         Grouping column(s), e.g. ``"model"``.
     per_query
@@ -99,7 +105,11 @@ def to_sql(
     for col in by_cols:
         if col in (query, item):
             raise RankPolarsError(f"by: {col!r} is the query or item column; group by other columns")
-    src = Source(table, qrels, by_cols, order, query, item, position, score, relevance)
+    if labels not in ("qrels", "run"):
+        raise RankPolarsError(f"labels must be 'qrels' or 'run', got {labels!r}")
+    if labels == "run" and qrels is None:
+        raise RankPolarsError("labels='run' takes the shown rows' grades from the run and the ideal from qrels: pass qrels=")
+    src = Source(table, qrels, by_cols, order, query, item, position, score, relevance, labels=labels)
     plan = build_plan(outputs)
     q = per_query_query(plan, src, None, missing)
 

@@ -16,7 +16,7 @@ import polars as pl
 
 from .errors import CoverageWarning, DataError, examples
 from .inputs import Inputs
-from .plan import GRADE, ITEM, N_RET, Q, RANK, SCORE, Plan
+from .plan import GRADE, ITEM, N_RET, Q, QGRADE, RANK, SCORE, Plan
 
 Missing = Literal["zero", "skip"]
 
@@ -40,8 +40,14 @@ _STATS = {
         "{item}: duplicate items within a ranking (keep one row per query and item, or pass duplicates='first')",
     ),
     "grade_bad": (
-        lambda: pl.col(GRADE).is_null().sum() + pl.col(GRADE).is_nan().sum(),
+        lambda: pl.col(GRADE).is_null().sum() + pl.col(GRADE).cast(pl.Float64).is_nan().sum(),
         "{rel}: null or NaN relevance labels (label every row, or pass qrels=)",
+    ),
+    # labels="run": each contributing row must be judged in the qrels with its own label
+    "label_mismatch": (
+        lambda: (pl.col(QGRADE).is_null() | (pl.col(QGRADE) != pl.col(GRADE))).sum(),
+        "{rel}: the run's labels disagree with the qrels (labels='run' needs every relevant or judged "
+        "row of the run judged in the qrels with the same grade; pass labels='qrels' to use the qrels' grades)",
     ),
 }
 
@@ -77,7 +83,7 @@ def stat_names(inputs: Inputs, duplicates: str, plan: Plan) -> list[str]:
     """The statistics of the pass over every row of the run: the cheap per-row checks, and
     the item checks when :func:`item_check_scope` says ``"all"``."""
     names = ["rank_null", "rank_lt1"] if inputs.order == "position" else ["score_bad"]
-    if inputs.qrels is None:
+    if inputs.run_labels:
         names.append("grade_bad")
     if item_check_scope(inputs, plan) == "all":
         names += item_stats(inputs, duplicates)
@@ -85,8 +91,10 @@ def stat_names(inputs: Inputs, duplicates: str, plan: Plan) -> list[str]:
 
 
 def contributing_stat_names(inputs: Inputs, duplicates: str, plan: Plan) -> list[str]:
-    """The item checks the metric pass computes over the contributing rows."""
-    return item_stats(inputs, duplicates) if item_check_scope(inputs, plan) == "contributing" else []
+    """The checks the metric pass computes over the contributing rows: the item checks, and
+    with ``labels="run"`` the agreement of the run's labels with the qrels."""
+    names = item_stats(inputs, duplicates) if item_check_scope(inputs, plan) == "contributing" else []
+    return names + (["label_mismatch"] if inputs.qrels is not None and inputs.labels == "run" else [])
 
 
 def check_column(stat: str) -> str:

@@ -67,7 +67,7 @@ class DuckDBEngine:
                 run=self._relation(con, inputs.run_source, "__rp_run_source", "run"),
                 qrels=None if inputs.qrels_source is None else self._relation(con, inputs.qrels_source, "__rp_qrels_source", "qrels"),
                 by=list(inputs.by), order=inputs.order, query=c.query, item=c.item, position=c.position,
-                score=c.score, relevance=c.relevance, dedupe=duplicates == "first",
+                score=c.score, relevance=c.relevance, dedupe=duplicates == "first", labels=inputs.labels,
             )
             stats = self._stats(con, plan, src, inputs, duplicates)
             check_run(stats, inputs)

@@ -19,7 +19,7 @@ import polars as pl
 
 from .. import _dsl as d
 from ..inputs import Inputs
-from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, RANK, SCORE, Plan
+from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, QGRADE, RANK, SCORE, Plan
 from ..validate import check_column, stat_exprs
 
 
@@ -27,6 +27,13 @@ def _col(n: d.Node) -> pl.Expr:
     if isinstance(n, d.Col):
         return pl.col(n.name)
     raise TypeError(f"unexpected {n!r} after planning")
+
+
+def _label_leaf(n: d.Node) -> pl.Expr:
+    # the contributing predicate over the run's own columns, ``judged`` spelled out
+    if isinstance(n, d.Col) and n.name == JUDGED:
+        return pl.col(GRADE) >= 0
+    return _col(n)
 
 
 def compile_expr(node: d.Node) -> pl.Expr:
@@ -61,10 +68,20 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
 
     judged = (pl.col(GRADE) >= 0).alias(JUDGED)
     qrels = inputs.qrels.with_columns(judged) if inputs.qrels is not None else None
-    if qrels is not None:
+    if qrels is not None and inputs.labels == "qrels":
         rows = run.select(*keys, ITEM, RANK).join(qrels.filter(contributes), on=[Q, ITEM], how="inner")
     else:
-        rows = run.select(*keys, ITEM, RANK, GRADE).with_columns(judged).filter(contributes)
+        # the run's own labels: no join of the whole run with the judgments, and the filter
+        # on the label reaches the Parquet reader
+        on_labels = d.to_polars(plan.contributes, _label_leaf)  # no derived column: pushed down
+        rows = run.select(*keys, ITEM, RANK, GRADE).filter(on_labels)
+        rows = rows.with_columns(pl.col(GRADE).cast(pl.Float64)).with_columns(judged)
+        if qrels is not None:
+            # labels="run": the qrels' grade of each contributing row, to check.  A run row
+            # agrees only with a judgment that contributes too (the predicate reads the grade
+            # alone), so the build side is the filtered judgments, not all of them.
+            judgments = qrels.filter(contributes).select(Q, ITEM, pl.col(GRADE).alias(QGRADE))
+            rows = rows.join(judgments, on=[Q, ITEM], how="left")
     checked = None
     if checks:
         checked = rows.group_by(keys).agg(stat_exprs(list(checks))).rename({c: check_column(c) for c in checks})
@@ -81,15 +98,21 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
             judg, jkeys = qrels, [Q]
         else:
             judg, jkeys = labelled, keys
-        judg = judg.with_columns(
-            pl.col(GRADE).rank("ordinal", descending=True).over(jkeys).cast(pl.Int64).alias(IRANK)
-        )
-        if plan.judgments_need_n_ret():
-            judg = judg.join(universe.select(*keys, N_RET), on=jkeys, how="inner")
-            jkeys = keys
-        stats = stats.join(
-            judg.group_by(jkeys).agg(_aggregate(a, n) for n, a in aggs.items()), on=jkeys, how="left"
-        )
+        # the ideal rank is a window over the positively graded judgments only (see
+        # plan.ideal_split); the other aggregates need no window
+        for ideal, part in plan.ideal_split(aggs):
+            if ideal:
+                judg_part = judg.filter(pl.col(GRADE) > 0).with_columns(
+                    pl.col(GRADE).rank("ordinal", descending=True).over(jkeys).cast(pl.Int64).alias(IRANK)
+                )
+            else:
+                judg_part = judg
+            part_keys = jkeys
+            if plan.judgments_need_n_ret():
+                judg_part = judg_part.join(universe.select(*keys, N_RET), on=jkeys, how="inner")
+                part_keys = keys
+            grouped = judg_part.group_by(part_keys).agg(_aggregate(a, n) for n, a in part.items())
+            stats = stats.join(grouped, on=part_keys, how="left")
     stats = stats.with_columns(pl.col(n).fill_null(0.0) for n in plan.judgment_aggs)
 
     glob = None

@@ -25,7 +25,7 @@ from typing import Sequence
 
 from .. import _dsl as d
 from ..errors import RankPolarsError
-from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, RANK, SCORE, Plan, by_name
+from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, QGRADE, RANK, SCORE, Plan, by_name
 from ..validate import check_column
 
 # Names of the CTEs: prefixed so that they cannot shadow a user's table named "rows".
@@ -68,6 +68,7 @@ STATS_SQL = {
     # distinct 64-bit hashes, as validate does (hash(NULL) is a value there and here)
     "item_dup": f"COUNT(*) - COUNT(DISTINCT hash({quote(ITEM)}))",
     "grade_bad": f"COUNT_IF({quote(GRADE)} IS NULL OR isnan({quote(GRADE)}))",
+    "label_mismatch": f"COUNT_IF({quote(QGRADE)} IS NULL OR {quote(QGRADE)} <> {quote(GRADE)})",
 }
 
 
@@ -115,6 +116,11 @@ class Source:
     score: str = "score"
     relevance: str = "relevance"
     dedupe: bool = False  # duplicates="first": keep each (ranking, item)'s first row
+    labels: str = "qrels"  # with qrels: "run" takes the shown rows' grades from the run's labels
+
+    @property
+    def run_labels(self) -> bool:
+        return self.qrels is None or self.labels == "run"
 
     @property
     def keys(self) -> list[str]:
@@ -143,7 +149,7 @@ def run_cte(src: Source) -> str:
         select.append(f"CAST({quote(src.position)} AS BIGINT) AS {quote(RANK)}")
     else:
         select.append(f"CAST({quote(src.score)} AS DOUBLE) AS {quote(SCORE)}")
-    if src.qrels is None:
+    if src.run_labels:
         select.append(f"CAST({quote(src.relevance)} AS DOUBLE) AS {quote(GRADE)}")
     return f"SELECT {', '.join(select)} FROM {src.run} AS {quote('__rp_src')}"
 
@@ -228,7 +234,7 @@ def per_query_query(
 
     ranked = ranked_cte(src)
     contributes = compile_expr(plan.contributes)
-    if src.qrels is not None:
+    if not src.run_labels:
         q.add(
             LABELLED,
             f"SELECT {_cols(keys, 'r')}, r.{quote(ITEM)}, r.{quote(RANK)}, j.{quote(GRADE)}, j.{quote(JUDGED)} "
@@ -238,7 +244,13 @@ def per_query_query(
     else:
         judged = compile_expr(d.GRADE >= 0)
         labelled = f"SELECT {_cols([*keys, ITEM, RANK, GRADE])}, {judged} AS {quote(JUDGED)} FROM ({ranked}) AS r"
-        q.add(LABELLED, f"SELECT * FROM ({labelled}) AS l WHERE {contributes}")
+        contributing = f"SELECT * FROM ({labelled}) AS l WHERE {contributes}"
+        if src.qrels is not None:  # labels="run": the grade of the (contributing) judgment, to check
+            contributing = (
+                f"SELECT c.*, j.{quote(GRADE)} AS {quote(QGRADE)} FROM ({contributing}) AS c "
+                f"LEFT JOIN (SELECT * FROM {quote(QRELS)} WHERE {contributes}) AS j ON {_on('c', 'j', [Q, ITEM])}"
+            )
+        q.add(LABELLED, contributing)
     # the contributing rows are the run's own judgments (labels, or ideal=run): uncut; only
     # the row aggregates stop at the deepest cutoff any metric looks at
     cut = "" if plan.depth is None else f" WHERE {quote(RANK)} <= {int(plan.depth)}"
@@ -249,24 +261,31 @@ def per_query_query(
 
     # per-query judgment aggregates, 0 where a query has none
     joins, fills = [], []
-    for i, source in enumerate(sorted(plan.sources())):
+    for source in sorted(plan.sources()):
         aggs = {n: a for n, a in plan.judgment_aggs.items() if a.source == source}
         table, jkeys = (QRELS, [Q]) if source == "judgments" and src.qrels is not None else (LABELLED, keys)
-        irank = f"row_number() OVER (PARTITION BY {_cols(jkeys)} ORDER BY {quote(GRADE)} DESC)"
-        judg = f"SELECT *, {irank} AS {quote(IRANK)} FROM {quote(table)}"
-        if plan.judgments_need_n_ret():
-            judg = (
-                f"SELECT {_cols(keys, 'u')}, u.{quote(N_RET)}, j.{quote(GRADE)}, j.{quote(JUDGED)}, j.{quote(IRANK)} "
-                f"FROM ({judg}) AS j JOIN {quote(UNIVERSE)} AS u ON {_on('j', 'u', jkeys)}"
+        # the ideal rank numbers the positively graded judgments only (Plan.ideal_split)
+        for ideal, part in plan.ideal_split(aggs):
+            if ideal:
+                irank = f"row_number() OVER (PARTITION BY {_cols(jkeys)} ORDER BY {quote(GRADE)} DESC)"
+                judg = f"SELECT *, {irank} AS {quote(IRANK)} FROM {quote(table)} WHERE {quote(GRADE)} > 0"
+                picked = f", j.{quote(IRANK)}"
+            else:
+                judg, picked = f"SELECT * FROM {quote(table)}", ""
+            part_keys = jkeys
+            if plan.judgments_need_n_ret():
+                judg = (
+                    f"SELECT {_cols(keys, 'u')}, u.{quote(N_RET)}, j.{quote(GRADE)}, j.{quote(JUDGED)}{picked} "
+                    f"FROM ({judg}) AS j JOIN {quote(UNIVERSE)} AS u ON {_on('j', 'u', jkeys)}"
+                )
+                part_keys = keys
+            alias = f"a{len(joins)}"
+            grouped = ", ".join(_aggregate(a, n) for n, a in part.items())
+            joins.append(
+                f"LEFT JOIN (SELECT {_cols(part_keys)}, {grouped} FROM ({judg}) AS j GROUP BY {_cols(part_keys)}) "
+                f"AS {alias} ON {_on('u', alias, part_keys)}"
             )
-            jkeys = keys
-        alias = f"a{i}"
-        grouped = ", ".join(_aggregate(a, n) for n, a in aggs.items())
-        joins.append(
-            f"LEFT JOIN (SELECT {_cols(jkeys)}, {grouped} FROM ({judg}) AS j GROUP BY {_cols(jkeys)}) AS {alias} "
-            f"ON {_on('u', alias, jkeys)}"
-        )
-        fills += [f"COALESCE({alias}.{quote(n)}, 0.0) AS {quote(n)}" for n in aggs]
+            fills += [f"COALESCE({alias}.{quote(n)}, 0.0) AS {quote(n)}" for n in part]
     q.add(STATS, f"SELECT {', '.join(['u.*', *fills])} FROM {quote(UNIVERSE)} AS u {' '.join(joins)}")
 
     if plan.global_aggs:
