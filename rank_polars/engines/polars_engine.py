@@ -82,13 +82,13 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
             # alone), so the build side is the filtered judgments, not all of them.
             judgments = qrels.filter(contributes).select(Q, ITEM, pl.col(GRADE).alias(QGRADE))
             rows = rows.join(judgments, on=[Q, ITEM], how="left")
-    checked = None
-    if checks:
-        checked = rows.group_by(keys).agg(stat_exprs(list(checks))).rename({c: check_column(c) for c in checks})
-    # All contributing rows are the run's own judgments (labels, or ideal=run); only the
-    # row aggregates can stop at the deepest cutoff any metric looks at.
+    # The contributing rows are the run's own judgments (labels, or ideal=run): uncut.  The
+    # row aggregates may stop at the deepest cutoff any metric looks at (their formulas hold
+    # the cutoffs); but when the same group-by also counts the checks, which need every
+    # contributing row, one uncut pass is cheaper than a second one.
     labelled = rows.select(*keys, RANK, GRADE, JUDGED)
-    rows = labelled if plan.depth is None else labelled.filter(pl.col(RANK) <= plan.depth)
+    if not checks:
+        rows = labelled if plan.depth is None else labelled.filter(pl.col(RANK) <= plan.depth)
 
     universe = uni.lazy()
     stats = universe
@@ -130,15 +130,13 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
         rows = rows.with_columns(
             compile_expr(arg).cum_sum().over(keys, order_by=RANK).alias(name) for name, arg in plan.cums.items()
         )
-    row_aggs = rows.group_by(keys).agg(_aggregate(a, n) for n, a in plan.row_aggs.items())
+    counts = [e.alias(check_column(c)) for c, e in zip(checks, stat_exprs(list(checks)))]
+    row_aggs = rows.group_by(keys).agg(*(_aggregate(a, n) for n, a in plan.row_aggs.items()), *counts)
 
     table = stats.join(row_aggs, on=keys, how="left").with_columns(
-        pl.col(n).fill_null(0.0) for n in plan.row_aggs
+        *(pl.col(n).fill_null(0.0) for n in plan.row_aggs), *(pl.col(check_column(c)).fill_null(0) for c in checks)
     )
     if glob is not None:
         table = table.join(glob, how="cross")
     values: list[Any] = [compile_expr(v).cast(pl.Float64).alias(label) for label, v in plan.values.items()]
-    if checked is not None:
-        table = table.join(checked, on=keys, how="left")
-        values += [pl.col(check_column(c)).fill_null(0) for c in checks]
-    return table.select(*keys, *values)
+    return table.select(*keys, *values, *(check_column(c) for c in checks))
