@@ -37,6 +37,7 @@ BASELINE = "rank_polars-polars-streaming"
 RANK_POLARS = [
     BASELINE, "rank_polars-polars-memory", "rank_polars-duckdb", "rank_polars-duckdb-2GB",
     "rank_polars-polars-streaming-fastchecks", "rank_polars-duckdb-fastchecks",
+    "rank_polars-polars-streaming-runlabels", "rank_polars-duckdb-runlabels",
 ]
 PEERS = ["pytrec_eval", "ranx", "ir_measures", "sklearn-ndcg"]
 FLOORS = ["floor-polars-streaming", "floor-duckdb"]

@@ -31,6 +31,7 @@ from ..validate import check_column
 # Names of the CTEs: prefixed so that they cannot shadow a user's table named "rows".
 RUN, RAW, QRELS, UNIVERSE, STATS = "__rp_run", "__rp_raw", "__rp_qrels", "__rp_universe", "__rp_stats"
 LABELLED, ROWS, CHECKS = "__rp_labelled", "__rp_rows", "__rp_checks"
+LABEL = "__rp_label"  # the run's relevance label as stored (GRADE is its DOUBLE cast)
 GLOB, ROWX, ROWAGG, TABLE, PER_QUERY = "__rp_glob", "__rp_rowx", "__rp_rowagg", "__rp_table", "__rp_per_query"
 
 
@@ -76,6 +77,15 @@ def _leaf(n: d.Node) -> str:
     if isinstance(n, d.Col):
         return quote(n.name)
     raise TypeError(f"unexpected {n!r} after planning")
+
+
+def _raw_label_leaf(n: d.Node) -> str:
+    # the contributing predicate over the run's label column as stored, ``judged`` spelled out
+    if isinstance(n, d.Col) and n.name == GRADE:
+        return quote(LABEL)
+    if isinstance(n, d.Col) and n.name == JUDGED:
+        return f"({quote(LABEL)} >= 0)"
+    return _leaf(n)
 
 
 def compile_expr(node: d.Node) -> str:
@@ -151,6 +161,7 @@ def run_cte(src: Source) -> str:
         select.append(f"CAST({quote(src.score)} AS DOUBLE) AS {quote(SCORE)}")
     if src.run_labels:
         select.append(f"CAST({quote(src.relevance)} AS DOUBLE) AS {quote(GRADE)}")
+        select.append(f"{quote(src.relevance)} AS {quote(LABEL)}")
     return f"SELECT {', '.join(select)} FROM {src.run} AS {quote('__rp_src')}"
 
 
@@ -243,8 +254,13 @@ def per_query_query(
         )
     else:
         judged = compile_expr(d.GRADE >= 0)
-        labelled = f"SELECT {_cols([*keys, ITEM, RANK, GRADE])}, {judged} AS {quote(JUDGED)} FROM ({ranked}) AS r"
-        contributing = f"SELECT * FROM ({labelled}) AS l WHERE {contributes}"
+        # the predicate reads the label as stored (not the DOUBLE cast), so that it reaches
+        # the Parquet reader as a filter and only contributing rows are decoded
+        on_label = d.to_sql(plan.contributes, _raw_label_leaf)
+        contributing = (
+            f"SELECT {_cols([*keys, ITEM, RANK, GRADE])}, {judged} AS {quote(JUDGED)} FROM ({ranked}) AS r "
+            f"WHERE {on_label}"
+        )
         if src.qrels is not None:  # labels="run": the grade of the (contributing) judgment, to check
             contributing = (
                 f"SELECT c.*, j.{quote(GRADE)} AS {quote(QGRADE)} FROM ({contributing}) AS c "
