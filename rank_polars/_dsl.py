@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, Union
+from typing import Any, Callable, Iterable, Literal, Union
 
 AggLevel = Literal["rows", "judgments", "global"]
 AggKind = Literal["sum", "max"]
@@ -236,6 +236,11 @@ def walk(node: Node) -> list[Node]:
 
     visit(node)
     return out
+
+
+def reads(nodes: Iterable[Node], name: str) -> bool:
+    """Whether any of the trees reads the column ``name``."""
+    return any(isinstance(n, Col) and n.name == name for node in nodes for n in walk(node))
 
 
 def children(n: Node) -> tuple[Node, ...]:

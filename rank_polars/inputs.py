@@ -30,6 +30,11 @@ class Columns:
     relevance: str = "relevance"
 
 
+def reads_run_labels(has_qrels: bool, labels: str) -> bool:
+    """Whether the run's relevance column is read: without judgments, or with labels="run"."""
+    return not has_qrels or labels == "run"
+
+
 @dataclass
 class Inputs:
     run: pl.LazyFrame  # internal names: by_name(i)..., Q, ITEM, RANK or SCORE, [GRADE]
@@ -44,8 +49,7 @@ class Inputs:
 
     @property
     def run_labels(self) -> bool:
-        """The run's relevance column is read (no judgments, or labels="run")."""
-        return self.qrels is None or self.labels == "run"
+        return reads_run_labels(self.qrels is not None, self.labels)
 
     @property
     def by_internal(self) -> list[str]:
@@ -161,7 +165,7 @@ def prepare(
         )
     elif labels == "run":
         raise RankPolarsError("labels='run' takes the shown rows' grades from the run and the ideal from qrels: pass qrels=")
-    if qrels is None or labels == "run":
+    if reads_run_labels(qrels is not None, labels):
         role = "relevance label; or pass qrels=" if qrels is None else "relevance label, for labels='run'"
         dtype = _need(schema, columns.relevance, "run", role)
         _numeric(dtype, columns.relevance, "run")

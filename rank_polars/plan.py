@@ -63,7 +63,7 @@ class Plan:
         those sort first, so their rank is the same as among all judgments, and the window
         that numbers them runs over ~5% of the judgments instead of all of them.
         """
-        ideal = {n: a for n, a in aggs.items() if any(isinstance(x, d.Col) and x.name == IRANK for x in d.walk(a))}
+        ideal = {n: a for n, a in aggs.items() if d.reads([a], IRANK)}
         plain = {n: a for n, a in aggs.items() if n not in ideal}
         return [(flag, part) for flag, part in ((False, plain), (True, ideal)) if part]
 
@@ -73,14 +73,10 @@ class Plan:
     def reads_n_ret(self) -> bool:
         """Some value reads the length of the ranking (so every row of it counts)."""
         nodes = [*self.values.values(), *self.row_aggs.values(), *self.cums.values(), *self.judgment_aggs.values()]
-        return any(isinstance(n, d.Col) and n.name == N_RET for node in nodes for n in d.walk(node))
+        return d.reads(nodes, N_RET)
 
     def judgments_need_n_ret(self) -> bool:
-        return any(
-            isinstance(n, d.Col) and n.name == N_RET
-            for agg in self.judgment_aggs.values()
-            for n in d.walk(agg)
-        )
+        return d.reads(self.judgment_aggs.values(), N_RET)
 
 
 def build_plan(outputs: Sequence[tuple[str, Measure]]) -> Plan:

@@ -68,7 +68,7 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
 
     judged = (pl.col(GRADE) >= 0).alias(JUDGED)
     qrels = inputs.qrels.with_columns(judged) if inputs.qrels is not None else None
-    if qrels is not None and inputs.labels == "qrels":
+    if not inputs.run_labels:
         rows = run.select(*keys, ITEM, RANK).join(qrels.filter(contributes), on=[Q, ITEM], how="inner")
     else:
         # the run's own labels: no join of the whole run with the judgments, and the filter

@@ -25,6 +25,7 @@ from typing import Sequence
 
 from .. import _dsl as d
 from ..errors import RankPolarsError
+from ..inputs import reads_run_labels
 from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, QGRADE, RANK, SCORE, Plan, by_name
 from ..validate import check_column
 
@@ -130,7 +131,7 @@ class Source:
 
     @property
     def run_labels(self) -> bool:
-        return self.qrels is None or self.labels == "run"
+        return reads_run_labels(self.qrels is not None, self.labels)
 
     @property
     def keys(self) -> list[str]:
