@@ -31,7 +31,7 @@ from ..validate import check_column
 
 # Names of the CTEs: prefixed so that they cannot shadow a user's table named "rows".
 RUN, RAW, QRELS, UNIVERSE, STATS = "__rp_run", "__rp_raw", "__rp_qrels", "__rp_universe", "__rp_stats"
-LABELLED, ROWS, CHECKS = "__rp_labelled", "__rp_rows", "__rp_checks"
+LABELLED, ROWS = "__rp_labelled", "__rp_rows"
 LABEL = "__rp_label"  # the run's relevance label as stored (GRADE is its DOUBLE cast)
 GLOB, ROWX, ROWAGG, TABLE, PER_QUERY = "__rp_glob", "__rp_rowx", "__rp_rowagg", "__rp_table", "__rp_per_query"
 
@@ -268,13 +268,15 @@ def per_query_query(
                 f"LEFT JOIN (SELECT * FROM {quote(QRELS)} WHERE {contributes}) AS j ON {_on('c', 'j', [Q, ITEM])}"
             )
         q.add(LABELLED, contributing)
-    # the contributing rows are the run's own judgments (labels, or ideal=run): uncut; only
-    # the row aggregates stop at the deepest cutoff any metric looks at
-    cut = "" if plan.depth is None else f" WHERE {quote(RANK)} <= {int(plan.depth)}"
-    q.add(ROWS, f"SELECT {_cols([*keys, RANK, GRADE, JUDGED])} FROM {quote(LABELLED)}{cut}")
+    # the contributing rows are the run's own judgments (labels, or ideal=run): uncut.  The
+    # row aggregates may stop at the deepest cutoff any metric looks at (their formulas hold
+    # the cutoffs), unless the same group-by also counts the checks over every contributing
+    # row (as the Polars engine)
     if checks:
-        counts = ", ".join(f"{STATS_SQL[c]} AS {quote(check_column(c))}" for c in checks)
-        q.add(CHECKS, f"SELECT {_cols(keys)}, {counts} FROM {quote(LABELLED)} GROUP BY {_cols(keys)}")
+        q.add(ROWS, f"SELECT * FROM {quote(LABELLED)}")
+    else:
+        cut = "" if plan.depth is None else f" WHERE {quote(RANK)} <= {int(plan.depth)}"
+        q.add(ROWS, f"SELECT {_cols([*keys, RANK, GRADE, JUDGED])} FROM {quote(LABELLED)}{cut}")
 
     # per-query judgment aggregates, 0 where a query has none
     joins, fills = [], []
@@ -324,23 +326,22 @@ def per_query_query(
     q.add(ROWX, f"SELECT *{cums} FROM ({rowx}) AS x")
 
     table = f"SELECT s.*{''.join(', COALESCE(ra.' + quote(n) + ', 0.0) AS ' + quote(n) for n in plan.row_aggs)}"
+    table += "".join(", COALESCE(ra." + quote(check_column(c)) + ", 0) AS " + quote(check_column(c)) for c in checks)
     table += "".join(", g." + quote(n) for n in plan.global_aggs)
-    table += "".join(", chk." + quote(check_column(c)) for c in checks)
     table += f" FROM {quote(STATS)} AS s"
-    if plan.row_aggs:
-        grouped = ", ".join(_aggregate(a, n) for n, a in plan.row_aggs.items())
-        q.add(ROWAGG, f"SELECT {_cols(keys)}, {grouped} FROM {quote(ROWX)} GROUP BY {_cols(keys)}")
+    if plan.row_aggs or checks:
+        grouped = [_aggregate(a, n) for n, a in plan.row_aggs.items()]
+        grouped += [f"{STATS_SQL[c]} AS {quote(check_column(c))}" for c in checks]
+        q.add(ROWAGG, f"SELECT {_cols(keys)}, {', '.join(grouped)} FROM {quote(ROWX)} GROUP BY {_cols(keys)}")
         table += f" LEFT JOIN {quote(ROWAGG)} AS ra ON {_on('s', 'ra', keys)}"
     if plan.global_aggs:
         table += f" CROSS JOIN {quote(GLOB)} AS g"
-    if checks:
-        table += f" LEFT JOIN {quote(CHECKS)} AS chk ON {_on('s', 'chk', keys)}"
     q.add(TABLE, table)
 
     values = [
         f"CAST({compile_expr(v)} AS DOUBLE) AS {quote(metric_column(i))}" for i, v in enumerate(plan.values.values())
     ]
-    values += [f"COALESCE({quote(check_column(c))}, 0) AS {quote(check_column(c))}" for c in checks]
+    values += [quote(check_column(c)) for c in checks]
     q.add(PER_QUERY, f"SELECT {_cols(keys)}, {', '.join(values)} FROM {quote(TABLE)}")
     return q
 
