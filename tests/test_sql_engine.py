@@ -92,11 +92,15 @@ def test_bad_runs_raise_the_same_error(case, checks):
     # both rows relevant, so that "full" checks them too (it skips rows that add nothing)
     base = {"query": ["q1", "q1"], "item": ["a", "b"], "position": [1, 2], "relevance": [1.0, 2.0]}
     change, message = BAD_RUNS[case]
-    run = pl.DataFrame({**base, **change})
+    assert_same_error(message, pl.DataFrame({**base, **change}), checks=checks)
+
+
+def assert_same_error(message: str, run: pl.DataFrame, **kwargs) -> None:
+    """Both engines refuse ``run`` with the same DataError, which contains ``message``."""
     errors = []
     for engine in ("polars", "duckdb"):
         with pytest.raises(DataError, match=message) as info:
-            rp.evaluate(run, "ndcg", engine=engine, checks=checks)
+            rp.evaluate(run, "ndcg", engine=engine, **kwargs)
         errors.append(str(info.value))
     assert errors[0] == errors[1]
 
@@ -107,12 +111,7 @@ def test_bad_scores_and_qrels_raise_the_same_error():
     for bad_run, bad_qrels, message in ((run, judgments.head(1), "null or NaN scores"),
                                         (run.with_columns(score=pl.lit(1.0)).with_columns(item=pl.Series(["a", "b"])),
                                          judgments, "duplicate judgments")):
-        errors = []
-        for engine in ("polars", "duckdb"):
-            with pytest.raises(DataError, match=message) as info:
-                rp.evaluate(bad_run, "ndcg", qrels=bad_qrels, engine=engine)
-            errors.append(str(info.value))
-        assert errors[0] == errors[1]
+        assert_same_error(message, bad_run, qrels=bad_qrels)
 
 
 def test_parquet_folder_glob_and_list(tmp_path):
