@@ -10,7 +10,16 @@ from .errors import RankPolarsError
 from .inputs import Columns, Inputs, Source, prepare
 from .measures import MetricLike, parse_all
 from .plan import ITEM, Q, RANK, SCORE, Plan, build_plan
-from .validate import Missing, check_contributing, check_qrels, check_run, contributing_stat_names, run_stats_polars, universe
+from .validate import (
+    Missing,
+    check_contributing,
+    check_qrels,
+    check_run,
+    contributing_stat_names,
+    qrels_stat_exprs,
+    run_stats_polars,
+    universe,
+)
 
 Engine = Literal["polars", "duckdb"]
 
@@ -144,16 +153,19 @@ def _collect(lf: pl.LazyFrame, streaming: bool) -> pl.DataFrame:
 
 
 def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: str, streaming: bool) -> pl.DataFrame:
+    from .engines.polars_engine import contributes_expr
     from .engines.polars_engine import per_query as plan_per_query
 
-    stats = _collect(run_stats_polars(inputs, duplicates, plan), streaming)
-    check_run(stats, inputs)
-    qrels = None
+    # the two checking passes (over every row of the run, over every judgment) run together
+    # and keep one row per ranking / judged query; the judgments stay a lazy scan
+    passes = [run_stats_polars(inputs, duplicates, plan)]
     if inputs.qrels is not None:
-        qrels = inputs.qrels.collect()
-        check_qrels(qrels, inputs)
-        inputs.qrels = qrels.lazy()
-    uni = universe(stats, inputs, qrels, missing)
+        passes.append(inputs.qrels.group_by(Q).agg(qrels_stat_exprs(inputs, contributes_expr(plan))))
+    stats, *judged = pl.collect_all(passes, engine="streaming" if streaming else "auto")
+    check_run(stats, inputs)
+    if judged:
+        check_qrels(judged[0], inputs)
+    uni = universe(stats, inputs, judged[0] if judged else None, missing)
     checks = contributing_stat_names(inputs, duplicates, plan)
     table = _collect(plan_per_query(plan, inputs, uni, checks), streaming)
     return check_contributing(table, inputs, checks)

@@ -56,44 +56,50 @@ Scope = Literal["all", "contributing"]
 
 
 def item_check_scope(inputs: Inputs, plan: Plan) -> Scope:
-    """Where the checks on items and repeated rows (null items, duplicate positions and
-    items within a ranking) run.
+    """Where the ranking checks (:func:`ranking_stats`: positions, item ids, repeated rows)
+    run.
 
-    Under position order an item id and a repeated row can change a value only where the
-    row contributes (it is relevant or judged): a null or repeated id of a row that adds 0
-    to every metric changes nothing.  That is unless the order comes from scores (every row
-    moves the ones below it, and ties are broken by item id), a metric reads the ranking's
-    length, or ``checks="strict"`` (trec_eval refuses any repeated item).  So by default
-    these checks run inside the metric pass over the contributing rows, ~5% of a log,
-    instead of costing a distinct count per ranking over all of it.
+    Under position order a position, an item id and a repeated row can change a value only
+    where the row contributes (it is relevant or judged): a null position or a repeated id
+    of a row that adds 0 to every metric changes nothing.  That is unless the order comes
+    from scores (every row moves the ones below it, and ties are broken by item id), a
+    metric reads the ranking's length, or ``checks="strict"`` (trec_eval refuses any
+    repeated item).  So by default these checks run inside the metric pass over the
+    contributing rows, ~5% of a log, and the pass over every row reads only the keys (and
+    the labels, when they come from the run).
     """
     if inputs.checks == "strict" or inputs.order == "score" or plan.reads_n_ret():
         return "all"
     return "contributing"
 
 
-def item_stats(inputs: Inputs, duplicates: str) -> list[str]:
+def ranking_stats(inputs: Inputs, duplicates: str) -> list[str]:
+    """The checks that can change a value only through a row's place in its ranking: null
+    or out-of-range positions and null items, and the two distinct counts (duplicate
+    positions and items; ``checks="fast"`` skips those)."""
+    names = ["rank_null", "rank_lt1", "item_null"] if inputs.order == "position" else ["item_null"]
     if inputs.checks == "fast":
-        return ["item_null"]
-    names = ["item_null", "rank_dup"] if inputs.order == "position" else ["item_null"]
+        return names
+    names += ["rank_dup"] if inputs.order == "position" else []
     return names + (["item_dup"] if duplicates == "error" else [])
 
 
 def stat_names(inputs: Inputs, duplicates: str, plan: Plan) -> list[str]:
-    """The statistics of the pass over every row of the run: the cheap per-row checks, and
-    the item checks when :func:`item_check_scope` says ``"all"``."""
-    names = ["rank_null", "rank_lt1"] if inputs.order == "position" else ["score_bad"]
+    """The statistics of the pass over every row of the run: scores and labels (a null one
+    hides whether the row contributes), and the ranking checks when
+    :func:`item_check_scope` says ``"all"``."""
+    names = ["score_bad"] if inputs.order == "score" else []
     if inputs.run_labels:
         names.append("grade_bad")
     if item_check_scope(inputs, plan) == "all":
-        names += item_stats(inputs, duplicates)
+        names += ranking_stats(inputs, duplicates)
     return names
 
 
 def contributing_stat_names(inputs: Inputs, duplicates: str, plan: Plan) -> list[str]:
     """The checks the metric pass computes over the contributing rows: the item checks, and
     with ``labels="run"`` the agreement of the run's labels with the qrels."""
-    names = item_stats(inputs, duplicates) if item_check_scope(inputs, plan) == "contributing" else []
+    names = ranking_stats(inputs, duplicates) if item_check_scope(inputs, plan) == "contributing" else []
     return names + (["label_mismatch"] if inputs.qrels is not None and inputs.labels == "run" else [])
 
 
@@ -145,31 +151,52 @@ def check_run(stats: pl.DataFrame, inputs: Inputs) -> None:
             )
 
 
-def check_qrels(qrels: pl.DataFrame, inputs: Inputs) -> None:
+# (statistic of the judgments, per query; the message when it is non-zero).  A null query
+# id forms a group of its own.
+_QSTATS = {
+    "q_item_null": "column {item} has {n} null values",
+    "q_grade_null": "column {rel} has {n} null values",
+    "q_grade_nan": "column {rel} has {n} NaN grades",
+    "q_dup": "duplicate judgments for the same (query, item) in columns {query}, {item} ({n} rows)",
+}
+
+
+def qrels_stat_exprs(inputs: Inputs, contributes: pl.Expr) -> list[pl.Expr]:
+    """Per-query statistics of the judgments (``contributes``: the plan's predicate over a
+    judgment's grade, as a Polars expression).
+
+    Null ids and grades are counted over every judgment.  Duplicate (query, item) pairs are
+    counted as distinct 64-bit item hashes among the judgments that contribute (by default:
+    a repeated judgment that no metric reads changes nothing, and ~80% of judgments are
+    not relevant), among all of them with ``checks="strict"``, not at all with ``"fast"``.
+    """
+    grade = pl.col(GRADE)
+    exprs = [pl.len().alias("q_n"), pl.col(ITEM).null_count().alias("q_item_null"),
+             grade.null_count().alias("q_grade_null"), grade.is_nan().sum().alias("q_grade_nan")]
+    if inputs.checks == "strict":
+        exprs.append((pl.len() - pl.col(ITEM).hash().n_unique()).alias("q_dup"))
+    elif inputs.checks == "full":
+        exprs.append((contributes.sum() - pl.col(ITEM).hash().filter(contributes).n_unique()).alias("q_dup"))
+    return [e.cast(pl.Int64) for e in exprs]
+
+
+def check_qrels(qstats: pl.DataFrame, inputs: Inputs) -> None:
+    """Raise :class:`DataError` on the per-query statistics of the judgments."""
     c = inputs.columns
-    for col, label in ((Q, c.query), (ITEM, c.item), (GRADE, c.relevance)):
-        nulls = qrels.filter(pl.col(col).is_null())
-        if nulls.height:
-            raise DataError(
-                f"qrels: column {label!r} has {nulls.height} null values, e.g. query {examples(nulls[Q].unique().sort(nulls_last=True).to_list())}"
-            )
-    nan = qrels.filter(pl.col(GRADE).is_nan())
-    if nan.height:
-        raise DataError(f"qrels: column {c.relevance!r} has NaN grades, e.g. query {examples(nan[Q].unique().sort().to_list())}")
-    # distinct 64-bit hashes of (query, item) first (as for the run); the per-query count
-    # that names the queries only when that finds something
-    pair = pl.col(Q).hash() ^ (pl.col(ITEM).hash() * pl.lit(0x9E3779B97F4A7C15, pl.UInt64))  # 2x faster than a struct
-    if qrels.height == qrels.select(pair.n_unique()).item():
-        return
-    dup = qrels.group_by(Q).agg((pl.len() - pl.col(ITEM).n_unique()).alias("dup")).filter(pl.col("dup") > 0)
-    if dup.height:
-        raise DataError(
-            f"qrels: duplicate judgments for the same (query, item) in columns {c.query!r}, {c.item!r} "
-            f"({int(dup['dup'].sum())} rows), e.g. query {examples(dup[Q].sort().to_list())}"
-        )
+    names = {"query": repr(c.query), "item": repr(c.item), "rel": repr(c.relevance)}
+    null_query = qstats.filter(pl.col(Q).is_null())
+    if null_query.height:
+        raise DataError(f"qrels: column {c.query!r} has {int(null_query['q_n'].sum())} null values")
+    for stat, message in _QSTATS.items():
+        if stat not in qstats.columns:
+            continue
+        bad = qstats.filter(pl.col(stat) > 0)
+        if bad.height:
+            text = message.format(n=int(bad[stat].sum()), **names)
+            raise DataError(f"qrels: {text}, e.g. query {examples(bad[Q].sort().to_list())}")
 
 
-def universe(stats: pl.DataFrame, inputs: Inputs, qrels: pl.DataFrame | None, missing: Missing) -> pl.DataFrame:
+def universe(stats: pl.DataFrame, inputs: Inputs, judged: pl.DataFrame | None, missing: Missing) -> pl.DataFrame:
     """The (group, query) pairs to evaluate, with each ranking's length (0 when missing).
 
     With judgments only judged queries count; a judged query absent from a group's run is
@@ -178,9 +205,9 @@ def universe(stats: pl.DataFrame, inputs: Inputs, qrels: pl.DataFrame | None, mi
     """
     keys, by = inputs.keys, inputs.by_internal
     stats = stats.select(*keys, N_RET)
-    if qrels is None:
+    if judged is None:
         return stats
-    judged_queries = qrels.select(Q).unique()
+    judged_queries = judged.select(Q)  # one row per judged query (check_qrels' statistics)
     ignored = stats.join(judged_queries, on=Q, how="anti")
     if ignored.height:
         ids = ignored[Q].unique().sort().to_list()
@@ -189,10 +216,10 @@ def universe(stats: pl.DataFrame, inputs: Inputs, qrels: pl.DataFrame | None, mi
             CoverageWarning,
             stacklevel=3,
         )
-    present = stats.join(judged_queries, on=Q, how="semi")
     groups = stats.select(by).unique() if by else pl.DataFrame()
     expected = groups.join(judged_queries, how="cross") if by else judged_queries
-    absent = expected.join(present, on=keys, how="anti")
+    evaluated = expected.join(stats, on=keys, how="left")  # no length: the group never ranked the query
+    absent = evaluated.filter(pl.col(N_RET).is_null())
     if absent.height:
         ids = absent[Q].unique().sort().to_list()
         fate = "scored 0 and counted (missing='zero')" if missing == "zero" else "left out (missing='skip')"
@@ -203,5 +230,5 @@ def universe(stats: pl.DataFrame, inputs: Inputs, qrels: pl.DataFrame | None, mi
             stacklevel=3,
         )
     if missing == "skip":
-        return present
-    return expected.join(present, on=keys, how="left").with_columns(pl.col(N_RET).fill_null(0))
+        return evaluated.filter(pl.col(N_RET).is_not_null())
+    return evaluated.with_columns(pl.col(N_RET).fill_null(0))

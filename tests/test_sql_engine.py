@@ -107,11 +107,20 @@ def assert_same_error(message: str, run: pl.DataFrame, **kwargs) -> None:
 
 def test_bad_scores_and_qrels_raise_the_same_error():
     run = pl.DataFrame({"query": ["q1", "q1"], "item": ["a", "b"], "score": [1.0, float("nan")]})
-    judgments = pl.DataFrame({"query": ["q1", "q1"], "item": ["a", "a"], "relevance": [1, 0]})
-    for bad_run, bad_qrels, message in ((run, judgments.head(1), "null or NaN scores"),
-                                        (run.with_columns(score=pl.lit(1.0)).with_columns(item=pl.Series(["a", "b"])),
-                                         judgments, "duplicate judgments")):
-        assert_same_error(message, bad_run, qrels=bad_qrels)
+    judgments = pl.DataFrame({"query": ["q1", "q1"], "item": ["a", "a"], "relevance": [1, 2]})
+    good_run = run.with_columns(score=pl.lit(1.0))
+    assert_same_error("null or NaN scores", run, qrels=judgments.head(1))
+    assert_same_error("duplicate judgments", good_run, qrels=judgments)
+    # judged twice, once relevant: only strict sees it (a judgment that cannot contribute
+    # changes nothing); both engines agree on both sides of that line
+    once_relevant = judgments.with_columns(relevance=pl.Series([1, 0]))
+    assert_same_error("duplicate judgments", good_run, qrels=once_relevant, checks="strict")
+    ranked = pl.DataFrame({"query": ["q1", "q1"], "item": ["a", "b"], "position": [1, 2]})
+    for engine in ("polars", "duckdb"):
+        got = rp.evaluate(ranked, ["p@1", "ap"], qrels=once_relevant, engine=engine)
+        assert got["p@1"].to_list() == [1.0] and got["ap"].to_list() == [1.0]
+    assert_same_error("null values", good_run, qrels=judgments.with_columns(item=pl.Series(["a", None])))
+    assert_same_error("NaN grades", good_run, qrels=judgments.with_columns(relevance=pl.Series([1.0, float("nan")])))
 
 
 def test_parquet_folder_glob_and_list(tmp_path):

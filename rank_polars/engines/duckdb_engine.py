@@ -7,7 +7,7 @@ to ``temp_directory`` under ``memory_limit``.  Polars frames are handed over as 
 The run is read twice: once for the per-ranking statistics that :mod:`rank_polars.validate`
 checks (the same columns as ``run_stats_polars``, so errors read the same whichever engine
 found them) and once for the metrics (which also counts duplicates among the contributing
-rows, see ``validate.duplicate_scope``).
+rows, see ``validate.item_check_scope``), and the judgments are checked in SQL (``qrels_stats_sql``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,19 @@ from ..errors import RankPolarsError
 from ..inputs import Inputs, parquet_paths
 from ..plan import GRADE, ITEM, N_RET, Q, RANK, SCORE, Plan
 from ..validate import Missing, check_contributing, check_qrels, check_run, contributing_stat_names, stat_names, universe
-from .sql_engine import QRELS, RUN, STATS_SQL, Query, Source, literal, metric_column, per_query_query, quote
+from .sql_engine import (
+    QRELS,
+    RUN,
+    STATS_SQL,
+    Query,
+    Source,
+    compile_expr,
+    literal,
+    metric_column,
+    per_query_query,
+    qrels_stats_sql,
+    quote,
+)
 
 def parquet_scan(source: Any, what: str) -> str | None:
     """``read_parquet(...)`` for a path / glob / folder / list of paths, else None."""
@@ -71,11 +83,13 @@ class DuckDBEngine:
             )
             stats = self._stats(con, plan, src, inputs, duplicates)
             check_run(stats, inputs)
-            qrels = None
+            judged = None
             if src.qrels is not None:
-                qrels = con.sql(self._with(plan, src, f"SELECT * FROM {quote(QRELS)}")).pl()
-                check_qrels(qrels.drop("judged"), inputs)
-            uni = universe(stats, inputs, qrels, missing)
+                # checked in SQL: the judgments never leave DuckDB (nor its memory limit)
+                qstats = qrels_stats_sql(inputs.checks, compile_expr(plan.contributes))
+                judged = con.sql(self._with(plan, src, qstats)).pl()
+                check_qrels(judged, inputs)
+            uni = universe(stats, inputs, judged, missing)
             con.register("__rp_universe_given", uni.to_arrow())
             checks = contributing_stat_names(inputs, duplicates, plan)
             q = per_query_query(plan, src, quote("__rp_universe_given"), checks=checks)

@@ -36,6 +36,12 @@ def _label_leaf(n: d.Node) -> pl.Expr:
     return _col(n)
 
 
+def contributes_expr(plan: Plan) -> pl.Expr:
+    """The plan's contributing predicate over a row's or judgment's own grade (no derived
+    column, so a filter on it reaches the Parquet reader)."""
+    return d.to_polars(plan.contributes, _label_leaf)
+
+
 def compile_expr(node: d.Node) -> pl.Expr:
     return d.to_polars(node, _col)
 
@@ -64,23 +70,23 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
     """
     keys = inputs.keys
     run = ranked_run(inputs)
-    contributes = compile_expr(plan.contributes)
 
     judged = (pl.col(GRADE) >= 0).alias(JUDGED)
-    qrels = inputs.qrels.with_columns(judged) if inputs.qrels is not None else None
+    # only the contributing judgments: every judgment aggregate adds 0 for the others (see
+    # plan.Plan), and the filter reaches the Parquet reader of the judgments
+    qrels = inputs.qrels.filter(contributes_expr(plan)).with_columns(judged) if inputs.qrels is not None else None
     if not inputs.run_labels:
-        rows = run.select(*keys, ITEM, RANK).join(qrels.filter(contributes), on=[Q, ITEM], how="inner")
+        rows = run.select(*keys, ITEM, RANK).join(qrels, on=[Q, ITEM], how="inner")
     else:
         # the run's own labels: no join of the whole run with the judgments, and the filter
         # on the label reaches the Parquet reader
-        on_labels = d.to_polars(plan.contributes, _label_leaf)  # no derived column: pushed down
-        rows = run.select(*keys, ITEM, RANK, GRADE).filter(on_labels)
+        rows = run.select(*keys, ITEM, RANK, GRADE).filter(contributes_expr(plan))
         rows = rows.with_columns(pl.col(GRADE).cast(pl.Float64)).with_columns(judged)
         if qrels is not None:
             # labels="run": the qrels' grade of each contributing row, to check.  A run row
             # agrees only with a judgment that contributes too (the predicate reads the grade
             # alone), so the build side is the filtered judgments, not all of them.
-            judgments = qrels.filter(contributes).select(Q, ITEM, pl.col(GRADE).alias(QGRADE))
+            judgments = qrels.select(Q, ITEM, pl.col(GRADE).alias(QGRADE))
             rows = rows.join(judgments, on=[Q, ITEM], how="left")
     # The contributing rows are the run's own judgments (labels, or ideal=run): uncut.  The
     # row aggregates may stop at the deepest cutoff any metric looks at (their formulas hold
@@ -117,6 +123,8 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
 
     glob = None
     if plan.global_aggs:
+        # over the contributing judgments too: ERR's top grade (the one global aggregate)
+        # differs from the top of all judgments only when no grade is positive, where ERR is 0
         everything = qrels if qrels is not None else labelled
         glob = everything.select(_aggregate(a, n) for n, a in plan.global_aggs.items())
 

@@ -31,6 +31,7 @@ from ..validate import check_column
 
 # Names of the CTEs: prefixed so that they cannot shadow a user's table named "rows".
 RUN, RAW, QRELS, UNIVERSE, STATS = "__rp_run", "__rp_raw", "__rp_qrels", "__rp_universe", "__rp_stats"
+JUDGMENTS = "__rp_judgments"  # the contributing judgments
 LABELLED, ROWS = "__rp_labelled", "__rp_rows"
 LABEL = "__rp_label"  # the run's relevance label as stored (GRADE is its DOUBLE cast)
 GLOB, ROWX, ROWAGG, TABLE, PER_QUERY = "__rp_glob", "__rp_rowx", "__rp_rowagg", "__rp_table", "__rp_per_query"
@@ -73,6 +74,24 @@ STATS_SQL = {
     "label_mismatch": f"COUNT_IF({quote(QGRADE)} IS NULL OR {quote(QGRADE)} <> {quote(GRADE)})",
 }
 
+
+
+def qrels_stats_sql(checks: str, contributes: str) -> str:
+    """Per-query statistics of the judgments, as ``validate.qrels_stat_exprs`` (``contributes``:
+    the plan's predicate over the ``QRELS`` CTE)."""
+    item, grade = quote(ITEM), quote(GRADE)
+    aggs = {
+        "q_n": "COUNT(*)",
+        "q_item_null": f"COUNT(*) - COUNT({item})",
+        "q_grade_null": f"COUNT(*) - COUNT({grade})",
+        "q_grade_nan": f"COUNT_IF(isnan({grade}))",
+    }
+    if checks == "strict":
+        aggs["q_dup"] = f"COUNT(*) - COUNT(DISTINCT hash({item}))"
+    elif checks == "full":
+        aggs["q_dup"] = f"COUNT_IF({contributes}) - COUNT(DISTINCT CASE WHEN {contributes} THEN hash({item}) END)"
+    cols = ", ".join(f"CAST({sql} AS BIGINT) AS {name}" for name, sql in aggs.items())
+    return f"SELECT {quote(Q)}, {cols} FROM {quote(QRELS)} GROUP BY {quote(Q)}"
 
 def _leaf(n: d.Node) -> str:
     if isinstance(n, d.Col):
@@ -240,17 +259,19 @@ def per_query_query(
         q.add(RUN, dedupe_cte(src))
     else:
         q.add(RUN, run_cte(src))
+    contributes = compile_expr(plan.contributes)
     if src.qrels is not None:
         q.add(QRELS, qrels_cte(src))
+        # every judgment aggregate adds 0 for a judgment that does not contribute (plan.Plan)
+        q.add(JUDGMENTS, f"SELECT * FROM {quote(QRELS)} WHERE {contributes}")
     q.add(UNIVERSE, universe_sql(src, missing) if universe is None else f"SELECT * FROM {universe}")
 
     ranked = ranked_cte(src)
-    contributes = compile_expr(plan.contributes)
     if not src.run_labels:
         q.add(
             LABELLED,
             f"SELECT {_cols(keys, 'r')}, r.{quote(ITEM)}, r.{quote(RANK)}, j.{quote(GRADE)}, j.{quote(JUDGED)} "
-            f"FROM ({ranked}) AS r JOIN (SELECT * FROM {quote(QRELS)} WHERE {contributes}) AS j "
+            f"FROM ({ranked}) AS r JOIN {quote(JUDGMENTS)} AS j "
             f"ON {_on('r', 'j', [Q, ITEM])}",
         )
     else:
@@ -265,7 +286,7 @@ def per_query_query(
         if src.qrels is not None:  # labels="run": the grade of the (contributing) judgment, to check
             contributing = (
                 f"SELECT c.*, j.{quote(GRADE)} AS {quote(QGRADE)} FROM ({contributing}) AS c "
-                f"LEFT JOIN (SELECT * FROM {quote(QRELS)} WHERE {contributes}) AS j ON {_on('c', 'j', [Q, ITEM])}"
+                f"LEFT JOIN {quote(JUDGMENTS)} AS j ON {_on('c', 'j', [Q, ITEM])}"
             )
         q.add(LABELLED, contributing)
     # the contributing rows are the run's own judgments (labels, or ideal=run): uncut.  The
@@ -282,7 +303,7 @@ def per_query_query(
     joins, fills = [], []
     for source in sorted(plan.sources()):
         aggs = {n: a for n, a in plan.judgment_aggs.items() if a.source == source}
-        table, jkeys = (QRELS, [Q]) if source == "judgments" and src.qrels is not None else (LABELLED, keys)
+        table, jkeys = (JUDGMENTS, [Q]) if source == "judgments" and src.qrels is not None else (LABELLED, keys)
         # the ideal rank numbers the positively graded judgments only (Plan.ideal_split)
         for ideal, part in plan.ideal_split(aggs):
             if ideal:
@@ -308,7 +329,8 @@ def per_query_query(
     q.add(STATS, f"SELECT {', '.join(['u.*', *fills])} FROM {quote(UNIVERSE)} AS u {' '.join(joins)}")
 
     if plan.global_aggs:
-        everything = QRELS if src.qrels is not None else LABELLED
+        # ERR's top grade: over the contributing judgments, as the Polars engine
+        everything = JUDGMENTS if src.qrels is not None else LABELLED
         q.add(GLOB, f"SELECT {', '.join(_aggregate(a, n) for n, a in plan.global_aggs.items())} FROM {quote(everything)}")
 
     # contributing rows with the per-query and global aggregates they read, then running sums
@@ -346,4 +368,6 @@ def per_query_query(
     return q
 
 
-__all__ = ["Query", "Source", "compile_expr", "literal", "metric_column", "per_query_query", "quote", "universe_sql"]
+__all__ = [
+    "Query", "Source", "compile_expr", "literal", "metric_column", "per_query_query", "qrels_stats_sql", "quote", "universe_sql",
+]
