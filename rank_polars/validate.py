@@ -161,7 +161,7 @@ _QSTATS = {
 }
 
 
-def qrels_stat_exprs(inputs: Inputs, contributes: pl.Expr) -> list[pl.Expr]:
+def qrels_stats_polars(inputs: Inputs, contributes: pl.Expr) -> pl.LazyFrame:
     """Per-query statistics of the judgments (``contributes``: the plan's predicate over a
     judgment's grade, as a Polars expression).
 
@@ -169,15 +169,20 @@ def qrels_stat_exprs(inputs: Inputs, contributes: pl.Expr) -> list[pl.Expr]:
     counted as distinct 64-bit item hashes among the judgments that contribute (by default:
     a repeated judgment that no metric reads changes nothing, and ~80% of judgments are
     not relevant), among all of them with ``checks="strict"``, not at all with ``"fast"``.
+    The distinct count is a pass of its own over the judgments it needs (filtered at the
+    Parquet reader): inside the null counts' group-by, as a filtered aggregate, it held
+    every judgment in memory.
     """
+    assert inputs.qrels is not None
     grade = pl.col(GRADE)
-    exprs = [pl.len().alias("q_n"), pl.col(ITEM).null_count().alias("q_item_null"),
-             grade.null_count().alias("q_grade_null"), grade.is_nan().sum().alias("q_grade_nan")]
-    if inputs.checks == "strict":
-        exprs.append((pl.len() - pl.col(ITEM).hash().n_unique()).alias("q_dup"))
-    elif inputs.checks == "full":
-        exprs.append((contributes.sum() - pl.col(ITEM).hash().filter(contributes).n_unique()).alias("q_dup"))
-    return [e.cast(pl.Int64) for e in exprs]
+    counts = [pl.len().alias("q_n"), pl.col(ITEM).null_count().alias("q_item_null"),
+              grade.null_count().alias("q_grade_null"), grade.is_nan().sum().alias("q_grade_nan")]
+    stats = inputs.qrels.group_by(Q).agg(e.cast(pl.Int64) for e in counts)
+    if inputs.checks == "fast":
+        return stats
+    judgments = inputs.qrels if inputs.checks == "strict" else inputs.qrels.filter(contributes)
+    dup = (pl.len() - pl.col(ITEM).hash().n_unique()).cast(pl.Int64).alias("q_dup")
+    return stats.join(judgments.group_by(Q).agg(dup), on=Q, how="left").with_columns(pl.col("q_dup").fill_null(0))
 
 
 def check_qrels(qstats: pl.DataFrame, inputs: Inputs) -> None:

@@ -93,7 +93,12 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
     # the cutoffs); but when the same group-by also counts the checks, which need every
     # contributing row, one uncut pass is cheaper than a second one.
     labelled = rows.select(*keys, RANK, GRADE, JUDGED)
-    if not checks:
+    if checks:
+        # the item checks need only a null flag and a 64-bit hash of the id (as their
+        # statistics count it): the windows and the group-by then carry 8 bytes, not a string
+        item = pl.col(ITEM)
+        rows = rows.with_columns(pl.when(item.is_not_null()).then(item.hash()).alias(ITEM))
+    else:
         rows = labelled if plan.depth is None else labelled.filter(pl.col(RANK) <= plan.depth)
 
     universe = uni.lazy()

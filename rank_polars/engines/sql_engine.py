@@ -77,7 +77,7 @@ STATS_SQL = {
 
 
 def qrels_stats_sql(checks: str, contributes: str) -> str:
-    """Per-query statistics of the judgments, as ``validate.qrels_stat_exprs`` (``contributes``:
+    """Per-query statistics of the judgments, as ``validate.qrels_stats_polars`` (``contributes``:
     the plan's predicate over the ``QRELS`` CTE)."""
     item, grade = quote(ITEM), quote(GRADE)
     aggs = {
