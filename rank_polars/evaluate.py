@@ -83,16 +83,17 @@ def evaluate(
         ``"error"`` (default) on a repeated (query, item) within a ranking, or ``"first"``
         to keep its first occurrence (lowest position, or highest score).
     checks
-        Every check runs over the rows where its column can change a value.  Positions,
-        scores and labels are checked on every row.  Item ids and repeated rows (duplicate
-        positions or items within a ranking, which cost a distinct count per ranking) can
-        only change a value where a row contributes, so ``"full"`` (default) checks them
-        among the contributing rows (relevant or judged rows, ~5% of a log, inside the
-        metric pass), or among all rows when ordering by score or when a metric reads the
-        ranking length.  A repeated or unnamed row that is neither relevant nor judged
-        cannot change any number and is not looked for.  ``"strict"`` checks every row, as
-        trec_eval does (it also refuses an item shown twice with different labels).
-        ``"fast"`` skips the duplicate counts.
+        Every check runs over the rows where its column can change a value.  Scores, labels
+        and null judgment ids or grades are checked everywhere.  Positions, item ids and
+        repeated rows (duplicate positions or items within a ranking, which cost a distinct
+        count per ranking) can only change a value where a row contributes, so ``"full"``
+        (default) checks them among the contributing rows (relevant or judged rows, ~5% of a
+        log, inside the metric pass), or among all rows when ordering by score or when a
+        metric reads the ranking length; duplicate judgments are looked for among the
+        contributing judgments.  A repeated or unplaced row that is neither relevant nor
+        judged cannot change any number and is not looked for.  ``"strict"`` checks every
+        row and judgment, as trec_eval does (it also refuses an item shown twice with
+        different labels).  ``"fast"`` skips the duplicate counts.
     Returns
     -------
     pl.DataFrame
