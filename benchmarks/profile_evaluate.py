@@ -20,12 +20,21 @@ from pathlib import Path
 import polars as pl
 
 import rank_polars as rp
+from rank_polars.engines.polars_engine import contributes_expr
 from rank_polars.engines.polars_engine import per_query as polars_per_query
 from rank_polars.evaluate import finish
 from rank_polars.inputs import Columns, prepare
 from rank_polars.measures import parse_all
 from rank_polars.plan import ITEM, N_RET, RANK, build_plan
-from rank_polars.validate import check_qrels, check_run, contributing_stat_names, run_stats_polars, stat_names, universe
+from rank_polars.validate import (
+    check_qrels,
+    check_run,
+    contributing_stat_names,
+    qrels_stats_polars,
+    run_stats_polars,
+    stat_names,
+    universe,
+)
 
 HERE = Path(__file__).resolve().parent
 METRICS = ["ndcg@10", "ap@100", "rr", "p@10", "r@100"]
@@ -53,7 +62,7 @@ def profile_polars(run: str, qrels: str, t: Timer, report: list[str], streaming:
     inputs = prepare(run, qrels=qrels, by="model", columns=Columns())
     stats_lf = run_stats_polars(inputs, "error", plan)
     report += [f"== {tag} validation plan (run_stats_polars)", stats_lf.explain(engine=engine)]
-    stats = t(f"{tag} validation pass over all rows (len, position checks)", lambda: stats_lf.collect(engine=engine))
+    stats = t(f"{tag} validation pass over all rows (lengths; ranking checks run in the metric pass)", lambda: stats_lf.collect(engine=engine))
     keys = inputs.keys
     t(f"{tag}   variant: len only", lambda: inputs.run.group_by(keys).agg(pl.len()).collect(engine=engine))
     t(f"{tag}   variant: len + null/<1 checks, no n_unique", lambda: inputs.run.group_by(keys).agg(
@@ -64,8 +73,8 @@ def profile_polars(run: str, qrels: str, t: Timer, report: list[str], streaming:
     t(f"{tag}   variant: len + n_unique(position)", lambda: inputs.run.group_by(keys).agg(
         pl.len(), pl.col(RANK).n_unique()).collect(engine=engine))
     t(f"{tag} check_run on the statistics", lambda: check_run(stats, inputs))
-    q = t(f"{tag} read qrels + check_qrels", lambda: (lambda df: (check_qrels(df, inputs), df)[1])(inputs.qrels.collect()))
-    inputs.qrels = q.lazy()
+    q = t(f"{tag} judgment statistics + check_qrels", lambda: (lambda df: (check_qrels(df, inputs), df)[1])(
+        qrels_stats_polars(inputs, contributes_expr(plan)).collect(engine=engine)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         uni = t(f"{tag} universe (joins of statistics and judged queries)", lambda: universe(stats, inputs, q, "skip"))
@@ -80,7 +89,7 @@ def profile_duckdb(run: str, qrels: str, t: Timer, report: list[str]) -> None:
     try:
         from rank_polars.engines.duckdb_engine import DuckDBEngine
         from rank_polars.engines.sql_engine import STATS_SQL
-        from rank_polars.engines.sql_engine import Source, per_query_query, quote
+        from rank_polars.engines.sql_engine import Source, compile_expr, per_query_query, qrels_stats_sql, quote
     except ImportError as exc:  # the engine is still being written
         report.append(f"== duckdb: not available ({exc})")
         return
@@ -104,8 +113,9 @@ def profile_duckdb(run: str, qrels: str, t: Timer, report: list[str]) -> None:
     aggs = ", ".join(f"{STATS_SQL[n]} AS {n}" for n in stat_names(inputs, "error", plan))
     full_stats = stats_sql.replace("SELECT 1", f"SELECT {keys}, COUNT(*), {aggs} FROM {quote('__rp_run')} GROUP BY {keys}")
     t("duckdb   variant: COUNT(*) only", lambda: con.sql(no_distinct).to_arrow_table())
-    qdf = t("duckdb read qrels + check_qrels", lambda: (lambda df: (check_qrels(df.drop("judged"), inputs), df)[1])(
-        con.sql(eng._with(plan, src, f"SELECT * FROM {quote('__rp_qrels')}")).pl()))
+    qstats_sql = eng._with(plan, src, qrels_stats_sql(inputs.checks, compile_expr(plan.contributes)))
+    qdf = t("duckdb judgment statistics + check_qrels", lambda: (lambda df: (check_qrels(df, inputs), df)[1])(
+        con.sql(qstats_sql).pl()))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         uni = universe(stats, inputs, qdf, "skip")
