@@ -92,7 +92,9 @@ def compare(
         ``significant`` is ``p_adjusted < alpha``.
     n_resamples, seed
         Resamples for the bootstrap interval and the resampling tests; the same seed gives
-        the same numbers (each row has its own stream derived from the seed and its index).
+        the same numbers (each row has its own stream derived from the seed and its index),
+        on any machine: the resampling runs on one thread per CPU, but in a fixed number of
+        tasks with their own streams.
     confidence
         Level of the bootstrap percentile interval ``[ci_low, ci_high]`` on the mean
         paired difference.
