@@ -14,7 +14,7 @@ from typing import Sequence, Union
 import polars as pl
 
 from .errors import RankPolarsError
-from .plan import GRADE, ITEM, Q, RANK, SCORE, by_name
+from .plan import GRADE, ITEM, Q, RANK, SCORE, by_name, key_names
 
 Source = Union[pl.DataFrame, pl.LazyFrame, str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
 
@@ -44,7 +44,7 @@ class Inputs:
     columns: Columns
     run_source: object = None  # what the user passed (the DuckDB engine reads Parquet paths itself)
     qrels_source: object = None
-    checks: str = "full"  # where item checks run: see validate.item_check_scope
+    checks: str = "full"  # where the ranking checks run: see validate.ranking_check_scope
     labels: str = "qrels"  # with qrels: "run" takes the shown rows' grades from the run's labels
 
     @property
@@ -53,11 +53,11 @@ class Inputs:
 
     @property
     def by_internal(self) -> list[str]:
-        return [by_name(i) for i in range(len(self.by))]
+        return self.keys[:-1]
 
     @property
     def keys(self) -> list[str]:
-        return [*self.by_internal, Q]
+        return key_names(len(self.by))
 
 
 def parquet_paths(source: object, what: str = "run") -> str | list[str] | None:

@@ -34,6 +34,11 @@ def by_name(i: int) -> str:
     return f"__rp_by{i}"
 
 
+def key_names(n_by: int) -> list[str]:
+    """The internal key of a ranking: the ``by`` columns, then the query."""
+    return [*(by_name(i) for i in range(n_by)), Q]
+
+
 @dataclass
 class Plan:
     outputs: list[tuple[str, Measure]]

@@ -55,7 +55,7 @@ _STATS = {
 Scope = Literal["all", "contributing"]
 
 
-def item_check_scope(inputs: Inputs, plan: Plan) -> Scope:
+def ranking_check_scope(inputs: Inputs, plan: Plan) -> Scope:
     """Where the ranking checks (:func:`ranking_stats`: positions, item ids, repeated rows)
     run.
 
@@ -87,19 +87,19 @@ def ranking_stats(inputs: Inputs, duplicates: str) -> list[str]:
 def stat_names(inputs: Inputs, duplicates: str, plan: Plan) -> list[str]:
     """The statistics of the pass over every row of the run: scores and labels (a null one
     hides whether the row contributes), and the ranking checks when
-    :func:`item_check_scope` says ``"all"``."""
+    :func:`ranking_check_scope` says ``"all"``."""
     names = ["score_bad"] if inputs.order == "score" else []
     if inputs.run_labels:
         names.append("grade_bad")
-    if item_check_scope(inputs, plan) == "all":
+    if ranking_check_scope(inputs, plan) == "all":
         names += ranking_stats(inputs, duplicates)
     return names
 
 
 def contributing_stat_names(inputs: Inputs, duplicates: str, plan: Plan) -> list[str]:
-    """The checks the metric pass computes over the contributing rows: the item checks, and
+    """The checks the metric pass computes over the contributing rows: the ranking checks, and
     with ``labels="run"`` the agreement of the run's labels with the qrels."""
-    names = ranking_stats(inputs, duplicates) if item_check_scope(inputs, plan) == "contributing" else []
+    names = ranking_stats(inputs, duplicates) if ranking_check_scope(inputs, plan) == "contributing" else []
     return names + (["label_mismatch"] if inputs.qrels is not None and inputs.labels == "run" else [])
 
 

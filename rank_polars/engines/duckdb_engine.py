@@ -7,7 +7,7 @@ to ``temp_directory`` under ``memory_limit``.  Polars frames are handed over as 
 The run is read twice: once for the per-ranking statistics that :mod:`rank_polars.validate`
 checks (the same columns as ``run_stats_polars``, so errors read the same whichever engine
 found them) and once for the metrics (which also counts duplicates among the contributing
-rows, see ``validate.item_check_scope``), and the judgments are checked in SQL (``qrels_stats_sql``).
+rows, see ``validate.ranking_check_scope``), and the judgments are checked in SQL (``qrels_stats_sql``).
 """
 
 from __future__ import annotations

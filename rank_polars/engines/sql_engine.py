@@ -26,7 +26,7 @@ from typing import Sequence
 from .. import _dsl as d
 from ..errors import RankPolarsError
 from ..inputs import reads_run_labels
-from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, QGRADE, RANK, SCORE, Plan, by_name
+from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, QGRADE, RANK, SCORE, Plan, by_name, key_names
 from ..validate import check_column
 
 # Names of the CTEs: prefixed so that they cannot shadow a user's table named "rows".
@@ -154,7 +154,7 @@ class Source:
 
     @property
     def keys(self) -> list[str]:
-        return [*(by_name(i) for i in range(len(self.by))), Q]
+        return key_names(len(self.by))
 
 
 @dataclass
