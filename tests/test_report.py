@@ -1,7 +1,8 @@
 """The HTML report, rendered in a real headless Chromium.
 
-Chromium is required (CI installs it: ``apt-get install -y chromium``); without it these
-tests fail rather than skip, so that a green run means the page was really rendered.
+Chromium is required: the tests install Debian's ``chromium`` when it is missing (as root, as
+``.ci/run`` does), and fail with the command to run where they cannot; never a skip, so that a
+green run means the page was really rendered.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from click.testing import CliRunner
 
 from rank_polars.cli import main
 from rank_polars.datasets import sample_log
+from tests.system_deps import ensure
 from rank_polars.report import histogram, line_chart, render, report_data, wtl_bars
 
 CHROMIUM_FLAGS = [
@@ -27,11 +29,15 @@ CHROMIUM_FLAGS = [
 
 
 def chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+    for name in ("chromium-browser", "google-chrome", "chrome"):
         found = shutil.which(name)
         if found:
             return found
-    pytest.fail("headless Chromium not found: install it with `apt-get install -y chromium`")
+    # installed from Debian's packages when missing, as Java is for PySpark (never a skip)
+    try:
+        return ensure("chromium")
+    except (RuntimeError, subprocess.CalledProcessError) as exc:
+        pytest.fail(f"headless Chromium is needed: {exc} (run `apt-get install -y chromium` as root)")
 
 
 def run_chromium(tmp_path: Path, page: Path, *args: str) -> subprocess.CompletedProcess[str]:
