@@ -1,9 +1,58 @@
 """The registry of metric specs and the one parser of metric names.
 
 Names are case-insensitive: ``NAME[(PARAM=VALUE, ...)][@K]``, e.g. ``ndcg@10``,
-``ndcg(gain=exp)@10``, ``ap(denom=min)@5``, ``rbp(p=0.9)``; trec_eval's spellings
-(``P_10``, ``ndcg_cut_10``, ``map_cut_100``, ``recall_100``, ``success_1``, ``recip_rank``,
-``Rprec``) are accepted too.
+``ndcg(gain=exp)@10``, ``ap(denom=min)@5``, ``rbp(p=0.9)``.  ``repr(spec)`` is the canonical
+name (only non-default parameters) and parses back to an equal spec.  Three spellings parse:
+
+* ours (the canonical names below);
+* trec_eval's, **as trec_eval prints them** (``P_5``, ``iprec_at_recall_0.10``, ...);
+* ir_measures' (``nDCG(dcg='exp-log2')@10``, ``P(rel=2)@5``, ``RR(cutoff=10)``, ``IPrec@0.5``,
+  ``SetRelP``, ...): its names are aliases, ``cutoff=`` is ``@k``, ``dcg=`` maps to ``gain=``.
+
+trec_eval 10 (``-m all_trec``) -> our spelling.  A trec_eval parameter list such as
+``-m P.5,7,3`` is one spec per value (``P_5``, ``P_7``, ``P_3``); ``-l N`` is ``rel=N`` on every
+spec that declares ``rel`` (``spec.replace(rel=N)`` when ``"rel" in spec.PARAMS``; nDCG and
+unj ignore ``-l`` as trec_eval does); ``-c`` is ``evaluate(..., missing="zero")``; ``-M N``
+keeps each query's first N documents in trec_eval's order before evaluating.
+
+======================  ==========================================  ===================
+trec_eval prints         ours (canonical)                            aggregate ('all')
+======================  ==========================================  ===================
+num_q                    num_q                                       sum (= #queries)
+num_ret                  num_ret                                     sum
+num_rel                  num_rel                                     sum
+num_rel_ret              num_rel_ret                                 sum
+num_nonrel_judged_ret    num_nonrel_judged_ret                       sum
+map                      ap                                          mean
+gm_map                   gm_map                                      gmean (floor 1e-5)
+Rprec                    rprec                                       mean
+bpref                    bpref                                       mean
+gm_bpref                 gm_bpref                                    gmean (floor 1e-5)
+recip_rank               rr                                          mean
+iprec_at_recall_0.10     iprec(recall=0.1)   (``iprec@0.1`` parses)  mean
+P_5                      p@5                                         mean
+relative_P_5             p(relative=true)@5                          mean
+recall_5                 r@5                                         mean
+Rprec_mult_0.20          rprec(mult=0.2)                             mean
+utility  (.2,-1,0,0)     utility(a=2, b=-1, c=0, d=0)  (+ docs=N for -N)  mean
+11pt_avg (..25,.5,.75)   11pt_avg(levels=0.25;0.5;0.75)              mean
+ndcg                     ndcg                                        mean
+ndcg_cut_10              ndcg@10                                     mean
+map_cut_10               ap@10                                       mean
+success_5                success@5                                   mean
+set_P                    set_p                                       mean
+set_relative_P           set_p(relative=true)                        mean
+set_recall               set_r                                       mean
+set_map                  set_ap                                      mean
+set_F  (set_F.0.5)       set_f(beta=0.5)                             mean
+unj_5                    unj@5                                       mean
+======================  ==========================================  ===================
+
+The printed names in the left column parse as they are (``parse("Rprec_mult_0.35")``,
+``parse("iprec_at_recall_0.25")``, ``parse("set_F")``, ``parse("11pt_avg")``), so do the
+canonical ones.  Each spec's ``AGGREGATE`` says how ``evaluate`` combines queries.
+"runid" and "relstring" are text, not measures.  infAP, G, binG, Rndcg, ndcg_rel, gain maps
+and trec_eval's rbp / rbp_resid are added by their own specs (part B).
 """
 
 from __future__ import annotations
