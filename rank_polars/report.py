@@ -24,6 +24,7 @@ import polars as pl
 
 from .errors import RankPolarsError
 from .measures import parse
+from .presentation import verdict
 
 PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C")
 WIN, TIE, LOSS = "#55A868", "#B8B8B8", "#C44E52"
@@ -310,13 +311,13 @@ def means_table(curve_table: pl.DataFrame | None, by: str, curves: dict[str, lis
     return f'<div class="scroll"><table id="means"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
-def render(comparison: pl.DataFrame, data: dict[str, Any], *, title: str = "Comparison", subtitle: str = "") -> str:
-    """The HTML page as a string."""
-    from .cli import verdict
-
+def render(comparison: pl.DataFrame, data: dict[str, Any], *, title: str = "Comparison", subtitle: str = "",
+           correction: str | None = None) -> str:
+    """The HTML page as a string (``correction``: the one applied, named in the verdicts)."""
     by = data["by"]
     verdicts = "".join(
-        f'<p class="verdict{" sig" if r["significant"] else ""}">{_esc(verdict(r))}</p>' for r in comparison.iter_rows(named=True)
+        f'<p class="verdict{" sig" if r["significant"] else ""}">{_esc(verdict(r, correction))}</p>'
+        for r in comparison.iter_rows(named=True)
     )
     test = comparison["test"][0] if "test" in comparison.columns and comparison.height else ""
     curve_svgs = []
@@ -359,24 +360,31 @@ Rows in green are significant.</p>
 """
 
 
-def write_report(
-    path: str | Path, run: Any, metrics: Sequence[str], *, comparison: pl.DataFrame | None = None, qrels: Any = None,
+def report_html(
+    run: Any, metrics: Sequence[str], *, comparison: pl.DataFrame | None = None, qrels: Any = None,
     by: str = "model", baseline: str | None = None, missing: str = "zero", engine: str = "polars",
     columns: dict[str, str] | None = None, title: str = "Comparison", max_k: int = 20, **compare_kwargs: Any,
-) -> Path:
-    """Compare (unless ``comparison`` is given) and write the HTML report to ``path``."""
+) -> str:
+    """Compare (unless ``comparison`` is given) and return the HTML report as a string."""
+    correction = compare_kwargs.pop("correction", None if comparison is not None else "holm")
     if comparison is None:
         from .compare import compare
 
         comparison = compare(run, list(metrics), qrels=qrels, by=by, baseline=baseline, missing=missing,
-                             engine=engine, **compare_kwargs)
+                             engine=engine, correction=correction, **compare_kwargs)
     if comparison.height == 0:
         raise RankPolarsError("nothing to report: the comparison is empty (only one version?)")
     data = report_data(run, metrics, comparison=comparison, qrels=qrels, by=by, missing=missing, engine=engine,
                        columns=columns, max_k=max_k)
+    return render(comparison, data, title=title, correction=correction)
+
+
+def write_report(path: str | Path, run: Any, metrics: Sequence[str], **kwargs: Any) -> Path:
+    """Compare (unless ``comparison=`` is given) and write the HTML report to ``path``; the
+    keyword arguments are :func:`report_html`'s."""
     out = Path(path)
-    out.write_text(render(comparison, data, title=title), encoding="utf-8")
+    out.write_text(report_html(run, metrics, **kwargs), encoding="utf-8")
     return out
 
 
-__all__ = ["histogram", "line_chart", "render", "report_data", "write_report", "wtl_bars"]
+__all__ = ["histogram", "line_chart", "render", "report_data", "report_html", "write_report", "wtl_bars"]

@@ -98,7 +98,7 @@ def test_rendered_dom_has_table_and_plots(tmp_path: Path, report: tuple[Path, pl
         assert sum(counts) == comparison["n_queries"][i]
     wtl = re.search(r'<svg id="wtl".*?</svg>', dom, re.S)
     assert wtl and len(re.findall(r'<rect class="bar (wins|ties|losses)"', wtl.group(0))) == 3 * 3
-    assert "bot-v2 beats bot-v1 on ndcg@10" in dom
+    assert "bot-v2 is better than bot-v1 on ndcg@10" in dom
 
 
 def test_screenshot_shows_the_plots(tmp_path: Path, report: tuple[Path, pl.DataFrame]) -> None:

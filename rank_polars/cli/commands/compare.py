@@ -1,0 +1,88 @@
+"""``rank-polars compare``: versions against a baseline, query by query."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import click
+import polars as pl
+
+from ...presentation import comparison_display, verdict
+from ...progress import NoProgress, Progress
+from ..loading import DEFAULT_COLUMNS, load
+from ..options import columns, input_options, output_options, progress_option
+from ..output import check_file, check_output, emit, write_file
+from ..progress import choose
+
+
+def run_compare(run: Any, metrics: Sequence[str], *, qrels: Any, by: str, baseline: str | None, test: str,
+                correction: str | None, alpha: float, n_resamples: int, seed: int, missing: str, engine: str,
+                confidence: float, columns: dict[str, str] | None = None, progress: Progress | None = None) -> pl.DataFrame:
+    """:func:`rank_polars.compare` with the CLI's column names (only those not the default)."""
+    from ...compare import compare
+
+    kwargs: dict[str, Any] = {}
+    if columns and columns != DEFAULT_COLUMNS:
+        kwargs = dict(columns)
+    return compare(
+        run, list(metrics), qrels=qrels, by=by, baseline=baseline, test=test, correction=correction, alpha=alpha,
+        n_resamples=n_resamples, seed=seed, missing=missing, engine=engine, confidence=confidence, **kwargs,
+    )
+
+
+def write_html_report(path: str, run: Any, metrics: Sequence[str], comparison: pl.DataFrame, *, force: bool,
+                      display: Progress | None = None, **kwargs: Any) -> None:
+    """The HTML report of ``comparison``, written safely (see :func:`..output.write_file`)."""
+    from ...report import report_html
+
+    with (display or NoProgress()).phase("writing the report"):
+        write_file(path, report_html(run, list(metrics), comparison=comparison, **kwargs), force=force)
+
+
+@click.command(name="compare")
+@input_options
+@click.option("-m", "--metric", "metrics", multiple=True, required=True, help="Metric to compare on; repeat -m for more.")
+@click.option("--by", default="model", show_default=True, help="The column whose values are the versions compared.")
+@click.option("--baseline", help="The version the others are compared with (default: every pair of versions, the first in sorted order as baseline).")
+@click.option("--test", type=click.Choice(["paired_t", "wilcoxon", "randomization", "bootstrap"]), default="paired_t", show_default=True, help="Significance test over paired per-query values.")
+@click.option("--correction", type=click.Choice(["none", "bonferroni", "holm", "bh"]), default="holm", show_default=True, help="Multiple-comparison correction over all (metric, version) pairs.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True)
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True, help="Confidence level of the interval on the difference.")
+@click.option("--n-resamples", type=click.IntRange(min=1), default=10_000, show_default=True, help="Resamples for randomization and bootstrap tests.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--engine", type=click.Choice(["polars", "duckdb"]), default="polars", show_default=True)
+@click.option("--missing", type=click.Choice(["zero", "skip"]), default="zero", show_default=True)
+@click.option("--report", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report (table and plots) to this file.")
+@output_options
+@progress_option
+def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
+            position: str, score: str, relevance: str, metrics: tuple[str, ...], by: str, baseline: str | None,
+            test: str, correction: str, alpha: float, confidence: float, n_resamples: int, seed: int, engine: str,
+            missing: str, report: str | None, fmt: str, output: str | None, force: bool, progress: bool | None) -> None:
+    """Compare versions of a system (values of --by) against a baseline, query by query.
+
+    \b
+    Example:
+      rank-polars compare log/ -m ndcg@10 -m mrr --by model --baseline bot-v1 --report report.html
+    """
+    check_output(output, fmt, force)
+    check_file(report, force, "report file")
+    loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), [by])
+    corr = None if correction == "none" else correction
+    display = choose(progress)
+    with display.phase(loaded.what("comparing")):
+        table = run_compare(
+            loaded.run, metrics, qrels=loaded.qrels, by=by, baseline=baseline, test=test, correction=corr,
+            alpha=alpha, n_resamples=n_resamples, seed=seed, missing=missing, engine=engine,
+            confidence=confidence, columns=loaded.columns, progress=display,
+        )
+    footer = "".join(verdict(r, corr) + "\n" for r in table.iter_rows(named=True))
+    emit(table, fmt, output, force=force, display=comparison_display(table, confidence), footer=footer)
+    if report:
+        write_html_report(
+            report, loaded.run, metrics, table, force=force, display=display, qrels=loaded.qrels, by=by,
+            missing=missing, engine=engine, columns=loaded.columns, title=f"{Path(run).name}: {', '.join(metrics)}",
+            correction=corr,
+        )
+        click.echo(f"wrote the report to {report}", err=True)

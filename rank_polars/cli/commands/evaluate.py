@@ -1,0 +1,50 @@
+"""``rank-polars evaluate``: metrics over a run, per group."""
+
+from __future__ import annotations
+
+import click
+
+from ...errors import RankPolarsError
+from ..loading import hint_by, load
+from ..options import columns, input_options, output_options, progress_option
+from ..output import check_output, emit
+from ..progress import choose
+
+
+@click.command(name="evaluate")
+@input_options
+@click.option("-m", "--metric", "metrics", multiple=True, required=True, help="Metric, e.g. ndcg@10, map, mrr, p@5, 'ap(denom=min)@5'; repeat -m for more.")
+@click.option("--by", multiple=True, help="Grouping column, e.g. model; repeat for more.")
+@click.option("--engine", type=click.Choice(["polars", "duckdb"]), default="polars", show_default=True)
+@click.option("--per-query", is_flag=True, help="One row per (group, query) instead of means.")
+@click.option("--missing", type=click.Choice(["zero", "skip"]), default="zero", show_default=True, help="A judged query absent from a group's run scores 0 (zero) or is left out (skip).")
+@click.option("--duplicates", type=click.Choice(["error", "first"]), default="error", show_default=True, help="A repeated (query, item) in a ranking is an error, or keep its first occurrence.")
+@click.option("--labels", type=click.Choice(["qrels", "run"]), default="qrels", show_default=True, help="With --qrels: grades of the shown rows from the qrels (joined), or from the run's relevance column (checked against the qrels; no join of the whole log).")
+@click.option("--checks", type=click.Choice(["full", "strict", "fast"]), default="full", show_default=True, help="full: check item ids and repeated rows where they can change a value; strict: on every row (as trec_eval); fast: no duplicate counts.")
+@output_options
+@progress_option
+def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
+            position: str, score: str, relevance: str, metrics: tuple[str, ...], by: tuple[str, ...], engine: str,
+            per_query: bool, missing: str, duplicates: str, labels: str, checks: str, fmt: str,
+            output: str | None, force: bool, progress: bool | None) -> None:
+    """Evaluate metrics over RUN, per --by group.
+
+    \b
+    Examples:
+      rank-polars evaluate log/ -m ndcg@10 -m mrr --by model
+      rank-polars evaluate run.trec --qrels judgments.qrels -m map -m P_10
+    """
+    from ...evaluate import evaluate
+
+    check_output(output, fmt, force)
+    loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), by)
+    display = choose(progress)
+    with display.phase(loaded.what("evaluating")):
+        try:
+            table = evaluate(
+                loaded.run, list(metrics), qrels=loaded.qrels, by=list(by) or None, per_query=per_query,
+                missing=missing, engine=engine, duplicates=duplicates, labels=labels, checks=checks, **loaded.columns,
+            )
+        except RankPolarsError as e:
+            raise hint_by(e, loaded) from e
+    emit(table, fmt, output, force=force)

@@ -1,0 +1,44 @@
+"""``rank-polars sql``: print the SQL that computes the metrics (nothing is run)."""
+
+from __future__ import annotations
+
+import click
+
+from ..options import column_options, columns, file_options, order_option
+from ..output import check_output, write_file
+
+
+@click.command(name="sql")
+@click.option("-m", "--metric", "metrics", multiple=True, required=True, help="Metric; repeat -m for more.")
+@click.option("--table", required=True, help="The table (or view) holding the log.")
+@click.option("--by", multiple=True, help="Grouping column; repeat for more.")
+@click.option("--qrels", "qrels", metavar="TABLE", help="Table of judgments (query, item, relevance).")
+@click.option("--dialect", default="duckdb", show_default=True, help="SQL dialect: duckdb, spark, postgres, bigquery, snowflake, ...")
+@click.option("--per-query", is_flag=True, help="One row per (group, query) instead of means.")
+@click.option("--missing", type=click.Choice(["zero", "skip"]), default="zero", show_default=True)
+@order_option(default="position")
+@column_options
+@file_options("the SQL")
+def command(metrics: tuple[str, ...], table: str, by: tuple[str, ...], qrels: str | None, dialect: str, per_query: bool,
+            missing: str, order: str, query: str, item: str, position: str, score: str, relevance: str,
+            output: str | None, force: bool) -> None:
+    """Print the SQL that computes the metrics over --table (nothing is run).
+
+    \b
+    Example:
+      rank-polars sql -m ndcg@10 -m mrr --table logs --by model --dialect spark
+    """
+    from ...sqlgen import to_sql
+
+    check_output(output, "sql", force)
+    text = to_sql(
+        list(metrics), table=table, by=list(by) or None, qrels=qrels, per_query=per_query, missing=missing,
+        dialect=dialect, order=order, **columns(query, item, position, score, relevance),
+    )
+    text = text.rstrip("\n") + "\n"
+    if output:
+        write_file(output, text, force=force)
+        click.echo(f"wrote the SQL to {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+

@@ -1,0 +1,62 @@
+"""``rank-polars validate``: what is wrong or suspicious in a run (and judgments)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ... import io as rio
+from ...presentation import count
+from ..errors import FAILED, OK
+from ..options import columns, input_options, progress_option
+from ..progress import choose
+
+
+@click.command(name="validate")
+@input_options
+@click.option("--by", multiple=True, help="Grouping column(s) that, with the query, identify one ranking (e.g. model).")
+@click.option("-k", "--depth", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Depth for the unjudged share.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@progress_option
+def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
+            position: str, score: str, relevance: str, by: tuple[str, ...], k: int, fmt: str, progress: bool | None) -> int:
+    """Report what is wrong or suspicious in RUN (and QRELS).
+
+    Errors (exit code 1): duplicates, null/NaN values, bad positions, missing columns.
+    Warnings (exit code 0): tied scores, queries missing on either side, unjudged items.
+    """
+    from ...diagnose import validate_data
+
+    run_lf = rio.scan(run, format_in, what="run")
+    qrels_lf = rio.scan(qrels, qrels_format, what="qrels") if qrels else None
+    schema = run_lf.collect_schema()
+    hint = ""
+    if not by:
+        for col in ("model", "version", "system"):
+            if col in schema:
+                hint = f"note: the run has a {col!r} column; pass --by {col} if each of its values is a separate ranking"
+                break
+    n_files = len(rio.files_of(run))
+    with choose(progress).phase(f"validating {run}" + (f" ({count(n_files)} files)" if n_files > 1 else "")):
+        findings, facts = validate_data(run_lf, qrels_lf, columns(query, item, position, score, relevance), by, k)
+    errors = sum(f.level == "error" for f in findings)
+    warns = sum(f.level == "warning" for f in findings)
+    if fmt == "json":
+        click.echo(json.dumps({"run": run, "qrels": qrels, "facts": facts, "errors": errors, "warnings": warns,
+                               "findings": [f.__dict__ for f in findings]}, indent=2, default=str))
+    else:
+        head = f"{run}"
+        if facts:
+            head += (f": {count(facts['rows'])} rows, {count(facts['rankings'])} rankings, {count(facts['queries'])} queries"
+                     + (f", {count(facts['groups'])} groups by {', '.join(by)}" if by else ""))
+        if "judgments" in facts:
+            head += f"; qrels: {count(facts['judgments'])} judgments for {count(facts['judged_queries'])} queries"
+        click.echo(head)
+        if hint and errors:
+            click.echo(hint)
+        for f in findings:
+            click.echo(f"{f.level:<8}{f.check:<11}{f.message}")
+        summary = f"{errors} error{'s' * (errors != 1)}, {warns} warning{'s' * (warns != 1)}"
+        click.echo(("clean: " if not errors and not warns else "") + summary)
+    return FAILED if errors else OK

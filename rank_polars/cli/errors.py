@@ -1,0 +1,79 @@
+"""Exit codes, one-line error messages, and the library's wording turned into the CLI's.
+
+Exit codes (also in ``docs/cli.md``):
+
+* ``OK`` (0): done; ``validate`` found warnings at most.
+* ``FAILED`` (1): bad data or arguments (one ``error: ...`` line on stderr), or ``validate``
+  found errors.
+* ``USAGE`` (2): the command line itself is wrong (unknown option, bad choice): click's code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+
+import click
+import polars as pl
+
+from ..errors import RankPolarsError
+from ..presentation import did_you_mean
+
+OK = 0
+FAILED = 1
+USAGE = 2
+
+
+class CLIError(click.ClickException):
+    """A user error found by the command line itself (exit code ``FAILED``)."""
+
+    exit_code = FAILED
+
+
+def one_line(message: str) -> str:
+    """The first non-empty line of a message."""
+    lines = [ln.strip() for ln in str(message).splitlines() if ln.strip()]
+    return lines[0] if lines else "unknown error"
+
+
+def expected_errors() -> tuple[type[BaseException], ...]:
+    """Errors that are the user's to fix: printed as one line, without ``internal error``."""
+    types: list[type[BaseException]] = [RankPolarsError, OSError, pl.exceptions.PolarsError]
+    with contextlib.suppress(ImportError):
+        import duckdb
+
+        types.append(duckdb.Error)
+    return tuple(types)
+
+
+# The library speaks Python (``pass duplicates='first'``); the CLI speaks options.  Each
+# pattern matches a keyword argument as the library's messages spell it.
+_PARAMETERS = {
+    "duplicates": "--duplicates", "labels": "--labels", "checks": "--checks", "missing": "--missing",
+    "engine": "--engine", "order": "--order", "qrels": "--qrels", "by": "--by", "test": "--test",
+    "correction": "--correction", "baseline": "--baseline", "n_resamples": "--n-resamples", "alpha": "--alpha",
+    "confidence": "--confidence", "per_query": "--per-query", "dialect": "--dialect", "table": "--table",
+    "query": "--query", "item": "--item", "position": "--position", "score": "--score", "relevance": "--relevance",
+}
+_KEYWORD = re.compile(r"\b(" + "|".join(_PARAMETERS) + r")=(?:'([^']*)'|\"([^\"]*)\"|([\w.@-]+)|(?=[\s,;:)]|$))")
+
+
+def cli_wording(message: str) -> str:
+    """Rewrite the library's ``name='value'`` into the option spelling ``--name value``.
+
+    >>> cli_wording("duplicate items (keep one row per query and item, or pass duplicates='first')")
+    'duplicate items (keep one row per query and item, or pass --duplicates first)'
+    >>> cli_wording("label every row, or pass qrels=")
+    'label every row, or pass --qrels'
+    >>> cli_wording("labels='run' needs every relevant row judged; pass labels='qrels'")
+    '--labels run needs every relevant row judged; pass --labels qrels'
+    """
+
+    def option(m: re.Match[str]) -> str:
+        value = next((g for g in m.groups()[1:] if g is not None), "")
+        return _PARAMETERS[m.group(1)] + (f" {value}" if value else "")
+
+    return _KEYWORD.sub(option, message)
+
+
+__all__ = ["CLIError", "FAILED", "OK", "USAGE", "cli_wording", "did_you_mean", "expected_errors", "one_line"]

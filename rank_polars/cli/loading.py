@@ -1,0 +1,94 @@
+"""Reading a run (and judgments) for the commands: scan, check the named columns (with
+"did you mean"), line up id types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import polars as pl
+
+from .. import io as rio
+from ..errors import RankPolarsError
+from .errors import CLIError, did_you_mean, one_line
+
+DEFAULT_COLUMNS = {"query": "query", "item": "item", "position": "position", "score": "score", "relevance": "relevance"}
+
+
+@dataclass
+class Loaded:
+    """A run (and judgments) ready for evaluate/compare, with what was read."""
+
+    run: Any
+    qrels: Any
+    run_lf: pl.LazyFrame
+    qrels_lf: pl.LazyFrame | None
+    columns: dict[str, str]
+    by: list[str]
+    n_files: int
+    label: str = ""
+    schema: pl.Schema = field(default_factory=pl.Schema)
+
+    def what(self, verb: str) -> str:
+        files = f" ({self.n_files:,} files)" if self.n_files > 1 else ""
+        return f"{verb} {self.label}{files}"
+
+
+def check_column(schema: pl.Schema, column: str, what: str, option: str) -> None:
+    """Raise naming the option, with "did you mean" and the columns there are."""
+    if column not in schema:
+        raise CLIError(
+            f"{what}: no column {column!r} ({option}){did_you_mean(column, schema.names())} "
+            f"columns are {', '.join(map(repr, schema.names()))}"
+        )
+
+
+def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, columns: dict[str, str],
+         by: Sequence[str], order: str = "auto") -> Loaded:
+    """Scan the run and judgments, check the named columns, line up id types."""
+    run_lf = rio.scan(run, format_in, what="run")
+    run_fmt = rio.detect_format(run, format_in)
+    schema = run_lf.collect_schema()
+    for role in ("query", "item"):
+        check_column(schema, columns[role], "run", f"--{role}")
+    for role in ("position", "score"):
+        if columns[role] != DEFAULT_COLUMNS[role] or order == role:
+            check_column(schema, columns[role], "run", f"--{role}")
+    if columns["relevance"] != DEFAULT_COLUMNS["relevance"] and qrels is None:
+        check_column(schema, columns["relevance"], "run", "--relevance")
+    for col in by:
+        check_column(schema, col, "run", "--by")
+    if qrels is None and columns["relevance"] not in schema:
+        raise CLIError(
+            f"run: no column {columns['relevance']!r} with relevance labels; pass --qrels FILE "
+            f"(or name the label column with --relevance){did_you_mean(columns['relevance'], schema.names())}"
+        )
+    qrels_lf = None
+    if qrels is not None:
+        qrels_lf = rio.scan(qrels, qrels_format, what="qrels")
+        qschema = qrels_lf.collect_schema()
+        for role in ("query", "item", "relevance"):
+            check_column(qschema, columns[role], "qrels", f"--{role}")
+    run_h, qrels_h = rio.harmonise_ids(run_lf, qrels_lf, (columns["query"], columns["item"]))
+    # Parquet paths go to the engines as paths (DuckDB reads them itself); the rest as frames.
+    run_src: Any = run if run_fmt == "parquet" and run_h is run_lf else run_h
+    qrels_src: Any = qrels_h
+    if qrels is not None and qrels_h is qrels_lf and rio.detect_format(qrels, qrels_format) == "parquet":
+        qrels_src = qrels
+    n_files = len(rio.files_of(run)) + (len(rio.files_of(qrels)) if qrels else 0)
+    return Loaded(run_src, qrels_src, run_h, qrels_h, columns, list(by), n_files, Path(run).name or run, schema)
+
+
+def hint_by(error: RankPolarsError, loaded: Loaded) -> RankPolarsError:
+    """Add ``did you mean --by model?`` to a duplicates error on an ungrouped multi-version log."""
+    text = str(error)
+    if loaded.by or "duplicate" not in text:
+        return error
+    for col in ("model", "version", "system", "variant", "tag"):
+        if col in loaded.schema:
+            return type(error)(f"{one_line(text)}; the run has a {col!r} column: did you mean --by {col}?")
+    return error
+
+
+__all__ = ["DEFAULT_COLUMNS", "Loaded", "check_column", "hint_by", "load"]

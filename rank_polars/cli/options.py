@@ -1,0 +1,87 @@
+"""Option bundles shared by several commands, as decorators."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import click
+
+from .. import io as rio
+from .formatters import FORMATTERS
+
+F = Callable[..., Any]
+
+
+def _apply(f: F, options: list[Callable[[F], F]]) -> F:
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def input_options(f: F) -> F:
+    """RUN, --qrels, formats and column names, shared by evaluate, compare and validate."""
+    return _apply(f, [
+        click.argument("run", metavar="RUN"),
+        click.option("--qrels", "qrels", metavar="QRELS", help="Judgments file (query, item, relevance); when given they alone decide relevance."),
+        click.option("--format-in", type=click.Choice(rio.FORMATS), help="Format of RUN (default: from its extension; folders are Parquet)."),
+        click.option("--qrels-format", type=click.Choice(rio.FORMATS), help="Format of QRELS (default: from its extension)."),
+        *_columns(run_help=True),
+    ])
+
+
+def column_options(f: F) -> F:
+    """--query, --item, --position, --score, --relevance (for ``sql``, which reads no file)."""
+    return _apply(f, _columns())
+
+
+def _columns(run_help: bool = False) -> list[Callable[[F], F]]:
+    return [
+        click.option("--query", default="query", show_default=True, help="Query id column."),
+        click.option("--item", default="item", show_default=True, help="Item id column."),
+        click.option("--position", default="position", show_default=True, help="Position column (1 = first); used when present unless --order score."),
+        click.option("--score", default="score", show_default=True, help="Score column (higher first); used when there is no position column, or with --order score."),
+        click.option("--relevance", default="relevance", show_default=True, help="Relevance label column (in the run, or in QRELS)." if run_help else "Relevance label column."),
+    ]
+
+
+def order_option(default: str = "auto") -> Callable[[F], F]:
+    choices = ["auto", "position", "score"] if default == "auto" else ["position", "score"]
+    return click.option(
+        "--order", type=click.Choice(choices), default=default, show_default=True,
+        help="Rank items by the position column or by score (auto: position when the column exists).",
+    )
+
+
+def output_options(f: F) -> F:
+    """--format, -o/--output, --force."""
+    return _apply(f, [
+        click.option("--format", "fmt", type=click.Choice(list(FORMATTERS)), default="table", show_default=True, help="Output format."),
+        *_file("the output (needed for parquet)"),
+    ])
+
+
+def file_options(what: str) -> Callable[[F], F]:
+    """-o/--output and --force, for a command with one output format."""
+    return lambda f: _apply(f, _file(what))
+
+
+def _file(what: str) -> list[Callable[[F], F]]:
+    return [
+        click.option("-o", "--output", type=click.Path(dir_okay=False), help=f"Write {what} to FILE instead of stdout."),
+        click.option("--force", is_flag=True, help="Overwrite an existing output file."),
+    ]
+
+
+def progress_option(f: F) -> F:
+    """--progress/--no-progress (default: shown only when stderr is a terminal)."""
+    return click.option(
+        "--progress/--no-progress", "progress", default=None,
+        help="Show a progress display on stderr (default: only when stderr is a terminal).",
+    )(f)
+
+
+def columns(query: str, item: str, position: str, score: str, relevance: str) -> dict[str, str]:
+    return {"query": query, "item": item, "position": position, "score": score, "relevance": relevance}
+
+
+__all__ = ["column_options", "columns", "file_options", "input_options", "order_option", "output_options", "progress_option"]

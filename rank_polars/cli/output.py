@@ -1,0 +1,88 @@
+"""Where results go: stdout, or a file written safely.
+
+A file is written to a temporary file beside it and then moved into place, so a kill
+mid-write leaves the old file whole.  Without ``--force`` the file is created exclusively:
+one that appeared while the command ran is never overwritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+import click
+import polars as pl
+
+from .errors import CLIError
+from .formatters import BINARY, FOR_PEOPLE, FORMATTERS, Content
+
+
+def check_output(output: str | None, fmt: str, force: bool) -> None:
+    """Fail before doing any work when the output cannot be written."""
+    if fmt in BINARY and not output:
+        raise CLIError(f"--format {fmt} writes a binary file: give it with -o FILE")
+    check_file(output, force, "output file")
+
+
+def check_file(path: str | None, force: bool, what: str) -> None:
+    if not path:
+        return
+    if Path(path).exists() and not force:
+        raise CLIError(f"{what} {path!r} exists; pass --force to overwrite it")
+    if not Path(path).resolve().parent.is_dir():
+        raise CLIError(f"cannot write {path!r}: folder {str(Path(path).parent)!r} does not exist")
+
+
+def write_file(path: str | Path, content: Content, *, force: bool) -> None:
+    """Write ``content`` to ``path`` through a temporary file beside it.
+
+    ``force``: replace an existing file atomically.  Otherwise create it exclusively (a hard
+    link of the finished temporary file), failing if it exists by then.
+    """
+    target = Path(path)
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.resolve().parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if force:
+            os.replace(tmp, target)
+        else:
+            _create_exclusively(tmp, target, data)
+    except FileExistsError:
+        raise CLIError(f"output file {str(path)!r} was created while the command ran; pass --force to overwrite it") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def _create_exclusively(tmp: str, target: Path, data: bytes) -> None:
+    try:
+        os.link(tmp, target)  # atomic, and fails if target exists
+    except FileExistsError:
+        raise
+    except OSError:  # a file system without hard links
+        with open(target, "xb") as f:
+            f.write(data)
+
+
+def emit(df: pl.DataFrame, fmt: str, output: str | None, *, force: bool = False,
+         display: pl.DataFrame | None = None, footer: str = "") -> None:
+    """Write ``df`` as ``fmt``; the formats meant for people show ``display`` when given."""
+    shown = display if display is not None and fmt in FOR_PEOPLE else df
+    content = FORMATTERS[fmt](shown)
+    if footer and fmt == "table":
+        content = str(content) + footer
+    if output:
+        write_file(output, content, force=force)
+        click.echo(f"wrote {df.height:,} rows to {output}", err=True)
+    else:
+        assert isinstance(content, str)
+        click.echo(content, nl=False)
+
+
+__all__ = ["check_file", "check_output", "emit", "write_file"]
