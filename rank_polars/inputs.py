@@ -112,9 +112,14 @@ def prepare(
     by: str | Sequence[str] | None,
     columns: Columns,
     labels: str = "qrels",
+    order: str = "auto",
 ) -> Inputs:
     run_lf = scan(run, "run")
     schema = run_lf.collect_schema()
+    if order not in ("auto", "position", "score"):
+        raise RankPolarsError(f"order must be 'auto', 'position' or 'score', got {order!r}")
+    if order != "auto":  # rank by this column even when the other one exists
+        _need(schema, getattr(columns, order), "run", f"{order}, for order={order!r}")
     by_cols = [by] if isinstance(by, str) else list(by or [])
     if len(set(by_cols)) != len(by_cols):
         raise RankPolarsError(f"by: a column is named twice in {by_cols!r}")
@@ -127,7 +132,7 @@ def prepare(
 
     select = [pl.col(c).alias(by_name(i)) for i, c in enumerate(by_cols)]
     select += [pl.col(columns.query).alias(Q), pl.col(columns.item).alias(ITEM)]
-    if columns.position in schema:
+    if columns.position in schema and order != "score":
         order = "position"
         dtype = schema[columns.position]
         if not dtype.is_integer():
