@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from typing import Any, Literal, Sequence
 
 import numpy as np
 import polars as pl
 
 from . import stats
-from .errors import CoverageWarning, RankPolarsError, examples
+from .errors import RankPolarsError, examples, warn
 from .evaluate import Engine, evaluate
 from .inputs import Source
 from .measures import MetricLike
@@ -227,11 +226,9 @@ def _pair(per: pl.DataFrame, by: str, query: str, labels: list[str], pair: tuple
     first = labels[0]
     filled = both.filter(pl.col(f"{first}__b").is_null() | pl.col(f"{first}__v").is_null())
     if filled.height:
-        warnings.warn(
+        warn(
             f"compare {version!r} with {base!r}: {filled.height} queries are in one version's run only and "
             f"count as 0 for the other (missing='zero'), e.g. {examples(filled[query].sort().to_list())}",
-            CoverageWarning,
-            stacklevel=3,
         )
     return both.with_columns(pl.all().exclude(query).fill_null(0.0))
 

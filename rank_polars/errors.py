@@ -6,6 +6,9 @@ find the bad rows without reading a traceback.
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from typing import Iterable
 
 
@@ -30,3 +33,15 @@ def examples(values: Iterable[object], limit: int = 5, *, quote: bool = True) ->
     vals = list(values)
     shown = ", ".join(repr(v) if quote else str(v) for v in vals[:limit])
     return shown + (f" (and {len(vals) - limit} more)" if len(vals) > limit else "")
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn(message: str, category: type[Warning] = CoverageWarning) -> None:
+    """``warnings.warn`` pointing at the caller's line: the first frame outside rank_polars
+    (however deep in the package the warning is raised)."""
+    frame, level = sys._getframe(1), 2
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

@@ -9,12 +9,11 @@ give the number of items of each ranking and the set of queries to evaluate.
 
 from __future__ import annotations
 
-import warnings
 from typing import Literal
 
 import polars as pl
 
-from .errors import CoverageWarning, DataError, examples
+from .errors import DataError, examples, warn
 from .inputs import Inputs
 from .plan import GRADE, ITEM, N_RET, Q, QGRADE, RANK, SCORE, Plan
 
@@ -216,10 +215,8 @@ def universe(stats: pl.DataFrame, inputs: Inputs, judged: pl.DataFrame | None, m
     ignored = stats.join(judged_queries, on=Q, how="anti")
     if ignored.height:
         ids = ignored[Q].unique().sort().to_list()
-        warnings.warn(
+        warn(
             f"{len(ids)} queries of the run have no judgments and are not evaluated, e.g. {examples(ids)}",
-            CoverageWarning,
-            stacklevel=3,
         )
     groups = stats.select(by).unique() if by else pl.DataFrame()
     expected = groups.join(judged_queries, how="cross") if by else judged_queries
@@ -228,11 +225,9 @@ def universe(stats: pl.DataFrame, inputs: Inputs, judged: pl.DataFrame | None, m
     if absent.height:
         ids = absent[Q].unique().sort().to_list()
         fate = "scored 0 and counted (missing='zero')" if missing == "zero" else "left out (missing='skip')"
-        warnings.warn(
+        warn(
             f"{absent.height} (group, judged query) pairs have no ranking in the run and are {fate}, "
             f"e.g. query {examples(ids)}",
-            CoverageWarning,
-            stacklevel=3,
         )
     if missing == "skip":
         return evaluated.filter(pl.col(N_RET).is_not_null())
