@@ -10,6 +10,7 @@ from .errors import RankPolarsError
 from .inputs import Columns, Inputs, Source, prepare
 from .measures import MetricLike, parse_all
 from .plan import ITEM, Q, RANK, SCORE, Plan, build_plan
+from .progress import Progress, ProgressLike, resolve
 from .validate import (
     Missing,
     check_contributing,
@@ -44,6 +45,8 @@ def evaluate(
     streaming: bool = True,
     duckdb_memory_limit: str | None = None,
     duckdb_temp_directory: str | None = None,
+    order: Literal["auto", "position", "score"] = "auto",
+    progress: ProgressLike = False,
 ) -> pl.DataFrame:
     """Evaluate ranking metrics over a long-format log, per group.
 
@@ -94,6 +97,14 @@ def evaluate(
         judged cannot change any number and is not looked for.  ``"strict"`` checks every
         row and judgment, as trec_eval does (it also refuses an item shown twice with
         different labels).  ``"fast"`` skips the duplicate counts.
+    order
+        ``"auto"`` (default): by ``position`` when the run has that column, else by
+        ``score``.  ``"position"`` / ``"score"``: by that column, even when the other exists.
+    progress
+        ``True``: show the phases (checking the run and judgments, the metric pass) on
+        stderr or in the notebook; a :class:`rank_polars.progress.Progress` to report to.
+        Off by default.
+
     Returns
     -------
     pl.DataFrame
@@ -134,7 +145,9 @@ def evaluate(
         raise RankPolarsError(f"engine must be 'polars' or 'duckdb', got {engine!r}")
     outputs = parse_all(metrics)
     plan = build_plan(outputs)
-    inputs = prepare(run, qrels=qrels, by=by, columns=Columns(query, item, position, score, relevance), labels=labels)
+    inputs = prepare(run, qrels=qrels, by=by, columns=Columns(query, item, position, score, relevance), labels=labels,
+                     order=order)
+    display = resolve(progress)
     inputs.checks = checks
     if duplicates == "first":
         inputs.run = _keep_first(inputs)
@@ -143,9 +156,10 @@ def evaluate(
         from .engines.duckdb_engine import DuckDBEngine
 
         runner = DuckDBEngine(memory_limit=duckdb_memory_limit, temp_directory=duckdb_temp_directory)
-        table = runner.evaluate(plan, inputs, missing=missing, duplicates=duplicates)
+        with display.phase(f"evaluating in DuckDB{_files(run)}"):
+            table = runner.evaluate(plan, inputs, missing=missing, duplicates=duplicates)
     else:
-        table = _evaluate_polars(plan, inputs, missing, duplicates, streaming)
+        table = _evaluate_polars(plan, inputs, missing, duplicates, streaming, display, _files(run))
     return finish(table, plan, inputs, per_query)
 
 
@@ -153,7 +167,21 @@ def _collect(lf: pl.LazyFrame, streaming: bool) -> pl.DataFrame:
     return lf.collect(engine="streaming" if streaming else "auto")
 
 
-def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: str, streaming: bool) -> pl.DataFrame:
+def _files(source: object) -> str:
+    """`` (12 files)`` for a folder, glob or list of Parquet files; nothing for a frame."""
+    from .io import files_of
+
+    if not isinstance(source, (str, list, tuple)) and not hasattr(source, "__fspath__"):
+        return ""
+    try:
+        n = sum(len(files_of(s)) for s in source) if isinstance(source, (list, tuple)) else len(files_of(source))
+    except (OSError, RankPolarsError):  # the readers name a bad path themselves
+        return ""
+    return f" ({n:,} files)" if n > 1 else ""
+
+
+def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: str, streaming: bool,
+                     display: Progress, files: str = "") -> pl.DataFrame:
     from .engines.polars_engine import contributes_expr
     from .engines.polars_engine import per_query as plan_per_query
 
@@ -165,13 +193,16 @@ def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: s
     # no common-subplan caching: the two judgment passes share a scan, which Polars would
     # otherwise cache whole (38.5M judgments: +1.3 GiB at 200M rows) instead of streaming it
     no_cache = pl.QueryOptFlags(comm_subplan_elim=False)
-    stats, *judged = pl.collect_all(passes, engine="streaming" if streaming else "auto", optimizations=no_cache)
+    checking = "checking the run" + (" and judgments" if inputs.qrels is not None else "") + files
+    with display.phase(checking):
+        stats, *judged = pl.collect_all(passes, engine="streaming" if streaming else "auto", optimizations=no_cache)
     check_run(stats, inputs)
     if judged:
         check_qrels(judged[0], inputs)
     uni = universe(stats, inputs, judged[0] if judged else None, missing)
     checks = contributing_stat_names(inputs, duplicates, plan)
-    table = _collect(plan_per_query(plan, inputs, uni, checks), streaming)
+    with display.phase(f"metric pass ({len(plan.outputs)} metrics, {uni.height:,} queries)"):
+        table = _collect(plan_per_query(plan, inputs, uni, checks), streaming)
     return check_contributing(table, inputs, checks)
 
 
