@@ -16,6 +16,7 @@ from .validate import (
     check_contributing,
     check_qrels,
     check_run,
+    check_values,
     contributing_stat_names,
     qrels_stats_polars,
     run_stats_polars,
@@ -96,7 +97,8 @@ def evaluate(
         contributing judgments.  A repeated or unplaced row that is neither relevant nor
         judged cannot change any number and is not looked for.  ``"strict"`` checks every
         row and judgment, as trec_eval does (it also refuses an item shown twice with
-        different labels).  ``"fast"`` skips the duplicate counts.
+        different labels).  ``"fast"`` skips the run's duplicate counts (repeated judgments of
+        a contributing item are always refused: which grade wins would depend on row order).
     order
         ``"auto"`` (default): by ``position`` when the run has that column, else by
         ``score``.  ``"position"`` / ``"score"``: by that column, even when the other exists.
@@ -160,6 +162,7 @@ def evaluate(
             table = runner.evaluate(plan, inputs, missing=missing, duplicates=duplicates)
     else:
         table = _evaluate_polars(plan, inputs, missing, duplicates, streaming, display, _files(run))
+    check_values(table, plan, inputs)
     return finish(table, plan, inputs, per_query)
 
 

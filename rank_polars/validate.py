@@ -39,8 +39,10 @@ _STATS = {
         "{item}: duplicate items within a ranking (keep one row per query and item, or pass duplicates='first')",
     ),
     "grade_bad": (
-        lambda: pl.col(GRADE).is_null().sum() + pl.col(GRADE).cast(pl.Float64).is_nan().sum(),
-        "{rel}: null or NaN relevance labels (label every row, or pass qrels=)",
+        # an infinite grade has no gain (inf/inf is NaN): refused like a missing one
+        lambda: pl.col(GRADE).is_null().sum() + pl.col(GRADE).cast(pl.Float64).is_infinite().sum()
+        + pl.col(GRADE).cast(pl.Float64).is_nan().sum(),
+        "{rel}: null or NaN relevance labels or infinite ones (label every row with a finite grade, or pass qrels=)",
     ),
     # labels="run": each contributing row must be judged in the qrels with its own label
     "label_mismatch": (
@@ -126,6 +128,29 @@ def check_contributing(table: pl.DataFrame, inputs: Inputs, names: list[str]) ->
     return table.drop(check_column(n) for n in names)
 
 
+def check_values(table: pl.DataFrame, plan: Plan, inputs: Inputs) -> None:
+    """Raise :class:`DataError` if a metric is not a finite number on some query.
+
+    Grades are finite (the checks refuse the others), so this happens only when a sum
+    overflows float64: ``2^grade - 1`` (``gain="exp"``, ERR) is infinite from grade 1024 on,
+    and nDCG or ERR then divide infinity by infinity.  Never a NaN in the output.
+    """
+    labels = [label for label, _ in plan.outputs]
+    finite = [pl.col(label).is_finite().fill_null(False) for label in labels]
+    bad = table.filter(~pl.all_horizontal(finite))
+    if not bad.height:
+        return
+    metric = next(label for label in labels if not bad[label].is_finite().fill_null(False).all())
+    where = examples((_where(row, inputs) for row in bad.sort(inputs.keys).iter_rows(named=True)), quote=False)
+    side = inputs.qrels if inputs.qrels is not None else inputs.run
+    top = side.join(bad.lazy().select(Q).unique(), on=Q, how="semi").select(pl.col(GRADE).cast(pl.Float64).max())
+    raise DataError(
+        f"metric {metric!r} is not a finite number on {bad.height} queries, e.g. query {where}: the largest grade "
+        f"there is {top.collect().item()}, and 2^grade overflows from grade 1024 on (gain='exp', err); "
+        "rescale the grades or use a linear gain"
+    )
+
+
 def _where(row: dict, inputs: Inputs) -> str:
     extra = ", ".join(f"{name}={row[f'__rp_by{i}']!r}" for i, name in enumerate(inputs.by))
     return repr(row[Q]) + (f" ({extra})" if extra else "")
@@ -155,7 +180,7 @@ def check_run(stats: pl.DataFrame, inputs: Inputs) -> None:
 _QSTATS = {
     "q_item_null": "column {item} has {n} null values",
     "q_grade_null": "column {rel} has {n} null values",
-    "q_grade_nan": "column {rel} has {n} NaN grades",
+    "q_grade_nan": "column {rel} has {n} NaN grades or infinite ones (every grade must be a finite number)",
     "q_dup": "duplicate judgments for the same (query, item) in columns {query}, {item} ({n} rows)",
 }
 
@@ -167,7 +192,9 @@ def qrels_stats_polars(inputs: Inputs, contributes: pl.Expr) -> pl.LazyFrame:
     Null ids and grades are counted over every judgment.  Duplicate (query, item) pairs are
     counted as distinct 64-bit item hashes among the judgments that contribute (by default:
     a repeated judgment that no metric reads changes nothing, and ~80% of judgments are
-    not relevant), among all of them with ``checks="strict"``, not at all with ``"fast"``.
+    not relevant), among all of them with ``checks="strict"``.  ``"fast"`` counts them too:
+    two grades for one contributing item make a value depend on row order, and the count
+    runs over the few contributing judgments only.
     The distinct count is a pass of its own over the judgments it needs (filtered at the
     Parquet reader): inside the null counts' group-by, as a filtered aggregate, it held
     every judgment in memory.
@@ -175,10 +202,8 @@ def qrels_stats_polars(inputs: Inputs, contributes: pl.Expr) -> pl.LazyFrame:
     assert inputs.qrels is not None
     grade = pl.col(GRADE)
     counts = [pl.len().alias("q_n"), pl.col(ITEM).null_count().alias("q_item_null"),
-              grade.null_count().alias("q_grade_null"), grade.is_nan().sum().alias("q_grade_nan")]
+              grade.null_count().alias("q_grade_null"), (grade.is_nan() | grade.is_infinite()).sum().alias("q_grade_nan")]
     stats = inputs.qrels.group_by(Q).agg(e.cast(pl.Int64) for e in counts)
-    if inputs.checks == "fast":
-        return stats
     judgments = inputs.qrels if inputs.checks == "strict" else inputs.qrels.filter(contributes)
     dup = (pl.len() - pl.col(ITEM).hash().n_unique()).cast(pl.Int64).alias("q_dup")
     return stats.join(judgments.group_by(Q).agg(dup), on=Q, how="left").with_columns(pl.col("q_dup").fill_null(0))
@@ -220,7 +245,7 @@ def universe(stats: pl.DataFrame, inputs: Inputs, judged: pl.DataFrame | None, m
         )
     groups = stats.select(by).unique() if by else pl.DataFrame()
     expected = groups.join(judged_queries, how="cross") if by else judged_queries
-    evaluated = expected.join(stats, on=keys, how="left")  # no length: the group never ranked the query
+    evaluated = expected.join(stats, on=keys, how="left", nulls_equal=True)  # no length: the group never ranked the query
     absent = evaluated.filter(pl.col(N_RET).is_null())
     if absent.height:
         ids = absent[Q].unique().sort().to_list()

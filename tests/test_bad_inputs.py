@@ -139,3 +139,112 @@ def test_fast_checks_skip_only_the_duplicate_counts(engine):
     rp.evaluate(dup, ["p@1"], by="model", engine=engine, checks="fast")
     with pytest.raises(DataError, match="null or NaN relevance"):
         rp.evaluate(run(relevance=[1.0, None, 1.0, 1.0]), ["p@1"], by="model", engine=engine, checks="fast")
+
+
+# ------------------------------------------------------------------ issue 11: no silent wrong number
+
+import math  # noqa: E402
+import warnings  # noqa: E402
+
+import duckdb  # noqa: E402
+import pytrec_eval  # noqa: E402
+
+ENGINES = ["polars", "duckdb"]
+# the issue's log: two queries, graded labels in the run
+BASE = pl.DataFrame({"query": ["q1", "q1", "q1", "q2", "q2"], "item": list("abcde"), "position": [1, 2, 3, 1, 2],
+                     "relevance": [1, 0, 2, 0, 1]})
+
+
+def trec_means(log: pl.DataFrame, measures: dict[str, str]) -> dict[str, float]:
+    """pytrec_eval's means over ``log`` (its labels as the judgments, positions as scores)."""
+    qrels: dict = {}
+    run: dict = {}
+    for q, i, p, r in log.select("query", "item", "position", "relevance").iter_rows():
+        qrels.setdefault(q, {})[i] = int(r)
+        run.setdefault(q, {})[i] = float(-p)
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, set(measures.values())).evaluate(run)
+    return {ours: sum(v[theirs] for v in per_query.values()) / len(per_query) for ours, theirs in measures.items()}
+
+
+def quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+def run_sql(sql: str, **tables: pl.DataFrame) -> pl.DataFrame:
+    con = duckdb.connect()
+    for name, frame in tables.items():
+        con.register(name, frame.to_arrow())
+    return con.sql(sql).pl()
+
+
+@pytest.mark.parametrize("engine", [*ENGINES, "to_sql"])
+def test_a_null_group_key_is_a_group_like_any_other(engine):
+    log = pl.concat([BASE.with_columns(model=pl.lit("A")), BASE.with_columns(model=pl.lit(None, pl.String))])
+    want = trec_means(BASE, {"ndcg@3": "ndcg_cut_3", "map": "map"})
+    if engine == "to_sql":
+        got = run_sql(rp.to_sql(["ndcg@3", "map"], table="logs", by="model"), logs=log)
+    else:
+        got = rp.evaluate(log, ["ndcg@3", "map"], by="model", engine=engine)
+    assert got["model"].to_list() == ["A", None]
+    for metric, value in want.items():
+        assert got[metric].to_list() == pytest.approx([value, value], abs=1e-12)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_hive_default_partition_is_the_null_group(engine, tmp_path):
+    for model in ["A", "__HIVE_DEFAULT_PARTITION__"]:
+        (tmp_path / f"model={model}").mkdir()
+        BASE.write_parquet(tmp_path / f"model={model}" / "part.parquet")
+    judgments = BASE.drop("position")
+    want = trec_means(BASE, {"ndcg@3": "ndcg_cut_3", "map": "map", "bpref": "bpref"})
+    for kwargs in ({}, {"qrels": judgments}, {"qrels": judgments, "labels": "run"}):
+        got = quiet(rp.evaluate, tmp_path, list(want), by="model", engine=engine, **kwargs)
+        assert got["model"].to_list() == ["A", None], kwargs
+        for metric, value in want.items():
+            assert got[metric].to_list() == pytest.approx([value, value], abs=1e-12), (metric, kwargs)
+
+
+INF = float("inf")
+NON_FINITE_GRADES = [
+    # (id, run labels, qrels, metrics, message fragments)
+    ("inf label", [INF, 0, 2, 0, 1], None, ["ndcg", "err"], ["'relevance': null or NaN relevance labels or infinite", "'q1'"]),
+    ("-inf label", [1, -INF, 2, 0, 1], None, ["ndcg"], ["'relevance': null or NaN relevance labels or infinite", "'q1'"]),
+    ("inf judgment", None, [INF, 1.0], ["ndcg", "err"], ["qrels: column 'relevance' has 1 NaN grades or infinite", "'q1'"]),
+    ("grade 2000, exp gain", [2000, 0, 2, 0, 1], None, ["ndcg(gain=exp)"],
+     ["'ndcg(gain=exp)' is not a finite number", "'q1'", "largest grade there is 2000", "1024"]),
+    ("grade 1100, err", [1100, 0, 2, 0, 1], None, ["err"], ["'err' is not a finite number", "1100"]),
+    ("grade 1100 judged, exp gain", None, [1100.0, 1.0], ["ndcg(gain=exp)@2"], ["not a finite number", "1100"]),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("labels", "judgments", "metrics", "fragments"), [c[1:] for c in NON_FINITE_GRADES],
+                         ids=[c[0] for c in NON_FINITE_GRADES])
+def test_grades_that_make_a_metric_non_finite_are_refused(engine, labels, judgments, metrics, fragments):
+    log = BASE.with_columns(relevance=pl.Series(labels, dtype=pl.Float64)) if labels else BASE.drop("relevance")
+    qrels = None if judgments is None else pl.DataFrame({"query": ["q1", "q1"], "item": ["a", "c"], "relevance": judgments})
+    with pytest.raises(DataError) as info:
+        quiet(rp.evaluate, log, metrics, qrels=qrels, engine=engine)
+    for fragment in fragments:
+        assert fragment in str(info.value), str(info.value)
+
+
+def test_grade_1023_with_exp_gain_is_still_a_number():
+    # 2^1023 is the largest power of two in float64: nDCG of that one relevant item first is 1
+    log = BASE.with_columns(relevance=pl.Series([1023, 0, 0, 0, 1], dtype=pl.Float64))
+    for engine in ENGINES:
+        got = rp.evaluate(log, ["ndcg(gain=exp)@3"], per_query=True, engine=engine)
+        assert got["ndcg(gain=exp)@3"].to_list() == [1.0, pytest.approx(trec_means(BASE.filter(query="q2"), {"n": "ndcg_cut_3"})["n"])]
+
+
+@pytest.mark.parametrize("checks", ["full", "fast", "strict"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_contributing_item_judged_twice_is_refused_whatever_the_checks(engine, checks):
+    # grades 1 and 0 for item a: bpref reads both (judged), so the value would depend on row order
+    ranked = BASE.drop("relevance")
+    for grades in ([1, 0, 1], [0, 1, 1]):
+        judgments = pl.DataFrame({"query": ["q1", "q1", "q1"], "item": ["a", "a", "c"], "relevance": grades})
+        with pytest.raises(DataError, match="qrels: duplicate judgments .* e.g. query 'q1'"):
+            quiet(rp.evaluate, ranked, ["bpref"], qrels=judgments, checks=checks, engine=engine)

@@ -120,10 +120,10 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
                 judg_part = judg
             part_keys = jkeys
             if plan.judgments_need_n_ret():
-                judg_part = judg_part.join(universe.select(*keys, N_RET), on=jkeys, how="inner")
+                judg_part = judg_part.join(universe.select(*keys, N_RET), on=jkeys, how="inner", nulls_equal=True)
                 part_keys = keys
             grouped = judg_part.group_by(part_keys).agg(_aggregate(a, n) for n, a in part.items())
-            stats = stats.join(grouped, on=part_keys, how="left")
+            stats = stats.join(grouped, on=part_keys, how="left", nulls_equal=True)
     stats = stats.with_columns(pl.col(n).fill_null(0.0) for n in plan.judgment_aggs)
 
     glob = None
@@ -136,7 +136,7 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
     refs = plan.row_refs
     judgment_refs = [n for n in plan.judgment_aggs if n in refs]
     if judgment_refs:
-        rows = rows.join(stats.select(*keys, *judgment_refs), on=keys, how="inner")
+        rows = rows.join(stats.select(*keys, *judgment_refs), on=keys, how="inner", nulls_equal=True)
     if glob is not None and refs & set(plan.global_aggs):
         rows = rows.join(glob, how="cross")
     if plan.cums:
@@ -146,7 +146,8 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
     counts = [e.alias(check_column(c)) for c, e in zip(checks, stat_exprs(list(checks)))]
     row_aggs = rows.group_by(keys).agg(*(_aggregate(a, n) for n, a in plan.row_aggs.items()), *counts)
 
-    table = stats.join(row_aggs, on=keys, how="left").with_columns(
+    # a null group key is a group like any other (nulls_equal on every join on the keys)
+    table = stats.join(row_aggs, on=keys, how="left", nulls_equal=True).with_columns(
         *(pl.col(n).fill_null(0.0) for n in plan.row_aggs), *(pl.col(check_column(c)).fill_null(0) for c in checks)
     )
     if glob is not None:

@@ -70,7 +70,7 @@ STATS_SQL = {
     "item_null": f"COUNT(*) - COUNT({quote(ITEM)})",
     # distinct 64-bit hashes, as validate does (hash(NULL) is a value there and here)
     "item_dup": f"COUNT(*) - COUNT(DISTINCT hash({quote(ITEM)}))",
-    "grade_bad": f"COUNT_IF({quote(GRADE)} IS NULL OR isnan({quote(GRADE)}))",
+    "grade_bad": f"COUNT_IF({quote(GRADE)} IS NULL OR isnan({quote(GRADE)}) OR isinf({quote(GRADE)}))",
     "label_mismatch": f"COUNT_IF({quote(QGRADE)} IS NULL OR {quote(QGRADE)} <> {quote(GRADE)})",
 }
 
@@ -84,11 +84,11 @@ def qrels_stats_sql(checks: str, contributes: str) -> str:
         "q_n": "COUNT(*)",
         "q_item_null": f"COUNT(*) - COUNT({item})",
         "q_grade_null": f"COUNT(*) - COUNT({grade})",
-        "q_grade_nan": f"COUNT_IF(isnan({grade}))",
+        "q_grade_nan": f"COUNT_IF(isnan({grade}) OR isinf({grade}))",
     }
     if checks == "strict":
         aggs["q_dup"] = f"COUNT(*) - COUNT(DISTINCT hash({item}))"
-    elif checks == "full":
+    else:  # "full" and "fast": among the contributing judgments (validate.qrels_stats_polars)
         aggs["q_dup"] = f"COUNT_IF({contributes}) - COUNT(DISTINCT CASE WHEN {contributes} THEN hash({item}) END)"
     cols = ", ".join(f"CAST({sql} AS BIGINT) AS {name}" for name, sql in aggs.items())
     return f"SELECT {quote(Q)}, {cols} FROM {quote(QRELS)} GROUP BY {quote(Q)}"
@@ -128,8 +128,12 @@ def _cols(names: Sequence[str], alias: str | None = None) -> str:
 
 
 def _on(left: str, right: str, names: Sequence[str]) -> str:
-    # plain equality, as the Polars engine's joins: a null key matches nothing
-    return " AND ".join(f"{left}.{quote(n)} = {right}.{quote(n)}" for n in names)
+    # a null group key is a group like any other (as the Polars engine's nulls_equal joins);
+    # query and item ids are never null where they are joined (the checks refuse them)
+    return " AND ".join(
+        f"{left}.{quote(n)} {'=' if n in (Q, ITEM) else 'IS NOT DISTINCT FROM'} {right}.{quote(n)}"
+        for n in names
+    )
 
 
 @dataclass
