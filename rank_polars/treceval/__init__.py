@@ -1,0 +1,13 @@
+"""``rank-polars trec-eval``: trec_eval 10's command line and output, computed by rank_polars.
+
+:func:`run` takes trec_eval's arguments (``[-q] [-c] [-n] [-l N] [-M N] [-J] [-m MEASURE[.PARAMS]]...
+QRELS RUN``) and writes what trec_eval 10 writes, byte for byte, with its exit status.  The parts:
+:mod:`.options` (its ``getopt``), :mod:`.measures` (its measure table -> our specs), :mod:`.files`
+(its input formats), :mod:`.evaluation` (ranking, checks, ``rp.evaluate``), :mod:`.output`.
+"""
+
+from .command import run
+from .measures import TABLE, Selection
+from .options import Options, TrecEvalExit, parse_args
+
+__all__ = ["TABLE", "Options", "Selection", "TrecEvalExit", "parse_args", "run"]

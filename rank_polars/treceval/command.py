@@ -1,0 +1,101 @@
+"""``run(argv, stdout, stderr)``: trec_eval 10's ``main``, step by step, on rank_polars."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from ..errors import RankPolarsError
+from .evaluation import first_failure, per_query, rank
+from .files import read_qrels, read_results
+from .measures import Selection
+from .options import TrecEvalExit, parse_args
+from .output import query_lines, summary_lines
+
+HELP = """\
+rank-polars trec-eval: trec_eval 10's command line, computed by rank_polars.
+
+  rank-polars trec-eval [-h] [-q] [-c] [-n] [-l <num>] [-M <num>] [-J] [-m measure[.params]]...
+                        [-R qrels] [-T trec_results] rel_info_file results_file
+
+  -q         also print every query's values (before the 'all' lines)
+  -m name    a measure (P, map, ndcg_cut, ...) or a set: official (the default), all_trec, set;
+             parameters after a dot: -m P.5,10  -m ndcg.1=3,2=9  -m utility.2,-1,0,0
+  -c         average over every query of the rel_info file (a query without results scores 0)
+  -n         no summary ('all') lines
+  -l <num>   grade needed to be relevant (default 1)
+  -M <num>   evaluate each query's first <num> documents only
+  -J         drop documents that are not judged before ranking (use with care)
+  -v         version
+
+The output is trec_eval 10's, byte for byte; see docs/trec-eval.md for the measures and the
+differences.
+"""
+
+
+def _write(stream: TextIO, text: str) -> None:
+    """Text decoded from the files as Latin-1 goes back out as the same bytes."""
+    if not text:
+        return
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:
+        stream.flush()
+        buffer.write(text.encode("latin-1", errors="replace"))
+        buffer.flush()
+    else:
+        stream.write(text.encode("latin-1", errors="replace").decode("utf-8", errors="replace"))
+
+
+def run(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
+    """Run trec_eval with ``argv`` (its arguments, without the program name); the exit status.
+
+    >>> import io
+    >>> from rank_polars.treceval import run
+    >>> out, err = io.StringIO(), io.StringIO()
+    >>> run(["-m", "nope", "qrels", "run"], out, err), err.getvalue()
+    (1, "trec_eval: illegal measure 'nope'\\n")
+    """
+    try:
+        return _run(argv, stdout, stderr)
+    except TrecEvalExit as e:
+        _write(stderr, e.message)
+        return e.status
+    except RankPolarsError as e:
+        _write(stderr, f"rank-polars trec-eval: {e}\n")
+        return 1
+
+
+def _run(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
+    selection = Selection()
+    opts = parse_args(list(argv), mark_measure=selection.mark)
+    if opts.help:
+        _write(stdout, HELP)
+        return 0
+    if opts.rel_format != "qrels":
+        known = opts.rel_format in ("prefs", "qrels_prefs", "qrels_jg")
+        note = " (rank-polars trec-eval reads 'qrels' only)" if known else ""
+        raise TrecEvalExit(2, f"trec_eval: Illegal rel_format '{opts.rel_format}'{note}\n")
+    qrels = read_qrels(opts.qrels)
+    if opts.results_format != "trec_results":
+        raise TrecEvalExit(2, f"trec_eval: Illegal retrieval results format '{opts.results_format}'\n")
+    run_frame, runid = read_results(opts.results)
+    if opts.zscores is not None:
+        raise TrecEvalExit(2, "rank-polars trec-eval: -Z (z-scores) is not supported\n")
+    columns = selection.columns()
+    if qrels.height == 0 or run_frame.height == 0:
+        raise TrecEvalExit(7, "trec_eval: No queries with both results and relevance info\n")
+
+    ranked = rank(run_frame, qrels, opts)
+    failure = first_failure(qrels, run_frame, ranked, opts, columns)
+    if failure is not None:
+        # trec_eval has printed the queries before the one it stops at
+        before = qrels.select("query").unique().sort("query").head(failure.index)
+        if opts.query and before.height:
+            qrels, ranked = (f.join(before, on="query", how="semi") for f in (qrels, ranked))
+            _write(stdout, query_lines(per_query(ranked, qrels, columns, opts), columns))
+        raise TrecEvalExit(failure.status, failure.message)
+    table = per_query(ranked, qrels, columns, opts)
+    text = query_lines(table, columns) if opts.query else ""
+    if opts.summary:
+        text += summary_lines(table, columns, runid, qrels, opts.complete)
+    _write(stdout, text)
+    return 0

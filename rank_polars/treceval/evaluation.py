@@ -1,0 +1,165 @@
+"""The run ranked and evaluated as trec_eval 10 does it, on the Polars engine.
+
+* Ranking (``form_res_rels.c``): per query, score descending, ties by docno descending
+  (byte-wise), then ``-M`` keeps the first N, then ``-J`` drops documents not judged >= 0.
+* Which queries: every query of the qrels, in byte order; run queries without judgments are
+  ignored.  A judged query missing from the run stops trec_eval 10 with status 4, unless ``-c``
+  gives it a one-document ranking of a non-judged "bogus" document (whose ``num_ret``, ``utility``,
+  ``relstring``, ``unj_*`` and ``rbp_resid`` are then set to 0 or empty, exactly as trec_eval does).
+* Errors are found up front, vectorised, and reported for the first query (in evaluation order)
+  that has one, after the ``-q`` lines of the queries before it — as trec_eval's output would be.
+* The measures are rank_polars specs (:mod:`.measures`), computed by :func:`rank_polars.evaluate`
+  with ``per_query=True`` on the ranked rows; ``relstring`` is read off the ranked rows.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import polars as pl
+
+from ..errors import CoverageWarning, RankPolarsError
+from ..evaluate import evaluate
+from ..measures import Measure, parse
+from .measures import Column
+from .options import Options, TrecEvalExit
+
+BOGUS_DOC = "ceci_nest_pas_un_docno"
+# printed labels trec_eval resets for a -c query missing from the run (trec_eval.c, "clean up leftovers")
+_ZEROED = ("num_ret", "utility", "rbp_resid")
+
+
+@dataclass
+class Failure:
+    """trec_eval stops at query number ``index`` (0-based, in evaluation order)."""
+
+    index: int
+    status: int
+    message: str
+
+
+def rank(run: pl.DataFrame, qrels: pl.DataFrame, opts: Options) -> pl.DataFrame:
+    """``query, item, position, grade`` of the judged queries' documents, as trec_eval ranks them."""
+    run = run.join(qrels.select("query").unique(), on="query", how="semi")
+    if opts.complete:
+        missing = qrels.select("query").unique().join(run.select("query").unique(), on="query", how="anti")
+        bogus = missing.with_columns(item=pl.lit(BOGUS_DOC), score=pl.lit(1.0))
+        run = pl.concat([run, bogus.select(run.columns)])
+    ranked = run.sort(["query", "score", "item"], descending=[False, True, True]).with_columns(
+        position=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("query")
+    )
+    ranked = ranked.filter(pl.col("position") <= max(opts.max_docs, 0))
+    first_grade = qrels.unique(["query", "item"], keep="first", maintain_order=True)
+    ranked = ranked.join(first_grade, on=["query", "item"], how="left", maintain_order="left")
+    if opts.judged_only:
+        ranked = ranked.filter(pl.col("grade") >= 0).with_columns(
+            position=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("query")
+        )
+    return ranked.select("query", "item", "position", "grade")
+
+
+def first_failure(
+    qrels: pl.DataFrame, run: pl.DataFrame, ranked: pl.DataFrame, opts: Options, columns: list[Column]
+) -> Failure | None:
+    """The first query (in evaluation order) at which trec_eval would stop, and its message."""
+    queries = qrels.select("query").unique().sort("query").with_row_index("index")
+    checked = next((c.label for c in columns if c.measure.name not in ("runid", "num_q")), None)
+    found: list[pl.DataFrame] = []
+    if not opts.complete:
+        missing = queries.join(run.select("query").unique(), on="query", how="anti")
+        found.append(missing.select("index", kind=pl.lit(0), item=pl.lit(None, pl.String)))
+    if checked is not None:
+        for kind, frame in ((1, ranked), (2, qrels)):
+            dups = frame.group_by("query", "item").len().filter(pl.col("len") > 1)
+            dups = dups.group_by("query").agg(pl.col("item").min()).join(queries, on="query")
+            found.append(dups.select("index", kind=pl.lit(kind), item="item"))
+    utility = next((c for c in columns if c.measure.name == "utility"), None)
+    if utility is not None and len(utility.param) != 4:  # type: ignore[arg-type]
+        found.append(pl.DataFrame({"index": [0], "kind": [3], "item": [None]},
+                                  schema={"index": pl.UInt32, "kind": pl.Int32, "item": pl.String}))
+    problems = pl.concat([f.cast({"index": pl.UInt32, "kind": pl.Int32}) for f in found]) if found else None
+    if problems is None or problems.height == 0:
+        return None
+    index, kind, item = problems.sort("index", "kind").row(0)
+    qid = queries.row(index)[1]
+    cannot = f"trec_eval: Can't calculate measure '{checked}'\n"
+    message = {
+        0: f"trec_eval: result qid '{qid}' not found in qrels\n",
+        1: f"trec_eval.form_res_qrels: duplicate docs {item}" + cannot,
+        2: f"trec_eval.form_res_rels: duplicate docs {item}\n" + cannot,
+        3: "trec_eval.calc_utility: improper number of coefficients\ntrec_eval: Can't calculate measure 'utility'\n",
+    }[kind]
+    return Failure(index, 4, message)
+
+
+def specs(columns: list[Column], level: int) -> dict[str, Measure]:
+    """Printed label -> rank_polars spec (``-l`` applied as ``rel=`` where the spec declares it)."""
+    out: dict[str, Measure] = {}
+    for column in columns:
+        if column.spelling is None:
+            continue
+        try:
+            spec = parse(column.spelling)
+        except RankPolarsError as e:
+            raise TrecEvalExit(2, f"rank-polars trec-eval: measure '{column.label}' is not available: {e}\n"
+                                  f"trec_eval: Cannot initialize measure '{column.measure.name}'\n") from None
+        if level != 1 and column.measure.level and "rel" in spec.PARAMS:
+            spec = type(spec)(spec.k, **{**spec.params, "rel": level})
+        out[column.label] = spec
+    return out
+
+
+def per_query(ranked: pl.DataFrame, qrels: pl.DataFrame, columns: list[Column], opts: Options) -> pl.DataFrame:
+    """``query`` (evaluation order), ``bogus``, and one column per printed label."""
+    queries = qrels.select("query").unique().sort("query")
+    table = queries
+    wanted = specs(columns, opts.level)
+    unique = list(dict.fromkeys(wanted.values()))
+    if unique:
+        judgments = qrels.rename({"grade": "relevance"})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CoverageWarning)
+            values = evaluate(ranked.select("query", "item", "position"), unique, qrels=judgments,
+                              per_query=True, missing="zero")
+        values = values.select("query", *(pl.col(s.name).alias(label) for label, s in wanted.items()))
+        table = table.join(values, on="query", how="left", maintain_order="left")
+    bogus = ranked.group_by("query").agg((pl.col("item") == BOGUS_DOC).all().alias("bogus")) if opts.complete \
+        else ranked.select("query").unique().with_columns(bogus=pl.lit(False))
+    table = table.join(bogus, on="query", how="left", maintain_order="left").with_columns(
+        pl.col("bogus").fill_null(opts.complete)
+    )
+    for column in columns:
+        if column.measure.name == "relstring":
+            table = table.join(relstring(ranked, column), on="query", how="left", maintain_order="left")
+    return table.with_columns(
+        pl.when(pl.col("bogus")).then(_reset(c)).otherwise(pl.col(c.label)).alias(c.label)
+        for c in columns if _zeroed(c)
+    )
+
+
+def _zeroed(column: Column) -> bool:
+    return column.label in (*_ZEROED, "relstring") or column.label.startswith("unj")
+
+
+def _reset(column: Column) -> pl.Expr:
+    return pl.lit("") if column.label == "relstring" else pl.lit(0.0)
+
+
+def relstring(ranked: pl.DataFrame, column: Column) -> pl.DataFrame:
+    """trec_eval's ``relstring``: one character per ranked document (grade 0-9, '>' above 9,
+    '-' not in the qrels, '.' a negative grade), for the first N documents."""
+    n = max(int(column.param[0]), 0)  # type: ignore[index]
+    grade = pl.col("grade")
+    char = (
+        pl.when(grade.is_null()).then(pl.lit("-"))
+        .when(grade < 0).then(pl.lit("."))
+        .when(grade > 9).then(pl.lit(">"))
+        .otherwise(grade.cast(pl.String))
+    )
+    return (
+        ranked.filter(pl.col("position") <= n)
+        .sort("query", "position")
+        .group_by("query", maintain_order=True)
+        .agg(char.str.join("").alias(column.label))
+    )

@@ -1,0 +1,72 @@
+"""trec_eval's output: ``%-22s\\t%s\\t%6.4f`` lines, per query (``-q``) then the 'all' summary.
+
+Per query, every measure in trec_eval's order prints its lines (``runid``, ``num_q``, ``gm_map`` and
+``gm_bpref`` print none); counts print as integers (``%ld``), ``relstring`` as ``'text'``.  The
+'all' lines combine the queries as trec_eval does: the mean (a sum divided by the number of
+queries), the sum for ``num_*`` counts, the geometric mean of the values floored at 1e-5 for
+``gm_*``, the number of queries for ``num_q``.  With ``-c``, ``num_rel``'s total counts the
+qrels lines with a grade above 0, whatever ``-l`` says (``m_num_rel.c``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+from .measures import Column
+
+MIN_GEO_MEAN = 1e-5
+
+
+def _value_text(values: list, kind: str) -> list[str]:  # type: ignore[type-arg]
+    if kind == "int":
+        return [str(int(v)) for v in values]
+    if kind == "text":
+        return [f"'{v}'" for v in values]
+    return ["%6.4f" % v for v in values]
+
+
+def query_lines(table: pl.DataFrame, columns: list[Column]) -> str:
+    """The ``-q`` lines of every query of ``table``, in its row order."""
+    printed = [c for c in columns if c.measure.per_query]
+    if table.height == 0 or not printed:
+        return ""
+    texts = {
+        c.label: pl.Series(_value_text(table.get_column(c.label).to_list(), c.measure.value), dtype=pl.String)
+        for c in printed
+    }
+    blocks = pl.DataFrame(texts).with_columns(_query=table.get_column("query"))
+    lines = [
+        (pl.lit(f"{c.label:<22}\t") + pl.col("_query") + pl.lit("\t") + pl.col(c.label) + pl.lit("\n"))
+        for c in printed
+    ]
+    return "".join(blocks.select(pl.concat_str(lines).alias("text")).get_column("text").to_list())
+
+
+def summary_lines(table: pl.DataFrame, columns: list[Column], runid: str | None, qrels: pl.DataFrame,
+                  complete: bool) -> str:
+    """The 'all' lines."""
+    out: list[str] = []
+    n = table.height
+    for c in columns:
+        summary = c.measure.summary
+        if summary == "none":
+            continue
+        if summary == "runid":
+            out.append(f"{'runid':<22}\tall\t{runid}\n")
+            continue
+        if summary == "count":
+            value: float = n
+        elif summary == "sum" and c.label == "num_rel" and complete:
+            value = qrels.filter(pl.col("grade") > 0).height
+        elif summary == "sum":
+            value = table.get_column(c.label).sum()
+        elif summary == "gmean":
+            logs = table.get_column(c.label).clip(lower_bound=MIN_GEO_MEAN).log()
+            value = math.exp(logs.sum() / n) if n else 0.0
+        else:
+            value = table.get_column(c.label).sum() / n if n else 0.0
+        text = _value_text([value], c.measure.value)[0]
+        out.append(f"{c.label:<22}\tall\t{text}\n")
+    return "".join(out)
