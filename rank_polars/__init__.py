@@ -14,12 +14,13 @@ from .measures.set_based import RPrecision as rprec, Success as success
 from .evaluate import evaluate
 from .sqlgen import to_sql
 from .compare import compare
+from .diagnose import diagnose
 from . import datasets, sql_macros
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CoverageWarning", "DataError", "Measure", "MetricNameError", "RankPolarsError",
-    "ap", "bpref", "cg", "compare", "dcg", "err", "evaluate", "exprs", "f1", "idcg", "judged", "ndcg",
+    "ap", "bpref", "cg", "compare", "dcg", "diagnose", "err", "evaluate", "exprs", "f1", "idcg", "judged", "ndcg",
     "datasets", "parse", "precision", "rbp", "recall", "rprec", "rr", "sql_macros", "success", "to_sql",
 ]

@@ -1,19 +1,92 @@
-"""Everything wrong or suspicious in a log, as findings (``rank-polars validate``)."""
+"""Everything wrong or suspicious in a log, as findings: :func:`diagnose` (and
+``rank-polars validate``).
+
+Where :func:`rank_polars.evaluate` stops at the first problem, ``diagnose`` lists them all,
+with warnings (tied scores, queries one side lacks, unjudged items) and facts (rows,
+rankings, label distribution).  The statistics are :mod:`rank_polars.validate`'s (the ones
+``evaluate`` checks, over every row and judgment as with ``checks="strict"``); only what
+``evaluate`` does not check (gaps in positions, tied scores, coverage, labels) is added here.
+
+>>> import polars as pl, rank_polars as rp
+>>> log = pl.DataFrame({"query": ["q1", "q1", "q2"], "item": ["a", "a", "b"],
+...                     "position": [1, 2, 1], "relevance": [1, 0, None]})
+>>> found = rp.diagnose(log)
+>>> found.errors, found.warnings
+(2, 0)
+>>> for f in found.findings:
+...     print(f.level, f.check, f.message)
+error duplicates duplicate (query, item) within a ranking in 'item' (evaluate refuses them; duplicates='first' keeps the first): 1 rows in 1 ranking, e.g. query 'q1'
+error nulls null or NaN relevance labels in 'relevance' (label every row, or pass qrels=): 1 rows in 1 ranking, e.g. query 'q2'
+info labels 1 of 2 rankings have no relevant item (every metric is 0 on them), e.g. query 'q2'
+info labels labels (run): 0: 1 (50.0%), 1: 1 (50.0%)
+>>> found.to_frame().columns
+['level', 'check', 'message']
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Sequence
 
 import polars as pl
 
-from .presentation import cell as _cell, did_you_mean as _did_you_mean
+from .errors import RankPolarsError
+from .inputs import Columns, Inputs, Source, prepare, scan
+from .plan import GRADE, ITEM, N_RET, Q, RANK, SCORE
+from .presentation import cell, count, count_of, did_you_mean, share
+from .validate import qrels_stats_polars, stat_exprs
+
+Level = Literal["error", "warning", "info"]
+
 
 @dataclass
 class Finding:
-    level: str  # "error", "warning" or "info"
+    """One thing found: its level, the check that found it, and what to do about it."""
+
+    level: Level
     check: str
     message: str
+
+
+@dataclass
+class Diagnosis:
+    """The findings (errors first as found) and the facts (counts) about a log."""
+
+    findings: list[Finding] = field(default_factory=list)
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> int:
+        return sum(f.level == "error" for f in self.findings)
+
+    @property
+    def warnings(self) -> int:
+        return sum(f.level == "warning" for f in self.findings)
+
+    def add(self, level: Level, check: str, message: str) -> None:
+        self.findings.append(Finding(level, check, message))
+
+    def to_frame(self) -> pl.DataFrame:
+        """One row per finding: ``level``, ``check``, ``message``."""
+        return pl.DataFrame([f.__dict__ for f in self.findings], schema={"level": pl.String, "check": pl.String, "message": pl.String})
+
+
+# validate.py's statistic -> (level, check, message); {pos} etc. are the user's column names
+_RUN_FINDINGS = {
+    "item_null": ("error", "nulls", "null item ids in {item}"),
+    "item_dup": ("error", "duplicates", "duplicate (query, item) within a ranking in {item} (evaluate refuses them; duplicates='first' keeps the first)"),
+    "rank_null": ("error", "nulls", "null positions in {pos}"),
+    "rank_lt1": ("error", "positions", "positions < 1 in {pos} (1 = shown first)"),
+    "rank_dup": ("error", "duplicates", "duplicate positions within a ranking in {pos}"),
+    "score_bad": ("error", "nulls", "null or NaN scores in {score}"),
+    "grade_bad": ("error", "nulls", "null or NaN relevance labels in {rel} (label every row, or pass qrels=)"),
+}
+_QRELS_FINDINGS = {
+    "q_item_null": ("error", "qrels", "qrels: {n} null values in {item}"),
+    "q_grade_null": ("error", "qrels", "qrels: {n} null values in {rel}"),
+    "q_grade_nan": ("error", "qrels", "qrels: {n} NaN or infinite grades in {rel}"),
+    "q_dup": ("error", "duplicates", "qrels: {n} (query, item) pairs are judged more than once, e.g. query {where}"),
+}
 
 
 def _examples(values: Sequence[Any], limit: int = 3) -> str:
@@ -21,208 +94,223 @@ def _examples(values: Sequence[Any], limit: int = 3) -> str:
     return shown + (f" (and {len(values) - limit} more)" if len(values) > limit else "")
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+def diagnose(
+    run: Source,
+    *,
+    qrels: Source | None = None,
+    by: str | Sequence[str] | None = None,
+    k: int = 10,
+    order: Literal["auto", "position", "score"] = "auto",
+    query: str = "query",
+    item: str = "item",
+    position: str = "position",
+    score: str = "score",
+    relevance: str = "relevance",
+) -> Diagnosis:
+    """Everything wrong or suspicious in ``run`` (and ``qrels``), as a :class:`Diagnosis`.
+
+    Parameters
+    ----------
+    run, qrels, by, order, query, item, position, score, relevance
+        As for :func:`rank_polars.evaluate`.
+    k
+        Depth of the unjudged share (with ``qrels``).
+
+    Returns
+    -------
+    Diagnosis
+        ``findings`` (level ``"error"``: ``evaluate`` would refuse the log; ``"warning"``:
+        it would run but the numbers may not mean what you think; ``"info"``) and ``facts``.
+    """
+    out = Diagnosis()
+    columns = Columns(query, item, position, score, relevance)
+    by_cols = [by] if isinstance(by, str) else list(by or [])
+    run_lf = scan(run, "run")
+    qrels_lf = scan(qrels, "qrels") if qrels is not None else None
+    if not _columns_ok(out, run_lf.collect_schema(), qrels_lf, columns, by_cols):
+        return out
+    run_lf, qrels_lf = _same_id_types(out, run_lf, qrels_lf, columns)
+    try:
+        inputs = prepare(run_lf, qrels=qrels_lf, by=by_cols, columns=columns, order=order)
+    except RankPolarsError as e:
+        out.add("error", "columns", str(e))
+        return out
+    inputs.checks = "strict"
+    _run_checks(out, inputs, k)
+    return out
 
 
-def validate_data(
-    run: pl.LazyFrame, qrels: pl.LazyFrame | None, columns: dict[str, str], by: Sequence[str], k: int = 10,
-) -> tuple[list[Finding], dict[str, Any]]:
-    """Everything wrong or suspicious in a log, as findings; computed with grouped Polars passes."""
-    c = columns
-    by = list(by)
-    findings: list[Finding] = []
-    add = lambda level, check, message: findings.append(Finding(level, check, message))  # noqa: E731
-    schema = run.collect_schema()
-    facts: dict[str, Any] = {}
-
+def _columns_ok(out: Diagnosis, schema: pl.Schema, qrels: pl.LazyFrame | None, c: Columns, by: list[str]) -> bool:
+    """Report every missing column at once (with "did you mean"); False if any."""
     for role in ("query", "item"):
-        if c[role] not in schema:
-            add("error", "columns", f"run has no {role} column {c[role]!r}{_did_you_mean(c[role], schema.names())}")
+        name = getattr(c, role)
+        if name not in schema:
+            out.add("error", "columns", f"run has no {role} column {name!r}{did_you_mean(name, schema.names())}")
     for col in by:
         if col not in schema:
-            add("error", "columns", f"run has no --by column {col!r}{_did_you_mean(col, schema.names())}")
-    has_pos, has_score = c["position"] in schema, c["score"] in schema
-    has_rel = c["relevance"] in schema and qrels is None
-    if not (has_pos or has_score):
-        add("error", "columns", f"run has neither a position column {c['position']!r} nor a score column {c['score']!r} to order items")
-    if qrels is None and c["relevance"] not in schema:
-        add("error", "columns", f"run has no relevance column {c['relevance']!r} and no --qrels were given")
-    for col, role, numeric in ((c["position"], "position", has_pos), (c["score"], "score", has_score), (c["relevance"], "relevance", has_rel)):
-        if numeric and not (schema[col].is_numeric() or schema[col] == pl.Boolean):
-            add("error", "columns", f"{role} column {col!r} must be numeric, got {schema[col]}")
-            has_pos, has_score, has_rel = (has_pos and role != "position"), (has_score and role != "score"), (has_rel and role != "relevance")
-    if findings:
-        return findings, facts
-    if has_pos and not schema[c["position"]].is_integer():
-        add("warning", "columns", f"position column {c['position']!r} is {schema[c['position']]}, not an integer type (evaluate needs integers)")
-
-    keys = [*by, c["query"]]
-    q, it = pl.col(c["query"]), pl.col(c["item"])
-
-    def bad_float(col: str) -> pl.Expr:
-        e = pl.col(col)
-        return e.is_null().sum() + e.cast(pl.Float64).is_nan().sum()
-
-    aggs = [pl.len().alias("n"), it.null_count().alias("item_null"), (pl.len() - it.n_unique()).alias("item_dup")]
-    if has_pos:
-        p = pl.col(c["position"])
-        aggs += [p.null_count().alias("pos_null"), (p < 1).sum().alias("pos_lt1"),
-                 (pl.len() - p.n_unique()).alias("pos_dup"), (p.max() != pl.len()).alias("pos_gaps")]
-    if has_score:
-        s = pl.col(c["score"]).cast(pl.Float64)
-        aggs += [bad_float(c["score"]).alias("score_bad"), (pl.len() - s.drop_nulls().drop_nans().n_unique() - s.is_null().sum() - s.is_nan().sum()).alias("score_ties")]
-    if has_rel:
-        aggs += [bad_float(c["relevance"]).alias("rel_bad"), (pl.col(c["relevance"]).cast(pl.Float64) > 0).sum().alias("n_rel")]
-    stats = run.group_by(keys).agg(aggs).collect(engine="streaming").sort(keys, nulls_last=True)
-
-    n_rows = int(stats["n"].sum())
-    facts.update(rows=n_rows, rankings=stats.height, queries=stats[c["query"]].n_unique())
-    groups = stats.select(by).unique().sort(by) if by else None
-    facts["groups"] = groups.height if groups is not None else 1
-
-    def where(frame: pl.DataFrame) -> str:
-        out = []
-        for row in frame.head(3).iter_rows(named=True):
-            extra = ", ".join(f"{b}={row[b]!r}" for b in by)
-            out.append(repr(row[c["query"]]) + (f" ({extra})" if extra else ""))
-        more = f" (and {frame.height - 3} more)" if frame.height > 3 else ""
-        return ", ".join(out) + more
-
-    null_q = stats.filter(pl.col(c["query"]).is_null())
-    if null_q.height:
-        add("error", "nulls", f"{int(null_q['n'].sum())} rows have a null query id in {c['query']!r}")
-    for col in by:
-        nulls = stats.filter(pl.col(col).is_null())
-        if nulls.height:
-            add("warning", "nulls", f"{int(nulls['n'].sum())} rows have a null {col!r} (they form a group of their own)")
-    checks = [
-        ("item_null", "error", "nulls", f"null item ids in {c['item']!r}"),
-        ("item_dup", "error", "duplicates", f"duplicate (query, item) within a ranking in {c['item']!r} (evaluate refuses them; --duplicates first keeps the first)"),
-        ("pos_null", "error", "nulls", f"null positions in {c['position']!r}"),
-        ("pos_lt1", "error", "positions", f"positions < 1 in {c['position']!r} (1 = shown first)"),
-        ("pos_dup", "error", "duplicates", f"duplicate positions within a ranking in {c['position']!r}"),
-        ("score_bad", "error" if not has_pos else "warning", "nulls", f"null or NaN scores in {c['score']!r}"),
-        ("rel_bad", "error", "nulls", f"null or NaN relevance labels in {c['relevance']!r} (label every row, or pass --qrels)"),
-    ]
-    for stat, level, check, text in checks:
-        if stat not in stats.columns:
-            continue
-        bad = stats.filter(pl.col(stat) > 0)
-        if bad.height:
-            add(level, check, f"{text}: {int(bad[stat].sum())} rows in {bad.height} ranking{'s' * (bad.height != 1)}, e.g. query {where(bad)}")
-    if "pos_gaps" in stats.columns:
-        gaps = stats.filter(pl.col("pos_gaps") & (pl.col("pos_dup") == 0) & (pl.col("pos_lt1") == 0))
-        if gaps.height:
-            add("info", "positions", f"{gaps.height} rankings have gaps in their positions (not 1..n); positions are taken as given, e.g. query {where(gaps)}")
-    if "score_ties" in stats.columns:
-        ties = stats.filter(pl.col("score_ties") > 0)
-        facts["rankings_with_tied_scores"] = ties.height
-        if ties.height:
-            if has_pos:
-                add("info", "ties", f"{ties.height} of {stats.height} rankings have tied scores (items are ordered by {c['position']!r}, so ties do not matter)")
-            else:
-                add("warning", "ties", f"{ties.height} of {stats.height} rankings have tied scores; ties are broken by item id, descending (as trec_eval), e.g. query {where(ties)}")
-
-    # coverage: which queries each side (and each version) has
-    run_q = stats.select(*keys).unique()
-    all_q = run_q.select(c["query"]).unique()
+            out.add("error", "columns", f"run has no 'by' column {col!r}{did_you_mean(col, schema.names())}")
+    if c.position not in schema and c.score not in schema:
+        out.add("error", "columns", f"run has neither a position column {c.position!r} nor a score column {c.score!r} to order items"
+                + did_you_mean(c.position, schema.names()))
+    if qrels is None and c.relevance not in schema:
+        out.add("error", "columns", f"run has no relevance column {c.relevance!r} and no qrels were given{did_you_mean(c.relevance, schema.names())}")
     if qrels is not None:
         qschema = qrels.collect_schema()
-        missing = [col for col in (c["query"], c["item"], c["relevance"]) if col not in qschema]
-        if missing:
-            add("error", "columns", f"qrels have no column {missing[0]!r}{_did_you_mean(missing[0], qschema.names())}")
-            return findings, facts
-        qr = qrels.select(c["query"], c["item"], pl.col(c["relevance"])).collect()
-        if qr[c["query"]].dtype != run_q[c["query"]].dtype:
-            add("warning", "columns", f"query ids are {run_q[c['query']].dtype} in the run and {qr[c['query']].dtype} in the qrels (compared as strings)")
-            qr = qr.with_columns(pl.col(c["query"], c["item"]).cast(pl.String))
-            run = run.with_columns(pl.col(c["query"], c["item"]).cast(pl.String))
-            run_q = run_q.with_columns(pl.col(c["query"]).cast(pl.String))
-            all_q = all_q.with_columns(pl.col(c["query"]).cast(pl.String))
-        for col in (c["query"], c["item"], c["relevance"]):
-            n = qr[col].null_count()
-            if n:
-                add("error", "qrels", f"qrels: {n} null values in {col!r}")
-        nan = qr.filter(pl.col(c["relevance"]).cast(pl.Float64).is_nan()).height
-        if nan:
-            add("error", "qrels", f"qrels: {nan} NaN grades in {c['relevance']!r}")
-        dup = qr.group_by(c["query"], c["item"]).len().filter(pl.col("len") > 1).sort(c["query"], c["item"])
-        if dup.height:
-            add("error", "duplicates", f"qrels: {dup.height} (query, item) pairs are judged more than once, e.g. query {_examples(dup[c['query']].unique(maintain_order=True).to_list())}")
-        judged_q = qr.select(c["query"]).unique()
-        facts.update(judgments=qr.height, judged_queries=judged_q.height)
-        unjudged_q = all_q.join(judged_q, on=c["query"], how="anti").sort(c["query"])
-        if unjudged_q.height:
-            add("warning", "coverage", f"{unjudged_q.height} queries of the run have no judgments and are not evaluated, e.g. {_examples(unjudged_q[c['query']].to_list())}")
-        expected = groups.join(judged_q, how="cross") if by else judged_q
-        absent = expected.join(run_q, on=keys, how="anti")
-        if absent.height:
-            per = _per_group(absent, by)
-            add("warning", "coverage", f"judged queries with no ranking in the run (scored 0 with --missing zero): {per}, e.g. {_examples(absent[c['query']].unique().sort().to_list())}")
-        labels = qr[c["relevance"]].cast(pl.Float64)
-        no_rel = qr.group_by(c["query"]).agg((pl.col(c["relevance"]) > 0).sum().alias("r")).filter(pl.col("r") == 0)
-        if no_rel.height:
-            add("info", "labels", f"{no_rel.height} judged queries have no relevant item (every metric is 0 on them), e.g. {_examples(no_rel[c['query']].sort().to_list())}")
-        # unjudged share in the top k of each ranking
-        order = [pl.col(c["position"])] if has_pos else [pl.col(c["score"]), it]
-        desc = [False] if has_pos else [True, True]
-        top = (run.group_by(keys).agg(it.sort_by(order, descending=desc).head(k)).explode(c["item"])
-               .join(qr.lazy().select(c["query"], c["item"], pl.lit(True).alias("__judged")), on=[c["query"], c["item"]], how="left")
-               .group_by(by or pl.lit(1).alias("__all")).agg(pl.len().alias("n"), pl.col("__judged").is_null().sum().alias("u"))
-               .collect().sort(by or "__all"))
-        parts = []
-        for row in top.iter_rows(named=True):
-            share = row["u"] / row["n"] if row["n"] else 0.0
-            name = ", ".join(str(row[b]) for b in by)
-            parts.append((name, share))
-        shares = "; ".join(f"{n} {_pct(s)}" if n else _pct(s) for n, s in parts)
-        worst = max((s for _, s in parts), default=0.0)
-        facts["unjudged_at_k"] = {n or "all": s for n, s in parts}
-        add("warning" if worst > 0 else "info", "judged", f"unjudged share of the top {k}: {shares}" + (" (unjudged items count as not relevant)" if worst > 0 else ""))
+        for name in (c.query, c.item, c.relevance):
+            if name not in qschema:
+                out.add("error", "columns", f"qrels have no column {name!r}{did_you_mean(name, qschema.names())}")
+    return not out.findings
+
+
+def _same_id_types(out: Diagnosis, run: pl.LazyFrame, qrels: pl.LazyFrame | None, c: Columns) -> tuple[pl.LazyFrame, pl.LazyFrame | None]:
+    if qrels is None:
+        return run, qrels
+    rs, qs = run.collect_schema(), qrels.collect_schema()
+    if all(rs[col] == qs[col] for col in (c.query, c.item)):
+        return run, qrels
+    out.add("warning", "columns", f"query/item ids are {rs[c.query]}/{rs[c.item]} in the run and {qs[c.query]}/{qs[c.item]} in the qrels (compared as strings)")
+    ids = pl.col(c.query, c.item).cast(pl.String)
+    return run.with_columns(ids), qrels.with_columns(ids)
+
+
+def _run_checks(out: Diagnosis, inputs: Inputs, k: int) -> None:
+    c, by, keys = inputs.columns, inputs.by, inputs.keys
+    names = {"pos": repr(c.position), "score": repr(c.score), "item": repr(c.item), "rel": repr(c.relevance)}
+    by_position = inputs.order == "position"
+    checks = ["item_null", "item_dup"] + (["rank_null", "rank_lt1", "rank_dup"] if by_position else ["score_bad"])
+    checks += ["grade_bad"] if inputs.run_labels else []
+    aggs = [pl.len().alias(N_RET), *stat_exprs(checks)]
+    if by_position:  # not checked by evaluate: positions are taken as given
+        aggs.append((pl.col(RANK).max() != pl.len()).alias("rank_gaps"))
     else:
-        labels = None
-        if by:
-            expected = groups.join(all_q, how="cross")
-            absent = expected.join(run_q, on=keys, how="anti")
+        s = pl.col(SCORE)
+        aggs.append((pl.len() - s.drop_nulls().drop_nans().n_unique() - s.is_null().sum() - s.is_nan().sum()).alias("score_ties"))
+    if inputs.run_labels:
+        aggs.append((pl.col(GRADE).cast(pl.Float64) > 0).sum().alias("n_rel"))
+    stats = inputs.run.group_by(keys).agg(aggs).collect(engine="streaming").sort(keys, nulls_last=True)
+    out.facts.update(rows=int(stats[N_RET].sum()), rankings=stats.height, queries=stats[Q].n_unique(),
+                     groups=stats.select(inputs.by_internal).n_unique() if by else 1)
+
+    def where(frame: pl.DataFrame) -> str:
+        shown = []
+        for row in frame.head(3).iter_rows(named=True):
+            extra = ", ".join(f"{b}={row[key]!r}" for key, b in zip(inputs.by_internal, by))
+            shown.append(repr(row[Q]) + (f" ({extra})" if extra else ""))
+        return ", ".join(shown) + (f" (and {count(frame.height - 3)} more)" if frame.height > 3 else "")
+
+    null_q = stats.filter(pl.col(Q).is_null())
+    if null_q.height:
+        out.add("error", "nulls", f"{count(null_q[N_RET].sum())} rows have a null query id in {c.query!r}")
+    for key, col in zip(inputs.by_internal, by):
+        nulls = stats.filter(pl.col(key).is_null())
+        if nulls.height:
+            out.add("warning", "nulls", f"{count(nulls[N_RET].sum())} rows have a null {col!r} (they form a group of their own)")
+    for stat in checks:
+        level, check, text = _RUN_FINDINGS[stat]
+        bad = stats.filter(pl.col(stat) > 0)
+        if bad.height:
+            rankings = f"{count(bad.height)} ranking{'s' * (bad.height != 1)}"
+            out.add(level, check, f"{text.format(**names)}: {count(bad[stat].sum())} rows in {rankings}, e.g. query {where(bad)}")
+    if by_position:
+        gaps = stats.filter(pl.col("rank_gaps") & (pl.col("rank_dup") == 0) & (pl.col("rank_lt1") == 0))
+        if gaps.height:
+            out.add("info", "positions", f"{count(gaps.height)} rankings have gaps in their positions (not 1..n); positions are taken as given, e.g. query {where(gaps)}")
+    else:
+        ties = stats.filter(pl.col("score_ties") > 0)
+        out.facts["rankings_with_tied_scores"] = ties.height
+        if ties.height:
+            out.add("warning", "ties", f"{count_of(ties.height, stats.height)} rankings have tied scores; ties are broken by item id, descending (as trec_eval), e.g. query {where(ties)}")
+
+    run_q = stats.select(keys)
+    groups = stats.select(inputs.by_internal).unique() if by else None
+    if inputs.qrels is not None:
+        labels = _judgment_checks(out, inputs, run_q, groups, k, where)
+    else:
+        labels = inputs.run.select(pl.col(GRADE).cast(pl.Float64)).collect().to_series()
+        if by and groups is not None:
+            absent = groups.join(run_q.select(Q).unique(), how="cross").join(run_q, on=keys, how="anti")
             if absent.height:
-                add("warning", "coverage", f"queries missing from some versions (their comparison is not paired): {_per_group(absent, by)}, e.g. {_examples(absent[c['query']].unique().sort().to_list())}")
-        if has_rel:
-            no_rel = stats.filter(pl.col("n_rel") == 0)
-            if no_rel.height:
-                add("info", "labels", f"{no_rel.height} of {stats.height} rankings have no relevant item (every metric is 0 on them), e.g. query {where(no_rel)}")
-    # label distribution
-    if labels is None and has_rel:
-        labels = run.select(pl.col(c["relevance"]).cast(pl.Float64)).collect().to_series()
+                out.add("warning", "coverage", f"queries missing from some versions (their comparison is not paired): {_per_group(absent, inputs)}, e.g. {_examples(absent[Q].unique().sort().to_list())}")
+        no_rel = stats.filter(pl.col("n_rel") == 0)
+        if no_rel.height:
+            out.add("info", "labels", f"{count_of(no_rel.height, stats.height)} rankings have no relevant item (every metric is 0 on them), e.g. query {where(no_rel)}")
     if labels is not None:
-        add(*_label_distribution(labels, "qrels" if qrels is not None else "run"))
-        if labels.drop_nulls().drop_nans().len() and labels.max() <= 0:  # type: ignore[operator]
-            add("warning", "labels", "no label is positive: every metric will be 0")
-        neg = int((labels < 0).sum())
+        out.add(*_label_distribution(labels, "qrels" if inputs.qrels is not None else "run"))
+        clean = labels.drop_nulls().drop_nans()
+        if clean.len() and clean.max() <= 0:  # type: ignore[operator]
+            out.add("warning", "labels", "no label is positive: every metric will be 0")
+        neg = int((clean < 0).sum())
         if neg:
-            add("warning", "labels", f"{neg} negative labels (they count as not relevant)")
-    return findings, facts
+            out.add("warning", "labels", f"{count(neg)} negative labels (they count as not relevant)")
 
 
-def _per_group(absent: pl.DataFrame, by: Sequence[str]) -> str:
-    if not by:
-        return f"{absent.height} queries"
-    counts = absent.group_by(by).len().sort(by)
-    return ", ".join(f"{'/'.join(str(row[b]) for b in by)} lacks {row['len']}" for row in counts.iter_rows(named=True))
+def _judgment_checks(out: Diagnosis, inputs: Inputs, run_q: pl.DataFrame, groups: pl.DataFrame | None, k: int,
+                     where: Any) -> pl.Series | None:
+    """validate.py's per-query statistics of the judgments, then coverage and the unjudged share."""
+    assert inputs.qrels is not None
+    c, keys = inputs.columns, inputs.keys
+    names = {"item": repr(c.item), "rel": repr(c.relevance)}
+    qstats = qrels_stats_polars(inputs, pl.lit(True)).collect()
+    null_q = qstats.filter(pl.col(Q).is_null())
+    if null_q.height:
+        out.add("error", "qrels", f"qrels: {count(null_q['q_n'].sum())} null values in {c.query!r}")
+    for stat, (level, check, text) in _QRELS_FINDINGS.items():
+        bad = qstats.filter(pl.col(stat) > 0)
+        if bad.height:
+            out.add(level, check, text.format(n=count(bad[stat].sum()), where=_examples(bad[Q].sort().to_list()), **names))
+    judged = qstats.filter(pl.col(Q).is_not_null()).select(Q)
+    out.facts.update(judgments=int(qstats["q_n"].sum()), judged_queries=judged.height)
+    all_q = run_q.select(Q).unique()
+    unjudged = all_q.join(judged, on=Q, how="anti").sort(Q)
+    if unjudged.height:
+        out.add("warning", "coverage", f"{count(unjudged.height)} queries of the run have no judgments and are not evaluated, e.g. {_examples(unjudged[Q].to_list())}")
+    expected = groups.join(judged, how="cross") if groups is not None else judged
+    absent = expected.join(run_q, on=keys, how="anti")
+    if absent.height:
+        out.add("warning", "coverage", f"judged queries with no ranking in the run (scored 0 with missing='zero'): {_per_group(absent, inputs)}, e.g. {_examples(absent[Q].unique().sort().to_list())}")
+    grades = inputs.qrels.select(Q, GRADE).collect()
+    no_rel = grades.group_by(Q).agg((pl.col(GRADE) > 0).sum().alias("r")).filter(pl.col("r") == 0)
+    if no_rel.height:
+        out.add("info", "labels", f"{count(no_rel.height)} judged queries have no relevant item (every metric is 0 on them), e.g. {_examples(no_rel[Q].sort().to_list())}")
+    # the unjudged share of each ranking's top k
+    order, desc = ([pl.col(RANK)], [False]) if inputs.order == "position" else ([pl.col(SCORE), pl.col(ITEM)], [True, True])
+    group_keys = inputs.by_internal or [pl.lit(1).alias("__all")]
+    top = (inputs.run.group_by(keys).agg(pl.col(ITEM).sort_by(order, descending=desc).head(k)).explode(ITEM)
+           .join(inputs.qrels.select(Q, ITEM, pl.lit(True).alias("__judged")).unique([Q, ITEM]), on=[Q, ITEM], how="left")
+           .group_by(group_keys).agg(pl.len().alias("n"), pl.col("__judged").is_null().sum().alias("u"))
+           .collect().sort(inputs.by_internal or "__all"))
+    parts = [(", ".join(str(row[key]) for key in inputs.by_internal), row["u"] / row["n"] if row["n"] else 0.0)
+             for row in top.iter_rows(named=True)]
+    shares = "; ".join(f"{n} {share(s)}" if n else share(s) for n, s in parts)
+    worst = max((s for _, s in parts), default=0.0)
+    out.facts["unjudged_at_k"] = {n or "all": s for n, s in parts}
+    out.add("warning" if worst > 0 else "info", "judged",
+            f"unjudged share of the top {k}: {shares}" + (" (unjudged items count as not relevant)" if worst > 0 else ""))
+    return grades[GRADE]
 
 
-def _label_distribution(labels: pl.Series, side: str) -> tuple[str, str, str]:
+def _per_group(absent: pl.DataFrame, inputs: Inputs) -> str:
+    if not inputs.by:
+        return f"{count(absent.height)} queries"
+    counts = absent.group_by(inputs.by_internal).len().sort(inputs.by_internal)
+    return ", ".join(f"{'/'.join(str(row[key]) for key in inputs.by_internal)} lacks {count(row['len'])}" for row in counts.iter_rows(named=True))
+
+
+def _label_distribution(labels: pl.Series, side: str) -> tuple[Level, str, str]:
     clean = labels.drop_nulls().drop_nans()
     n = clean.len()
     if n == 0:
         return ("info", "labels", f"labels ({side}): none")
     counts = clean.value_counts(sort=False).sort(clean.name)
     if counts.height <= 8:
-        parts = [f"{_cell(v, 2) if not float(v).is_integer() else int(v)}: {cnt:,} ({_pct(cnt / n)})" for v, cnt in counts.iter_rows()]
+        parts = [f"{cell(v, 2) if not float(v).is_integer() else int(v)}: {count(cnt)} ({share(cnt / n)})" for v, cnt in counts.iter_rows()]
         return ("info", "labels", f"labels ({side}): " + ", ".join(parts))
     pos = clean.filter(clean > 0)
     zero = int((clean <= 0).sum())
-    text = f"labels ({side}): {counts.height} distinct values; <= 0: {zero:,} ({_pct(zero / n)}), > 0: {pos.len():,} ({_pct(pos.len() / n)})"
+    text = f"labels ({side}): {counts.height} distinct values; <= 0: {count(zero)} ({share(zero / n)}), > 0: {count(pos.len())} ({share(pos.len() / n)})"
     if pos.len():
         text += f", positive min {pos.min():.3g} / median {pos.median():.3g} / max {pos.max():.3g}"
     return ("info", "labels", text)
+
+
+__all__ = ["Diagnosis", "Finding", "diagnose"]

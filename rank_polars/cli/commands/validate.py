@@ -8,8 +8,8 @@ import click
 
 from ... import io as rio
 from ...presentation import count
-from ..errors import FAILED, OK
-from ..options import columns, input_options, progress_option
+from ..errors import FAILED, OK, cli_wording
+from ..options import columns, input_options, order_option, progress_option
 from ..progress import choose
 
 
@@ -18,19 +18,22 @@ from ..progress import choose
 @click.option("--by", multiple=True, help="Grouping column(s) that, with the query, identify one ranking (e.g. model).")
 @click.option("-k", "--depth", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Depth for the unjudged share.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@order_option()
 @progress_option
 def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
-            position: str, score: str, relevance: str, by: tuple[str, ...], k: int, fmt: str, progress: bool | None) -> int:
+            position: str, score: str, relevance: str, by: tuple[str, ...], k: int, fmt: str, order: str, progress: bool | None) -> int:
     """Report what is wrong or suspicious in RUN (and QRELS).
 
     Errors (exit code 1): duplicates, null/NaN values, bad positions, missing columns.
     Warnings (exit code 0): tied scores, queries missing on either side, unjudged items.
     """
-    from ...diagnose import validate_data
+    from ...diagnose import diagnose
 
     run_lf = rio.scan(run, format_in, what="run")
     qrels_lf = rio.scan(qrels, qrels_format, what="qrels") if qrels else None
     schema = run_lf.collect_schema()
+    if qrels_lf is not None and {query, item} <= set(schema.names()):
+        run_lf, qrels_lf = rio.harmonise_ids(run_lf, qrels_lf, (query, item))
     hint = ""
     if not by:
         for col in ("model", "version", "system"):
@@ -39,12 +42,11 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
                 break
     n_files = len(rio.files_of(run))
     with choose(progress).phase(f"validating {run}" + (f" ({count(n_files)} files)" if n_files > 1 else "")):
-        findings, facts = validate_data(run_lf, qrels_lf, columns(query, item, position, score, relevance), by, k)
-    errors = sum(f.level == "error" for f in findings)
-    warns = sum(f.level == "warning" for f in findings)
+        found = diagnose(run_lf, qrels=qrels_lf, by=list(by), k=k, order=order, **columns(query, item, position, score, relevance))
+    findings, facts, errors, warns = found.findings, found.facts, found.errors, found.warnings
     if fmt == "json":
         click.echo(json.dumps({"run": run, "qrels": qrels, "facts": facts, "errors": errors, "warnings": warns,
-                               "findings": [f.__dict__ for f in findings]}, indent=2, default=str))
+                               "findings": [{**f.__dict__, "message": cli_wording(f.message)} for f in findings]}, indent=2, default=str))
     else:
         head = f"{run}"
         if facts:
@@ -56,7 +58,8 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
         if hint and errors:
             click.echo(hint)
         for f in findings:
-            click.echo(f"{f.level:<8}{f.check:<11}{f.message}")
+            click.echo(f"{f.level:<8}{f.check:<11}{cli_wording(f.message)}")
         summary = f"{errors} error{'s' * (errors != 1)}, {warns} warning{'s' * (warns != 1)}"
         click.echo(("clean: " if not errors and not warns else "") + summary)
     return FAILED if errors else OK
+
