@@ -18,6 +18,7 @@ from .errors import RankPolarsError, examples, warn
 from .evaluate import Engine, evaluate
 from .inputs import Source
 from .measures import MetricLike
+from .progress import ProgressLike, resolve
 from .validate import Missing
 
 Test = Literal["paired_t", "wilcoxon", "randomization", "bootstrap"]
@@ -43,7 +44,12 @@ SCHEMA: dict[str, Any] = {
     "ties": pl.Int64,
     "losses": pl.Int64,
     "test": pl.String,
+    "note": pl.String,
 }
+
+
+class SmallSampleWarning(UserWarning):
+    """A test was not run: no p-value it could give on so few queries (or resamples) is below alpha."""
 
 
 def compare(
@@ -61,6 +67,7 @@ def compare(
     missing: Missing = "zero",
     engine: Engine = "polars",
     confidence: float = 0.95,
+    progress: ProgressLike = False,
     **evaluate_kwargs: Any,
 ) -> pl.DataFrame:
     """Compare versions (values of ``by``) on paired per-query metric values.
@@ -96,7 +103,11 @@ def compare(
         tasks with their own streams.
     confidence
         Level of the bootstrap percentile interval ``[ci_low, ci_high]`` on the mean
-        paired difference.
+        paired difference (null with fewer than two paired queries).
+    progress
+        ``True``: show the phases (evaluating, then the resamples done per metric) in the
+        terminal or notebook; a :class:`rank_polars.progress.Progress` object: report to it;
+        ``False`` (default): nothing.
     **evaluate_kwargs
         Passed on to :func:`rank_polars.evaluate` (``query=``, ``item=``, ``position=``,
         ``score=``, ``relevance=``, ``duplicates=``, ...).
@@ -110,7 +121,8 @@ def compare(
         p_value, p_adjusted, significant, effect_size`` (paired Cohen's d_z = mean / sd of
         the differences; 0 when all differences are equal to 0, +-inf for a constant
         non-zero difference), ``wins, ties, losses`` (queries where the version is
-        better, equal, worse) and ``test``.
+        better, equal, worse), ``test`` and ``note`` (null, or why the test was not run:
+        ``"n too small"``, ``"n_resamples too small"``).
 
     Notes
     -----
@@ -122,6 +134,21 @@ def compare(
     ``wilcoxon`` give p = 1 where SciPy gives NaN; with fewer than two paired queries
     (none for ``wilcoxon`` and the resampling tests) p is null, ``significant`` is false
     and the row does not count in the correction.
+
+    **Too few queries.** A test that cannot reach ``p < alpha`` on ``n`` paired queries,
+    whatever their values, is not run: ``p_value`` and ``p_adjusted`` are null,
+    ``significant`` is false, ``note`` says ``"n too small"`` (or ``"n_resamples too
+    small"`` when ``1 / (1 + n_resamples) >= alpha``), the row does not count in the
+    correction and a :class:`SmallSampleWarning` names it.  The smallest p of each test
+    (:func:`rank_polars.stats.smallest_p`) is 0 for ``paired_t`` from n = 2 on (it needs
+    two queries); ``2 / 2^n`` for ``wilcoxon`` and ``randomization`` (the two extreme sign
+    patterns); ``1 / n^n`` for ``bootstrap`` (one of the n^n equally likely resamples).
+    With ``alpha=0.05``: ``paired_t`` needs 2 queries, ``bootstrap`` 3, ``wilcoxon`` and
+    ``randomization`` 6.  A resampling p-value is never reported below that bound (the
+    resamples cannot resolve less), nor below ``1 / (1 + n_resamples)``.
+
+    **Bad values.** A per-query value that is NaN, infinite or null is an error naming the
+    metric, the version and the queries; no query is dropped silently.
 
     Examples
     --------
@@ -147,10 +174,15 @@ def compare(
     """
     by_col = _check_args(by, test, correction, alpha, n_resamples, confidence, seed, evaluate_kwargs)
     query = evaluate_kwargs.get("query", "query")
-    per = evaluate(run, metrics, qrels=qrels, by=by_col, per_query=True, missing=missing, engine=engine, **evaluate_kwargs)
+    shown = resolve(progress)
+    per = evaluate(
+        run, metrics, qrels=qrels, by=by_col, per_query=True, missing=missing, engine=engine, progress=shown,
+        **evaluate_kwargs,
+    )
     labels = [c for c in per.columns if c not in (by_col, query)]
     if per[by_col].null_count():
         raise RankPolarsError(f"compare: column {by_col!r} has null versions; fill or drop them")
+    _check_values(per, by_col, query, labels)
     versions = per[by_col].unique().sort().to_list()
     if len(versions) < 2:
         raise RankPolarsError(
@@ -168,16 +200,16 @@ def compare(
 
     paired = {pair: _pair(per, by_col, query, labels, pair, missing) for pair in pairs}
     rows: list[dict[str, Any]] = []
+    per_pair = n_resamples * (2 if test == "randomization" else 1)  # the interval's, and the test's
     for label in labels:
-        for pair in pairs:
-            frame = paired[pair]
-            x = frame[f"{label}__b"].to_numpy().astype(np.float64)
-            y = frame[f"{label}__v"].to_numpy().astype(np.float64)
-            ok = np.isfinite(x) & np.isfinite(y)
-            index = len(rows)
-            rows.append(
-                _row(label, pair, x[ok], y[ok], test, n_resamples, confidence, np.random.SeedSequence(seed, spawn_key=(index,)))
-            )
+        with shown.phase(f"resampling {label} ({test})", total=per_pair * len(pairs), unit="resamples") as advance:
+            for pair in pairs:
+                frame = paired[pair]
+                x = frame[f"{label}__b"].to_numpy().astype(np.float64)
+                y = frame[f"{label}__v"].to_numpy().astype(np.float64)
+                seq = np.random.SeedSequence(seed, spawn_key=(len(rows),))
+                rows.append(_row(label, pair, x, y, test, n_resamples, confidence, alpha, seq, advance))
+    _warn_small(rows, test, alpha, n_resamples)
     p_adj = stats.adjust(np.array([r["p_value"] for r in rows], dtype=np.float64), correction)
     for r, p in zip(rows, p_adj):
         r["p_adjusted"] = p
@@ -187,6 +219,35 @@ def compare(
     # undefined statistics are nulls, not NaN
     floats = [k for k, v in schema.items() if v == pl.Float64]
     return out.with_columns(pl.col(floats).fill_nan(None))
+
+
+def _check_values(per: pl.DataFrame, by: str, query: str, labels: list[str]) -> None:
+    """Refuse a per-query value that is NaN, infinite or null: no query is dropped silently."""
+    bad = per.select(by, query, *[(~pl.col(m).is_finite()).fill_null(True).alias(m) for m in labels])
+    for label in labels:
+        rows = bad.filter(pl.col(label))
+        if rows.height:
+            versions = rows.group_by(by, maintain_order=True).agg(pl.col(query).sort()).sort(by)
+            where = "; ".join(
+                f"version {v!r}: {len(qs)} queries, e.g. {examples(qs)}" for v, qs in versions.iter_rows()
+            )
+            raise RankPolarsError(
+                f"compare: the per-query values of {label} are not numbers (NaN, infinite or null) for {where}; "
+                "compare drops no query: fix the input (see rank_polars.validate) or filter those queries out"
+            )
+
+
+def _warn_small(rows: list[dict[str, Any]], test: str, alpha: float, n_resamples: int) -> None:
+    small = [r for r in rows if r["note"] is not None]
+    if small:
+        r = small[0]
+        warn(
+            f"compare: the {test} test was not run on {len(small)} of {len(rows)} rows ({r['note']}; e.g. "
+            f"{r['metric']} {r['version']!r} vs {r['baseline']!r}: {r['n_queries']} paired queries, "
+            f"the smallest p it could give is {stats.smallest_p(test, r['n_queries'], n_resamples):.4g} "
+            f">= alpha {alpha}); their p is null and they are not significant",
+            SmallSampleWarning,
+        )
 
 
 def _check_args(
@@ -235,21 +296,27 @@ def _pair(per: pl.DataFrame, by: str, query: str, labels: list[str], pair: tuple
 
 def _row(
     label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str, n_resamples: int, confidence: float,
-    seed: np.random.SeedSequence,
+    alpha: float, seed: np.random.SeedSequence, advance: Any,
 ) -> dict[str, Any]:
     d = y - x
     n = d.size
     boot_seed, flip_seed = seed.spawn(2)
-    means = stats.bootstrap_means(d, n_resamples, np.random.default_rng(boot_seed))
-    ci_low, ci_high = stats.percentile_ci(means, confidence)
-    if test == "paired_t":
+    means = stats.bootstrap_means(d, n_resamples, np.random.default_rng(boot_seed), advance)
+    ci_low, ci_high = stats.percentile_ci(means, confidence) if n >= 2 else (math.nan, math.nan)
+    floor = stats.smallest_p(test, n, n_resamples)
+    note = None
+    if floor >= alpha:
+        note = "n too small" if stats.smallest_p(test, n, math.inf) >= alpha else "n_resamples too small"
+        advance(n_resamples if test == "randomization" else 0)
+        p = math.nan
+    elif test == "paired_t":
         p = stats.paired_t_p(d)
     elif test == "wilcoxon":
         p = stats.wilcoxon_p(d)
     elif test == "randomization":
-        p = stats.randomization_p(d, n_resamples, np.random.default_rng(flip_seed))
+        p = max(floor, stats.randomization_p(d, n_resamples, np.random.default_rng(flip_seed), advance))
     else:
-        p = stats.bootstrap_p(d, means)
+        p = max(floor, stats.bootstrap_p(d, means))
     mean_b = float(x.mean()) if n else math.nan
     mean_v = float(y.mean()) if n else math.nan
     diff = float(d.mean()) if n else math.nan
@@ -272,7 +339,8 @@ def _row(
         "ties": int(np.count_nonzero(d == 0)),
         "losses": int(np.count_nonzero(d < 0)),
         "test": test,
+        "note": note,
     }
 
 
-__all__ = ["compare"]
+__all__ = ["SmallSampleWarning", "compare"]
