@@ -64,7 +64,7 @@ def first_failure(
 ) -> Failure | None:
     """The first query (in evaluation order) at which trec_eval would stop, and its message."""
     queries = qrels.select("query").unique().sort("query").with_row_index("index")
-    checked = next((c.label for c in columns if c.measure.name not in ("runid", "num_q")), None)
+    checked = next((c.measure.name for c in columns if c.measure.name not in ("runid", "num_q")), None)
     found: list[pl.DataFrame] = []
     if not opts.complete:
         missing = queries.join(run.select("query").unique(), on="query", how="anti")

@@ -1,0 +1,192 @@
+"""``rank-polars trec-eval`` against trec_eval 10's own expected output files, byte for byte.
+
+The expected files and the commands that wrote them are trec_eval's (``tests/trec_eval_files.py``);
+error cases check trec_eval's exit status and message, read from its v10 source.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from rank_polars.cli import main
+from rank_polars.treceval import run
+from .trec_eval_files import COMMANDS, TEST_DIR
+
+CORE = ["out.test", "out.test.a", "out.test.aq", "out.test.aqc", "out.test.aqcM", "out.test.aql",
+        "out.test.meas_params"]
+OFFICIAL = {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+            "recip_rank"}
+
+
+def trec_eval(args: list[str]) -> tuple[int, bytes, str]:
+    """``run`` in the test folder: exit status, stdout bytes, stderr text."""
+    out, err = io.BytesIO(), io.StringIO()
+    stdout = io.TextIOWrapper(out, encoding="latin-1", write_through=True)
+    paths = [a if not (TEST_DIR / a).exists() else str(TEST_DIR / a) for a in args]
+    code = run(paths, stdout, err)
+    stdout.flush()
+    return code, out.getvalue(), err.getvalue()
+
+
+def expected_lines(name: str, keep) -> bytes:  # type: ignore[no-untyped-def]
+    """The lines of an expected file that ``keep(measure, query)`` selects."""
+    lines = (TEST_DIR / name).read_bytes().splitlines(keepends=True)
+    return b"".join(ln for ln in lines if keep(*_key(ln)))
+
+
+def _key(line: bytes) -> tuple[str, str]:
+    label, query, _ = line.decode().split("\t")
+    return label.strip(), query
+
+
+def official(label: str) -> bool:
+    return label in OFFICIAL or label.startswith(("P_", "iprec_at_recall_"))
+
+
+@pytest.mark.parametrize("name", CORE)
+def test_expected_file_byte_for_byte(name: str) -> None:
+    args, qrels, results = COMMANDS[name]
+    code, out, err = trec_eval([*args, qrels, results])
+    assert (code, err) == (0, "")
+    assert out == (TEST_DIR / name).read_bytes()
+
+
+@pytest.mark.parametrize("name", CORE)
+def test_click_entry_point_byte_for_byte(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    args, qrels, results = COMMANDS[name]
+    monkeypatch.chdir(TEST_DIR)
+    result = CliRunner().invoke(main, ["trec-eval", *args, qrels, results])
+    assert result.exit_code == 0, result.output
+    assert result.stdout_bytes == (TEST_DIR / name).read_bytes()
+
+
+def test_comment_lines_in_qrels() -> None:
+    # trec_eval's Makefile: qrels.test.with-comments gives out.test too
+    code, out, _ = trec_eval(["qrels.test.with-comments", "results.test"])
+    assert (code, out) == (0, (TEST_DIR / "out.test").read_bytes())
+
+
+@pytest.mark.parametrize("argv", [
+    ["-q", "-n", "qrels.test", "results.test"],
+    ["qrels.test", "-nq", "results.test"],          # options after a file name, combined flags
+    ["--query_eval_wanted", "--nosummary", "--measure=official", "qrels.test", "results.test"],
+    ["-q", "-n", "--", "qrels.test", "results.test"],
+])
+def test_option_spellings_no_summary(argv: list[str]) -> None:
+    code, out, _ = trec_eval(argv)
+    assert code == 0
+    assert out == expected_lines("out.test.aq", lambda m, q: official(m) and q != "all")
+
+
+def test_measure_option_spellings() -> None:
+    a = trec_eval(["-mP.5,10", "-m", "map", "qrels.test", "results.test"])
+    b = trec_eval(["-m", "P.10,5", "-mmap", "qrels.test", "results.test"])
+    assert a == b
+    assert a[1] == expected_lines("out.test", lambda m, q: m in ("map", "P_5", "P_10"))
+
+
+def test_judged_query_missing_from_run_stops_with_status_4() -> None:
+    # trec_eval.c: "result qid '%s' not found in qrels", exit(4), after printing the queries before it
+    code, out, err = trec_eval(["-q", "qrels.test", "results.trunc"])
+    assert code == 4
+    assert err == "trec_eval: result qid '302' not found in qrels\n"
+    assert out == expected_lines("out.test.aqc", lambda m, q: official(m) and q == "301")
+
+
+@pytest.mark.parametrize("argv, status, message", [
+    (["-m", "nope", "qrels.test", "results.test"], 1, "trec_eval: illegal measure 'nope'\n"),
+    (["-m", "P.", "qrels.test", "results.test"], 1,
+     "trec_eval: improper measure in parameter 'P'\ntrec_eval: illegal measure 'P'\n"),
+    (["-m", "P.0,5", "qrels.test", "results.test"], 2,
+     "trec_eval: Negative cutoff detected\ntrec_eval: Cannot initialize measure 'P'\n"),
+    (["-m", "P.5,5", "qrels.test", "results.test"], 2,
+     "trec_eval: duplicate cutoffs detected\ntrec_eval: Cannot initialize measure 'P'\n"),
+    (["-m", "ndcg.1=2,3", "qrels.test", "results.test"], 2,
+     "trec_eval: malformed pair parameters in '1=2,3'\ntrec_eval: Cannot initialize measure 'ndcg'\n"),
+    (["-m", "utility.1,2", "qrels.test", "results.test"], 4,
+     "trec_eval.calc_utility: improper number of coefficients\ntrec_eval: Can't calculate measure 'utility'\n"),
+    (["no_such_qrels", "results.test"], 2,
+     "trec_eval.get_qrels: Cannot read qrels file 'no_such_qrels'\ntrec_eval: Quit in file 'no_such_qrels'\n"),
+    (["qrels.test", "no_such_run"], 2,
+     "trec_eval.get_results: Cannot read results file 'no_such_run'\ntrec_eval: Quit in file 'no_such_run'\n"),
+    (["-R", "nope", "qrels.test", "results.test"], 2, "trec_eval: Illegal rel_format 'nope'\n"),
+    (["-T", "nope", "qrels.test", "results.test"], 2, "trec_eval: Illegal retrieval results format 'nope'\n"),
+])
+def test_trec_eval_errors(argv: list[str], status: int, message: str) -> None:
+    code, out, err = trec_eval(argv)
+    assert (code, out, err) == (status, b"", message)
+
+
+@pytest.mark.parametrize("argv, first", [
+    (["qrels.test"], "Usage: trec_eval"),
+    (["-x", "qrels.test", "results.test"], "trec_eval: invalid option -- 'x'\nUsage: trec_eval"),
+    (["qrels.test", "results.test", "-m"], "trec_eval: option requires an argument -- 'm'\nUsage: trec_eval"),
+])
+def test_usage_errors_exit_1(argv: list[str], first: str) -> None:
+    code, out, err = trec_eval(argv)
+    assert code == 1 and out == b"" and err.startswith(first)
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+def test_malformed_lines_are_numbered_as_trec_eval_numbers_them(tmp_path: Path) -> None:
+    # results: blank and '#' lines are skipped and not counted; six fields are needed
+    run_file = _write(tmp_path / "run", "# c\n1 Q0 a 1 2.0 r\n\n1 Q0 b 2 1.0\n")
+    qrels = _write(tmp_path / "qrels", "1 0 a 1\n")
+    assert trec_eval([qrels, run_file])[0::2] == (
+        2, f"trec_eval.get_results: Malformed line 2\ntrec_eval: Quit in file '{run_file}'\n")
+    # qrels: four fields exactly; a blank line is malformed
+    bad_qrels = _write(tmp_path / "qrels2", "1 0 a 1\n\n")
+    assert trec_eval([bad_qrels, run_file])[0::2] == (
+        2, f"trec_eval.get_qrels: Malformed line 2\ntrec_eval: Quit in file '{bad_qrels}'\n")
+
+
+def test_duplicate_document_in_a_judged_query(tmp_path: Path) -> None:
+    qrels = _write(tmp_path / "qrels", "1 0 a 1\n2 0 a 1\n")
+    run_file = _write(tmp_path / "run", "1 Q0 a 1 2.0 r\n2 Q0 b 1 3.0 r\n2 Q0 b 2 1.0 r\n3 Q0 c 1 1 r\n3 Q0 c 1 1 r\n")
+    code, out, err = trec_eval(["-q", "-m", "P.1", qrels, run_file])
+    # form_res_rels.c prints the message without a newline; query 3 is not judged, so never checked
+    assert (code, err) == (4, "trec_eval.form_res_qrels: duplicate docs btrec_eval: Can't calculate measure 'P'\n")
+    assert out == b"P_1                   \t1\t1.0000\n"
+
+
+def test_ties_order_and_run_file_details(tmp_path: Path) -> None:
+    # ties: docno descending, byte-wise ('b' > 'B' > 'A'); the rank column is ignored; sim read by atof
+    qrels = _write(tmp_path / "qrels", "q 0 A 1\nq 0 b 0\n")
+    run_file = _write(tmp_path / "run", "q Q0 A 1 1.0 x\n  q Q0 B 9 1.0e0 x extra\nq Q0 b 5 1 last\n")
+    code, out, _ = trec_eval(["-q", "-m", "relstring.3", "-m", "recip_rank", "-m", "runid", qrels, run_file])
+    assert code == 0
+    assert out.decode() == (
+        "recip_rank            \tq\t0.3333\n"
+        "relstring_3           \tq\t'0-1'\n"
+        "runid                 \tall\tlast\n"
+        "recip_rank            \tall\t0.3333\n"
+    )
+
+
+def test_large_input_is_vectorised(tmp_path: Path) -> None:
+    """20,000 queries x 100 documents in seconds: no Python loop per query."""
+    rng = np.random.default_rng(7)
+    nq, nd = 20_000, 100
+    docs = (np.arange(nq * nd) % 997).astype(str)
+    pl.DataFrame({"q": np.repeat(np.arange(nq), nd).astype(str), "i": "Q0", "d": docs,
+                  "r": 0, "s": rng.random(nq * nd).round(3), "t": "big"}).write_csv(
+        tmp_path / "run", separator=" ", include_header=False)
+    pl.DataFrame({"q": np.repeat(np.arange(nq), 10).astype(str), "i": "0",
+                  "d": (np.arange(nq * 10) % 997).astype(str), "g": rng.integers(0, 3, nq * 10)}).write_csv(
+        tmp_path / "qrels", separator=" ", include_header=False)
+    start = time.perf_counter()
+    code, out, err = trec_eval([str(tmp_path / "qrels"), str(tmp_path / "run")])
+    assert (code, err) == (0, "")
+    assert b"num_q                 \tall\t20000\n" in out and b"num_ret               \tall\t2000000\n" in out
+    assert time.perf_counter() - start < 60  # ~3 s on a quiet 2-core machine; a per-query loop takes minutes
