@@ -52,19 +52,21 @@ def _doubles(name: str, *keys: str) -> Callable[[Param], str]:
     return lambda vs: f"{name}({', '.join(f'{k}={_num(v)}' for k, v in zip(keys, vs))})"  # type: ignore[union-attr]
 
 
-def _pairs(name: str) -> Callable[[Param], str]:
-    """``ndcg.1=3,2=9,4=4.5`` -> ``ndcg(gains=1:3.0;2:9.0;4:4.5)``; ``rbp.p=0.8`` -> ``rbp(p=0.8)``."""
+def _pairs(name: str, **fixed: object) -> Callable[[Param], str]:
+    """``ndcg.1=3,2=9,4=4.5`` -> ``ndcg(gains=1:3.0;2:9.0;4:4.5)``; ``rbp.p=0.8`` -> ``rbp(p=0.8)``.
+
+    ``fixed`` are parameters of our spec that make it trec_eval's (named pairs override them).
+    """
 
     def spell(pairs: Param) -> str:
-        if not pairs:
-            return name
-        pairs = tuple(pairs)  # type: ignore[arg-type]
-        named = [(k, v) for k, v in pairs if not k.lstrip("-").isdigit()]
+        pairs = tuple(pairs or ())  # type: ignore[arg-type]
+        named = {**{k: str(v) for k, v in fixed.items()},
+                 **{k: _num(v) for k, v in pairs if not k.lstrip("-").isdigit()}}
         levels = [(k, v) for k, v in pairs if k.lstrip("-").isdigit()]
-        parts = [f"{k}={_num(v)}" for k, v in named]
+        parts = [f"{k}={v}" for k, v in named.items()]
         if levels:
             parts.append("gains=" + ";".join(f"{k}:{_num(v)}" for k, v in levels))
-        return f"{name}({', '.join(parts)})"
+        return f"{name}({', '.join(parts)})" if parts else name
 
     return spell
 
@@ -112,7 +114,7 @@ TABLE: tuple[TrecMeasure, ...] = (
     TrecMeasure("set_map", spelling=_fixed("set_ap")),
     TrecMeasure("set_F", "doubles", (1.0,), spelling=lambda vs: f"set_f(beta={_num(vs[0])})"),  # type: ignore[index]
     TrecMeasure("num_nonrel_judged_ret", value=I, summary="sum", spelling=_fixed("num_nonrel_judged_ret")),
-    TrecMeasure("rbp", "pairs", level=False, spelling=_pairs("rbp_trec")),
+    TrecMeasure("rbp", "pairs", level=False, spelling=_pairs("rbp", p=0.9, gain="graded")),
     TrecMeasure("rbp_resid", "pairs", level=False, spelling=_pairs("rbp_resid")),
     TrecMeasure("unj", "long_cuts", (5, 10, 20), level=False, spelling=lambda k: f"unj@{k}"),
 )
