@@ -11,20 +11,23 @@ import polars as pl
 from ...presentation import comparison_display, verdict
 from ...progress import NoProgress, Progress
 from ..loading import DEFAULT_COLUMNS, load
-from ..options import columns, input_options, output_options, progress_option
+from ..options import columns, input_options, order_option, output_options, progress_option
 from ..output import check_file, check_output, emit, write_file
 from ..progress import choose
 
 
 def run_compare(run: Any, metrics: Sequence[str], *, qrels: Any, by: str, baseline: str | None, test: str,
                 correction: str | None, alpha: float, n_resamples: int, seed: int, missing: str, engine: str,
-                confidence: float, columns: dict[str, str] | None = None, progress: Progress | None = None) -> pl.DataFrame:
+                confidence: float, columns: dict[str, str] | None = None, order: str = "auto",
+                progress: Progress | None = None) -> pl.DataFrame:
     """:func:`rank_polars.compare` with the CLI's column names (only those not the default)."""
     from ...compare import compare
 
-    kwargs: dict[str, Any] = {}
-    if columns and columns != DEFAULT_COLUMNS:
-        kwargs = dict(columns)
+    kwargs: dict[str, Any] = dict(columns) if columns and columns != DEFAULT_COLUMNS else {}
+    if order != "auto":
+        kwargs["order"] = order
+    if progress is not None:  # compare reports its resamples; the evaluate inside it, its phases
+        kwargs["progress"] = progress
     return compare(
         run, list(metrics), qrels=qrels, by=by, baseline=baseline, test=test, correction=correction, alpha=alpha,
         n_resamples=n_resamples, seed=seed, missing=missing, engine=engine, confidence=confidence, **kwargs,
@@ -54,12 +57,14 @@ def write_html_report(path: str, run: Any, metrics: Sequence[str], comparison: p
 @click.option("--engine", type=click.Choice(["polars", "duckdb"]), default="polars", show_default=True)
 @click.option("--missing", type=click.Choice(["zero", "skip"]), default="zero", show_default=True)
 @click.option("--report", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report (table and plots) to this file.")
+@order_option()
 @output_options
 @progress_option
 def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
             position: str, score: str, relevance: str, metrics: tuple[str, ...], by: str, baseline: str | None,
             test: str, correction: str, alpha: float, confidence: float, n_resamples: int, seed: int, engine: str,
-            missing: str, report: str | None, fmt: str, output: str | None, force: bool, progress: bool | None) -> None:
+            missing: str, report: str | None, fmt: str, output: str | None, force: bool, order: str,
+            progress: bool | None) -> None:
     """Compare versions of a system (values of --by) against a baseline, query by query.
 
     \b
@@ -68,14 +73,14 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     """
     check_output(output, fmt, force)
     check_file(report, force, "report file")
-    loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), [by])
+    loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), [by], order)
     corr = None if correction == "none" else correction
     display = choose(progress)
     with display.phase(loaded.what("comparing")):
         table = run_compare(
             loaded.run, metrics, qrels=loaded.qrels, by=by, baseline=baseline, test=test, correction=corr,
             alpha=alpha, n_resamples=n_resamples, seed=seed, missing=missing, engine=engine,
-            confidence=confidence, columns=loaded.columns, progress=display,
+            confidence=confidence, columns=loaded.columns, order=order, progress=display,
         )
     footer = "".join(verdict(r, corr) + "\n" for r in table.iter_rows(named=True))
     emit(table, fmt, output, force=force, display=comparison_display(table, confidence), footer=footer)

@@ -6,7 +6,7 @@ import click
 
 from ...errors import RankPolarsError
 from ..loading import hint_by, load
-from ..options import columns, input_options, output_options, progress_option
+from ..options import columns, input_options, order_option, output_options, progress_option
 from ..output import check_output, emit
 from ..progress import choose
 
@@ -21,12 +21,13 @@ from ..progress import choose
 @click.option("--duplicates", type=click.Choice(["error", "first"]), default="error", show_default=True, help="A repeated (query, item) in a ranking is an error, or keep its first occurrence.")
 @click.option("--labels", type=click.Choice(["qrels", "run"]), default="qrels", show_default=True, help="With --qrels: grades of the shown rows from the qrels (joined), or from the run's relevance column (checked against the qrels; no join of the whole log).")
 @click.option("--checks", type=click.Choice(["full", "strict", "fast"]), default="full", show_default=True, help="full: check item ids and repeated rows where they can change a value; strict: on every row (as trec_eval); fast: no duplicate counts.")
+@order_option()
 @output_options
 @progress_option
 def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
             position: str, score: str, relevance: str, metrics: tuple[str, ...], by: tuple[str, ...], engine: str,
             per_query: bool, missing: str, duplicates: str, labels: str, checks: str, fmt: str,
-            output: str | None, force: bool, progress: bool | None) -> None:
+            output: str | None, force: bool, order: str, progress: bool | None) -> None:
     """Evaluate metrics over RUN, per --by group.
 
     \b
@@ -37,13 +38,14 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     from ...evaluate import evaluate
 
     check_output(output, fmt, force)
-    loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), by)
+    loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), by, order)
     display = choose(progress)
     with display.phase(loaded.what("evaluating")):
         try:
             table = evaluate(
                 loaded.run, list(metrics), qrels=loaded.qrels, by=list(by) or None, per_query=per_query,
-                missing=missing, engine=engine, duplicates=duplicates, labels=labels, checks=checks, **loaded.columns,
+                missing=missing, engine=engine, duplicates=duplicates, labels=labels, checks=checks, order=order, progress=display,
+                **loaded.columns,
             )
         except RankPolarsError as e:
             raise hint_by(e, loaded) from e
