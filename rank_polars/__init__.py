@@ -15,6 +15,7 @@ from .evaluate import evaluate
 from .sqlgen import to_sql
 from .compare import compare
 from .diagnose import diagnose
+from .io import read_trec_qrels, read_trec_run
 from . import datasets, sql_macros
 
 __version__ = "0.1.0"
@@ -22,5 +23,5 @@ __version__ = "0.1.0"
 __all__ = [
     "CoverageWarning", "DataError", "Measure", "MetricNameError", "RankPolarsError",
     "ap", "bpref", "cg", "compare", "dcg", "diagnose", "err", "evaluate", "exprs", "f1", "idcg", "judged", "ndcg",
-    "datasets", "parse", "precision", "rbp", "recall", "rprec", "rr", "sql_macros", "success", "to_sql",
+    "datasets", "parse", "precision", "rbp", "read_trec_qrels", "read_trec_run", "recall", "rprec", "rr", "sql_macros", "success", "to_sql",
 ]

@@ -1,22 +1,44 @@
 """Reading a run and its judgments into one internal shape, checked against the schema.
 
-A run is a ``pl.DataFrame``, a ``pl.LazyFrame``, or a Parquet path / glob / directory / list
-of paths (scanned lazily, never read in full).  Nothing here reads data: only schemas.
+Accepted sources (the same in both engines, through :func:`resolve`):
+
+- a Polars ``DataFrame`` or ``LazyFrame``; a pandas ``DataFrame`` (named index levels
+  become columns); a pyarrow ``Table``, ``RecordBatch``, ``RecordBatchReader`` or
+  ``Dataset`` (scanned lazily), or any object with the Arrow stream interface
+  (``__arrow_c_stream__``, e.g. a DuckDB relation);
+- a pytrec_eval-style dict: a run ``{qid: {docid: score}}``, judgments ``{qid: {docid:
+  grade}}`` (ids become text; a query with an empty dict has no rows);
+- a path: Parquet (file, glob, hive-partitioned folder, or a list of paths: kept on disk
+  and scanned lazily, only footers are read here), a TREC run or qrels file, or a CSV/TSV
+  file with a header, recognised by content (see :mod:`rank_polars.io`).
+
+Nothing here reads a Parquet log: only schemas.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Sequence, Union
+from typing import Any, Sequence, Union
 
 import polars as pl
 
+from . import io as rio
 from .errors import RankPolarsError
 from .plan import GRADE, ITEM, Q, RANK, SCORE, by_name, key_names
 
-Source = Union[pl.DataFrame, pl.LazyFrame, str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]]
+Source = Union[
+    pl.DataFrame, pl.LazyFrame, str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]],
+    Mapping[str, Mapping[str, float]], Any,
+]
+# what a source is resolved to: files both engines read themselves, or a frame
+Resolved = Union[rio.ParquetFiles, pl.LazyFrame]
+ACCEPTED = (
+    "a Polars DataFrame or LazyFrame, a pandas DataFrame, a pyarrow Table/RecordBatchReader/Dataset, "
+    "a dict {query: {item: score or grade}}, or a path: " + rio.ACCEPTED_FILES
+)
 
 
 @dataclass(frozen=True)
@@ -42,8 +64,8 @@ class Inputs:
     by: list[str]  # the user's grouping column names, in order
     order: str  # "position" or "score"
     columns: Columns
-    run_source: object = None  # what the user passed (the DuckDB engine reads Parquet paths itself)
-    qrels_source: object = None
+    run_source: Resolved | None = None  # see resolve(): the DuckDB engine reads Parquet files itself
+    qrels_source: Resolved | None = None
     checks: str = "full"  # where the ranking checks run: see validate.ranking_check_scope
     labels: str = "qrels"  # with qrels: "run" takes the shown rows' grades from the run's labels
 
@@ -60,36 +82,82 @@ class Inputs:
         return key_names(len(self.by))
 
 
-def parquet_paths(source: object, what: str = "run") -> str | list[str] | None:
-    """The Parquet file, glob or list of files a path-like source names, else None.
+def _from_dict(source: Mapping[Any, Any], what: str) -> pl.DataFrame:
+    """``{qid: {docid: value}}`` as ``query, item, score`` (run) or ``query, item, relevance``."""
+    value = "score" if what == "run" else "relevance"
+    bad = next((q for q, docs in source.items() if not isinstance(docs, Mapping)), None)
+    if bad is not None:
+        raise RankPolarsError(
+            f"{what}: a dict must map each query to a dict {{item: {value}}} (pytrec_eval style); query {bad!r} "
+            f"maps to a {type(source[bad]).__name__}. For columns, pass pl.DataFrame(your_dict)"
+        )
+    queries = [str(q) for q, docs in source.items() for _ in range(len(docs))]
+    items = [str(d) for docs in source.values() for d in docs]
+    values = pl.Series(value, [v for docs in source.values() for v in docs.values()], strict=False)
+    if not (values.dtype.is_numeric() or values.dtype == pl.Boolean or values.dtype == pl.Null):
+        first = values.filter(values.cast(pl.Float64, strict=False).is_null()).head(1).to_list()
+        raise RankPolarsError(f"{what}: dict values must be numbers (the {value}), got {first[0]!r}" if first else
+                              f"{what}: dict values must be numbers (the {value}), got {values.dtype}")
+    return pl.DataFrame([pl.Series("query", queries, pl.String), pl.Series("item", items, pl.String),
+                         values.cast(pl.Float64 if what == "run" or values.dtype == pl.Null else values.dtype)])
 
-    A folder means every ``*.parquet`` below it (hive-partitioned).  Both engines read
-    paths through this one function, so they accept exactly the same sources.
-    """
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if path.is_dir():
-            return str(path / "**" / "*.parquet")
-        if not any(ch in str(source) for ch in "*?[") and not path.exists():
-            raise RankPolarsError(f"{what}: no such file {str(source)!r}")
-        return str(source)
-    if isinstance(source, (list, tuple)) and source and all(isinstance(s, (str, os.PathLike)) for s in source):
-        return [str(s) for s in source]
+
+def _from_foreign(source: Any) -> pl.LazyFrame | None:
+    """pandas, pyarrow or any Arrow stream as a LazyFrame; None for anything else."""
+    pd = sys.modules.get("pandas")
+    if pd is not None and isinstance(source, pd.DataFrame):
+        named = any(name is not None for name in source.index.names)
+        return pl.from_pandas(source, include_index=named).lazy()
+    pa = sys.modules.get("pyarrow")
+    if pa is not None:
+        ds = sys.modules.get("pyarrow.dataset")
+        if ds is not None and isinstance(source, ds.Dataset):
+            return pl.scan_pyarrow_dataset(source)
+        if isinstance(source, (pa.Table, pa.RecordBatch, pa.RecordBatchReader)):
+            return pl.DataFrame(pl.from_arrow(source)).lazy()
+    if hasattr(source, "__arrow_c_stream__"):
+        return pl.DataFrame(source).lazy()
     return None
 
 
-def scan(source: Source, what: str = "run") -> pl.LazyFrame:
-    """A LazyFrame over a frame or Parquet file(s); paths are scanned, not read."""
+def resolve(source: Source, what: str = "run", numeric: Mapping[str, pl.DataType] | None = None) -> Resolved:
+    """What a source stands for, the one function both engines read sources through.
+
+    Parquet paths stay on disk as checked :class:`rank_polars.io.ParquetFiles` (the DuckDB
+    engine reads them with ``read_parquet``, Polars scans them); every other source becomes
+    a LazyFrame (the DuckDB engine receives it as Arrow).  ``numeric`` names the CSV
+    columns parsed as numbers (the rest of a CSV is text).
+    """
     if isinstance(source, pl.LazyFrame):
         return source
     if isinstance(source, pl.DataFrame):
         return source.lazy()
-    paths = parquet_paths(source, what)
-    if paths is not None:
-        return pl.scan_parquet(paths, hive_partitioning=True)
-    raise RankPolarsError(
-        f"{what}: expected a Polars DataFrame/LazyFrame or Parquet path(s), got {type(source).__name__}"
-    )
+    if isinstance(source, (str, os.PathLike)):
+        opened = rio.open_path(source, what=what, numeric=numeric)
+        return opened if isinstance(opened, rio.ParquetFiles) else opened.lazy()
+    if isinstance(source, (list, tuple)) and all(isinstance(s, (str, os.PathLike)) for s in source):
+        return rio.parquet_source(source, what)
+    if isinstance(source, Mapping):
+        return _from_dict(source, what).lazy()
+    frame = _from_foreign(source)
+    if frame is None:
+        raise RankPolarsError(f"{what}: cannot read a {type(source).__module__}.{type(source).__name__}; expected {ACCEPTED}")
+    return frame
+
+
+def lazy(resolved: Resolved) -> pl.LazyFrame:
+    return resolved.scan() if isinstance(resolved, rio.ParquetFiles) else resolved
+
+
+def scan(source: Source, what: str = "run") -> pl.LazyFrame:
+    """A LazyFrame over any accepted source (Parquet paths are scanned, not read)."""
+    return lazy(resolve(source, what))
+
+
+def _with_casts(resolved: Resolved, casts: Mapping[str, pl.DataType]) -> Resolved:
+    if isinstance(resolved, rio.ParquetFiles):
+        return resolved.with_casts(casts)
+    return resolved.with_columns(pl.col(c).cast(t) for c, t in casts.items()) if casts else resolved
 
 
 def _need(schema: pl.Schema, column: str, what: str, role: str) -> pl.DataType:
@@ -114,8 +182,19 @@ def prepare(
     labels: str = "qrels",
     order: str = "auto",
 ) -> Inputs:
-    run_lf = scan(run, "run")
-    schema = run_lf.collect_schema()
+    numeric = {columns.position: pl.Int64(), columns.score: pl.Float64(), columns.relevance: pl.Float64()}
+    run_src = resolve(run, "run", numeric)
+    qrels_src = None if qrels is None else resolve(qrels, "qrels", numeric)
+    schema = lazy(run_src).collect_schema()
+    if qrels_src is not None:
+        qschema = lazy(qrels_src).collect_schema()
+        for col, role in ((columns.query, "query id"), (columns.item, "item id"), (columns.relevance, "relevance grade")):
+            _need(qschema, col, "qrels", role)
+        # ids read alike on both sides (io.id_casts: the one rule), in both engines
+        casts = rio.id_casts(schema, qschema, (columns.query, columns.item))
+        run_src, qrels_src = _with_casts(run_src, casts), _with_casts(qrels_src, casts)
+        schema = pl.Schema({**schema, **casts})
+    run_lf = lazy(run_src)
     if order not in ("auto", "position", "score"):
         raise RankPolarsError(f"order must be 'auto', 'position' or 'score', got {order!r}")
     if order != "auto":  # rank by this column even when the other one exists
@@ -151,19 +230,10 @@ def prepare(
         )
 
     qrels_lf = None
-    if qrels is not None:
+    if qrels_src is not None:
         # With judgments, the run's own relevance column (if any) is not read: qrels decide.
-        qrels_lf = scan(qrels, "qrels")
-        qschema = qrels_lf.collect_schema()
-        for col, role in ((columns.query, "query id"), (columns.item, "item id"), (columns.relevance, "relevance grade")):
-            _need(qschema, col, "qrels", role)
         _numeric(qschema[columns.relevance], columns.relevance, "qrels")
-        for col in (columns.query, columns.item):
-            if qschema[col] != schema[col]:
-                raise RankPolarsError(
-                    f"qrels: column {col!r} is {qschema[col]} but the run's is {schema[col]}; cast one of them"
-                )
-        qrels_lf = qrels_lf.select(
+        qrels_lf = lazy(qrels_src).select(
             pl.col(columns.query).alias(Q),
             pl.col(columns.item).alias(ITEM),
             pl.col(columns.relevance).cast(pl.Float64).alias(GRADE),
@@ -178,4 +248,4 @@ def prepare(
         # column does not reach the Parquet reader, and this one keeps ~95% of rows out
         grade = pl.col(columns.relevance)
         select.append((grade if dtype.is_integer() or dtype.is_float() else grade.cast(pl.Float64)).alias(GRADE))
-    return Inputs(run_lf.select(select), qrels_lf, by_cols, order, columns, run, qrels, labels=labels)
+    return Inputs(run_lf.select(select), qrels_lf, by_cols, order, columns, run_src, qrels_src, labels=labels)

@@ -12,13 +12,15 @@ rows, see ``validate.ranking_check_scope``), and the judgments are checked in SQ
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import duckdb
 import polars as pl
 
 from ..errors import RankPolarsError
-from ..inputs import Inputs, parquet_paths
+from ..inputs import Inputs
+from ..io import ParquetFiles
 from ..plan import GRADE, ITEM, N_RET, Q, RANK, SCORE, Plan
 from ..validate import Missing, check_contributing, check_qrels, check_run, contributing_stat_names, stat_names, universe
 from .sql_engine import (
@@ -36,12 +38,22 @@ from .sql_engine import (
 )
 
 def parquet_scan(source: Any, what: str) -> str | None:
-    """``read_parquet(...)`` for a path / glob / folder / list of paths, else None."""
-    paths = parquet_paths(source, what)
-    if paths is None:
+    """``read_parquet([...])`` over the checked files of a Parquet source, else None.
+
+    The files are listed one by one, glob characters escaped (``run[a].parquet`` and a
+    folder named with a backslash are read as written); partition values are text, as in
+    the Polars engine.
+    """
+    if not isinstance(source, ParquetFiles):
         return None
-    arg = literal(paths) if isinstance(paths, str) else "[" + ", ".join(literal(p) for p in paths) + "]"
-    return f"read_parquet({arg}, hive_partitioning = true)"
+    files = "[" + ", ".join(literal(re.sub(r"([\[*?])", r"[\1]", f)) for f in source.files) + "]"
+    hive = "true, hive_types_autocast = false" if source.hive else "false"
+    scan = f"read_parquet({files}, hive_partitioning = {hive})"
+    if not source.casts:
+        return scan
+    casts = ", ".join(f"CAST({quote(c)} AS {'VARCHAR' if t == pl.String else 'BIGINT'}) AS {quote(c)}"
+                      for c, t in source.casts)
+    return f"(SELECT * REPLACE ({casts}) FROM {scan})"
 
 
 class DuckDBEngine:
