@@ -129,7 +129,7 @@ def smallest_p(test: str, n: int, n_resamples: int) -> float:
     if test == "wilcoxon":
         return exact
     if test == "bootstrap":
-        exact = math.exp(-n * math.log(n)) if n else 1.0
+        exact = float(n) ** -n if n else 1.0
     return max(exact, 1.0 / (1 + n_resamples))
 
 

@@ -14,7 +14,7 @@ import pytest
 import scipy.stats as ss
 
 from rank_polars import stats
-from rank_polars.compare import compare
+from rank_polars.compare import SmallSampleWarning, compare
 from rank_polars.errors import CoverageWarning, RankPolarsError
 
 from . import stats_reference
@@ -307,9 +307,9 @@ def test_compare_missing_with_qrels_uses_evaluates_zero_fill():
     with pytest.warns(CoverageWarning):
         zero = compare(run, "p@1", qrels=qrels, missing="zero", n_resamples=50).row(0, named=True)
     assert (zero["n_queries"], zero["wins"], zero["ties"], zero["losses"]) == (2, 0, 1, 1)
-    with pytest.warns(CoverageWarning):
+    with pytest.warns(CoverageWarning), pytest.warns(SmallSampleWarning):  # one paired query: no t-test
         skip = compare(run, "p@1", qrels=qrels, missing="skip", n_resamples=50).row(0, named=True)
-    assert (skip["n_queries"], skip["ties"]) == (1, 1)
+    assert (skip["n_queries"], skip["ties"], skip["note"]) == (1, 1, "n too small")
 
 
 def test_compare_keeps_the_version_dtype_and_passes_column_names():
