@@ -67,6 +67,13 @@ def test_click_entry_point_byte_for_byte(name: str, monkeypatch: pytest.MonkeyPa
     assert result.stdout_bytes == (TEST_DIR / name).read_bytes()
 
 
+def test_zscores_file_byte_for_byte() -> None:
+    # trec_eval's Makefile: -q -m all_trec -Z zscores_file qrels.test results.test -> out.test.aqZ
+    code, out, err = trec_eval(["-q", "-m", "all_trec", "-Z", "zscores_file", "qrels.test", "results.test"])
+    assert (code, err) == (0, "")
+    assert out == (TEST_DIR / "out.test.aqZ").read_bytes()
+
+
 def test_comment_lines_in_qrels() -> None:
     # trec_eval's Makefile: qrels.test.with-comments gives out.test too
     code, out, _ = trec_eval(["qrels.test.with-comments", "results.test"])
@@ -118,6 +125,8 @@ def test_judged_query_missing_from_run_stops_with_status_4() -> None:
      "trec_eval.get_results: Cannot read results file 'no_such_run'\ntrec_eval: Quit in file 'no_such_run'\n"),
     (["-R", "nope", "qrels.test", "results.test"], 2, "trec_eval: Illegal rel_format 'nope'\n"),
     (["-T", "nope", "qrels.test", "results.test"], 2, "trec_eval: Illegal retrieval results format 'nope'\n"),
+    (["-Z", "no_such_file", "qrels.test", "results.test"], 255,
+     "trec_eval.get_zscores: Cannot read zscores file 'no_such_file'\n"),
 ])
 def test_trec_eval_errors(argv: list[str], status: int, message: str) -> None:
     code, out, err = trec_eval(argv)

@@ -6,10 +6,11 @@ from typing import TextIO
 
 from ..errors import RankPolarsError
 from .evaluation import first_failure, per_query, rank
-from .files import read_qrels, read_results
+from .files import read_qrels, read_results, read_zscores
 from .measures import Selection
 from .options import TrecEvalExit, parse_args
 from .output import query_lines, summary_lines
+from .zscores import to_zscores
 
 HELP = """\
 rank-polars trec-eval: trec_eval 10's command line, computed by rank_polars.
@@ -78,8 +79,7 @@ def _run(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
     if opts.results_format != "trec_results":
         raise TrecEvalExit(2, f"trec_eval: Illegal retrieval results format '{opts.results_format}'\n")
     run_frame, runid = read_results(opts.results)
-    if opts.zscores is not None:
-        raise TrecEvalExit(2, "rank-polars trec-eval: -Z (z-scores) is not supported\n")
+    zscores = read_zscores(opts.zscores) if opts.zscores is not None else None
     columns = selection.columns()
     if qrels.height == 0 or run_frame.height == 0:
         raise TrecEvalExit(7, "trec_eval: No queries with both results and relevance info\n")
@@ -91,11 +91,17 @@ def _run(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
         before = qrels.select("query").unique().sort("query").head(failure.index)
         if opts.query and before.height:
             qrels, ranked = (f.join(before, on="query", how="semi") for f in (qrels, ranked))
-            _write(stdout, query_lines(per_query(ranked, qrels, columns, opts), columns))
+            table = per_query(ranked, qrels, columns, opts)
+            if zscores is not None:
+                table = to_zscores(table, columns, zscores)
+            _write(stdout, query_lines(table, columns, zscores is not None))
         raise TrecEvalExit(failure.status, failure.message)
     table = per_query(ranked, qrels, columns, opts)
-    text = query_lines(table, columns) if opts.query else ""
+    if zscores is not None:
+        table = to_zscores(table, columns, zscores)
+    z = zscores is not None
+    text = query_lines(table, columns, z) if opts.query else ""
     if opts.summary:
-        text += summary_lines(table, columns, runid, qrels, opts.complete)
+        text += summary_lines(table, columns, runid, qrels, opts.complete, z)
     _write(stdout, text)
     return 0

@@ -34,6 +34,8 @@ def _read(path: str, what: str, who: str) -> str:
     except OSError:
         data = b""
     if not data:
+        if what == "zscores":  # trec_eval returns UNDEF (-1) from main: status 255, no "Quit" line
+            raise TrecEvalExit(255, f"trec_eval.{who}: Cannot read {what} file '{path}'\n")
         raise TrecEvalExit(2, f"trec_eval.{who}: Cannot read {what} file '{path}'\ntrec_eval: Quit in file '{path}'\n")
     return data.decode("latin-1")
 
@@ -45,10 +47,11 @@ def _lines(text: str) -> pl.Series:
     return pl.Series("line", lines, dtype=pl.String)
 
 
-def _malformed(parsed: pl.DataFrame, who: str, path: str) -> None:
+def _malformed(parsed: pl.DataFrame, who: str, path: str, quit_message: bool = True) -> None:
     bad = parsed.select(pl.col("query").is_null().arg_true().first()).item()
     if bad is not None:
-        raise TrecEvalExit(2, f"trec_eval.{who}: Malformed line {bad + 1}\ntrec_eval: Quit in file '{path}'\n")
+        quit = f"trec_eval: Quit in file '{path}'\n" if quit_message else ""
+        raise TrecEvalExit(2 if quit_message else 255, f"trec_eval.{who}: Malformed line {bad + 1}\n" + quit)
 
 
 def read_qrels(path: str) -> pl.DataFrame:
@@ -62,6 +65,17 @@ def read_qrels(path: str) -> pl.DataFrame:
     return parsed.select(
         "query", "item", grade=pl.col("rel").str.extract(_ATOL, 0).cast(pl.Int64, strict=False).fill_null(0)
     )
+
+
+def read_zscores(path: str) -> pl.DataFrame:
+    """``query, label, mean, sd`` of a ``-Z`` file (``qid measure mean stddev`` lines)."""
+    lines = _lines(_read(path, "zscores", "get_zscores")).to_frame()
+    parsed = lines.select(
+        pl.col("line").str.extract_groups(_QRELS_LINE).struct.rename_fields(["query", "label", "mean", "sd"])
+    ).unnest("line")
+    _malformed(parsed, "get_zscores", path, quit_message=False)
+    number = {c: pl.col(c).str.extract(_ATOF, 0).cast(pl.Float64, strict=False).fill_null(0.0) for c in ("mean", "sd")}
+    return parsed.select("query", "label", **number).unique(["query", "label"], keep="first")
 
 
 def read_results(path: str) -> tuple[pl.DataFrame, str | None]:

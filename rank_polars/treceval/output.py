@@ -27,26 +27,34 @@ def _value_text(values: list, kind: str) -> list[str]:  # type: ignore[type-arg]
     return ["%6.4f" % v for v in values]
 
 
-def query_lines(table: pl.DataFrame, columns: list[Column]) -> str:
-    """The ``-q`` lines of every query of ``table``, in its row order."""
+def _prefix(column: Column, z: bool) -> str:
+    return "Z" if z and column.measure.value != "text" and column.measure.name != "runid" else ""
+
+
+def _kind(column: Column, z: bool) -> str:
+    return "float" if z and column.measure.value == "int" else column.measure.value
+
+
+def query_lines(table: pl.DataFrame, columns: list[Column], z: bool = False) -> str:
+    """The ``-q`` lines of every query of ``table``, in its row order (``z``: values are z-scores)."""
     printed = [c for c in columns if c.measure.per_query]
     if table.height == 0 or not printed:
         return ""
     texts = {
-        c.label: pl.Series(_value_text(table.get_column(c.label).to_list(), c.measure.value), dtype=pl.String)
+        c.label: pl.Series(_value_text(table.get_column(c.label).to_list(), _kind(c, z)), dtype=pl.String)
         for c in printed
     }
     blocks = pl.DataFrame(texts).with_columns(_query=table.get_column("query"))
     lines = [
-        (pl.lit(f"{c.label:<22}\t") + pl.col("_query") + pl.lit("\t") + pl.col(c.label) + pl.lit("\n"))
+        (pl.lit(f"{_prefix(c, z)}{c.label:<22}\t") + pl.col("_query") + pl.lit("\t") + pl.col(c.label) + pl.lit("\n"))
         for c in printed
     ]
     return "".join(blocks.select(pl.concat_str(lines).alias("text")).get_column("text").to_list())
 
 
 def summary_lines(table: pl.DataFrame, columns: list[Column], runid: str | None, qrels: pl.DataFrame,
-                  complete: bool) -> str:
-    """The 'all' lines."""
+                  complete: bool, z: bool = False) -> str:
+    """The 'all' lines (``z``: the per-query values are z-scores, so ``gm_*`` are already logs)."""
     out: list[str] = []
     n = table.height
     for c in columns:
@@ -63,10 +71,11 @@ def summary_lines(table: pl.DataFrame, columns: list[Column], runid: str | None,
         elif summary == "sum":
             value = table.get_column(c.label).sum()
         elif summary == "gmean":
-            logs = table.get_column(c.label).clip(lower_bound=MIN_GEO_MEAN).log()
+            logs = table.get_column(c.label)
+            logs = logs if z else logs.clip(lower_bound=MIN_GEO_MEAN).log()
             value = math.exp(logs.sum() / n) if n else 0.0
         else:
             value = table.get_column(c.label).sum() / n if n else 0.0
-        text = _value_text([value], c.measure.value)[0]
-        out.append(f"{c.label:<22}\tall\t{text}\n")
+        text = _value_text([value], _kind(c, z))[0]
+        out.append(f"{_prefix(c, z)}{c.label:<22}\tall\t{text}\n")
     return "".join(out)
