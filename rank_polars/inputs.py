@@ -113,7 +113,9 @@ def _from_foreign(source: Any) -> pl.LazyFrame | None:
         ds = sys.modules.get("pyarrow.dataset")
         if ds is not None and isinstance(source, ds.Dataset):
             return pl.scan_pyarrow_dataset(source)
-        if isinstance(source, (pa.Table, pa.RecordBatch, pa.RecordBatchReader)):
+        if isinstance(source, pa.RecordBatchReader):  # read once, here
+            source = source.read_all()
+        if isinstance(source, (pa.Table, pa.RecordBatch)):
             return pl.DataFrame(pl.from_arrow(source)).lazy()
     if hasattr(source, "__arrow_c_stream__"):
         return pl.DataFrame(source).lazy()
