@@ -56,7 +56,7 @@ def list_function(cls: type[Measure]) -> types.FunctionType | None:
     names = {cls.NAME, *cls.ALIASES, cls.__name__.lower()}
     for name in exprs.__all__:
         fn = getattr(exprs, name)
-        if name in names and fn.__module__ == cls.__module__:
+        if name in names:
             return fn
     return None
 
@@ -67,20 +67,43 @@ def examples_section(doc: str) -> str:
     return match.group(1).strip() if match else ""
 
 
+def candidate_names(cls: type[Measure]) -> list[str]:
+    """Spellings to show the measure with: at a cutoff, plain, then with each required parameter set."""
+    names = [f"{cls.NAME}@3"] if cls.SUPPORTS_CUTOFF else []
+    names.append(cls.NAME)
+    required = [p for p, spec in cls.PARAMS.items() if spec.default is None and not spec.choices]
+    for value in ("0.5", "1"):
+        names.extend(f"{cls.NAME}({p}={value})" for p in required)
+    return names
+
+
 def example_name(cls: type[Measure]) -> str:
-    return f"{cls.NAME}@3" if cls.SUPPORTS_CUTOFF else cls.NAME
+    """The first spelling that parses and evaluates on the example; a measure with none is a docs bug."""
+    run, qrels = pl.DataFrame(EXAMPLE_RUN), pl.DataFrame(EXAMPLE_QRELS)
+    errors = []
+    for name in candidate_names(cls):
+        try:
+            rp.evaluate(run, [name], qrels=qrels)
+        except rp.RankPolarsError as exc:
+            errors.append(f"{name}: {exc}")
+        else:
+            return name
+    raise RuntimeError(f"no example evaluates for measure {cls.NAME!r}: {'; '.join(errors)}")
 
 
-def evaluate_example(cls: type[Measure]) -> str:
-    name = example_name(cls)
+def _columns(frame: dict[str, list]) -> str:
+    return "".join(f"...     {name!r}: {values!r},\n" for name, values in frame.items())
+
+
+def evaluate_example(cls: type[Measure], name: str) -> str:
     run, qrels = pl.DataFrame(EXAMPLE_RUN), pl.DataFrame(EXAMPLE_QRELS)
     per_query = rp.evaluate(run, [name], qrels=qrels, per_query=True)
     mean = rp.evaluate(run, [name], qrels=qrels)
     return (
         "```pycon\n"
         ">>> import polars as pl, rank_polars as rp\n"
-        f">>> run = pl.DataFrame({EXAMPLE_RUN!r})\n"
-        f">>> qrels = pl.DataFrame({EXAMPLE_QRELS!r})\n"
+        f">>> run = pl.DataFrame({{\n{_columns(EXAMPLE_RUN)}... }})\n"
+        f">>> qrels = pl.DataFrame({{\n{_columns(EXAMPLE_QRELS)}... }})\n"
         f">>> rp.evaluate(run, [{name!r}], qrels=qrels, per_query=True)\n"
         f"{per_query}\n"
         f">>> rp.evaluate(run, [{name!r}], qrels=qrels)\n"
@@ -89,8 +112,7 @@ def evaluate_example(cls: type[Measure]) -> str:
     )
 
 
-def sql_support(cls: type[Measure]) -> str:
-    name = example_name(cls)
+def sql_support(cls: type[Measure], name: str) -> str:
     try:
         rp.to_sql([name], table="run", qrels="qrels")
     except rp.RankPolarsError as exc:
@@ -130,7 +152,8 @@ def metric_page(cls: type[Measure]) -> str:
     out.append("## Example\n")
     out.append("A run of two rankings and graded judgments (`x` is relevant but not shown, `f` is judged "
                "non-relevant, `d` and `e` are unjudged), computed when this page was built:\n")
-    out.append(evaluate_example(cls))
+    name = example_name(cls)
+    out.append(evaluate_example(cls, name))
     fn = list_function(cls)
     if fn is not None:
         fn_doc = inspect.getdoc(fn) or ""
@@ -143,7 +166,7 @@ def metric_page(cls: type[Measure]) -> str:
         if ex:
             out.append(f"```pycon\n{ex}\n```\n")
     out.append("## SQL\n")
-    out.append(sql_support(cls) + "\n")
+    out.append(sql_support(cls, name) + "\n")
     return "\n".join(out)
 
 
