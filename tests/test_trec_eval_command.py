@@ -199,3 +199,20 @@ def test_large_input_is_vectorised(tmp_path: Path) -> None:
     assert (code, err) == (0, "")
     assert b"num_q                 \tall\t20000\n" in out and b"num_ret               \tall\t2000000\n" in out
     assert time.perf_counter() - start < 60  # ~3 s on a quiet 2-core machine; a per-query loop takes minutes
+
+
+def test_level_zero_judged_only_and_collection_size(tmp_path: Path) -> None:
+    # by hand from trec_eval's rules: with -l0 grade 0 is relevant, not-in-qrels (-1 inside trec_eval)
+    # and negative grades (-2) are not; -J drops both before ranking; utility's d counts -N docs
+    qrels = _write(tmp_path / "qrels", "q 0 a 0\nq 0 b 1\nq 0 c -1\n")
+    run_file = _write(tmp_path / "run", "q Q0 a 1 5 r\nq Q0 x 2 4 r\nq Q0 c 3 3 r\nq Q0 b 4 2 r\n")
+    code, out, _ = trec_eval(["-n", "-q", "-l0", "-m", "P.1,2,3,4", "-m", "num_rel", qrels, run_file])
+    assert (code, out.decode()) == (0, "num_rel               \tq\t2\nP_1                   \tq\t1.0000\n"
+                                       "P_2                   \tq\t0.5000\nP_3                   \tq\t0.3333\n"
+                                       "P_4                   \tq\t0.5000\n")
+    code, out, _ = trec_eval(["-n", "-q", "-J", "-m", "P.1,2", "-m", "num_ret", "-m", "relstring", qrels, run_file])
+    assert out.decode() == ("num_ret               \tq\t2\nP_1                   \tq\t0.0000\n"
+                            "P_2                   \tq\t0.5000\nrelstring             \tq\t'01'\n")
+    # utility.1,-1,0,1 with -N 100: 1*rel_ret - 1*nonrel_ret + 0 + 1*(100 + rel_ret - ret - rel) = 1 - 3 + 96
+    code, out, _ = trec_eval(["-n", "-q", "-m", "utility.1,-1,0,1", "-N", "100", qrels, run_file])
+    assert out.decode() == "utility_1,-1,0,1      \tq\t94.0000\n"

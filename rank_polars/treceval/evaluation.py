@@ -93,8 +93,9 @@ def first_failure(
     return Failure(index, 4, message)
 
 
-def specs(columns: list[Column], level: int) -> dict[str, Measure]:
-    """Printed label -> rank_polars spec (``-l`` applied as ``rel=`` where the spec declares it)."""
+def specs(columns: list[Column], level: int, num_docs: int = 0) -> dict[str, Measure]:
+    """Printed label -> rank_polars spec (``-l`` applied as ``rel=`` where the spec declares it,
+    ``-N`` as utility's ``docs=``)."""
     out: dict[str, Measure] = {}
     for column in columns:
         if column.spelling is None:
@@ -104,8 +105,13 @@ def specs(columns: list[Column], level: int) -> dict[str, Measure]:
         except RankPolarsError as e:
             raise TrecEvalExit(2, f"rank-polars trec-eval: measure '{column.label}' is not available: {e}\n"
                                   f"trec_eval: Cannot initialize measure '{column.measure.name}'\n") from None
+        extra: dict[str, object] = {}
         if level != 1 and column.measure.level and "rel" in spec.PARAMS:
-            spec = type(spec)(spec.k, **{**spec.params, "rel": level})
+            extra["rel"] = level
+        if num_docs and column.measure.name == "utility" and "docs" in spec.PARAMS:
+            extra["docs"] = num_docs
+        if extra:
+            spec = type(spec)(spec.k, **{**spec.params, **extra})
         out[column.label] = spec
     return out
 
@@ -114,7 +120,7 @@ def per_query(ranked: pl.DataFrame, qrels: pl.DataFrame, columns: list[Column], 
     """``query`` (evaluation order), ``bogus``, and one column per printed label."""
     queries = qrels.select("query").unique().sort("query")
     table = queries
-    wanted = specs(columns, opts.level)
+    wanted = specs(columns, opts.level, opts.num_docs_in_coll)
     unique = list(dict.fromkeys(wanted.values()))
     if unique:
         judgments = qrels.rename({"grade": "relevance"})
