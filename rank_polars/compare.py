@@ -294,6 +294,24 @@ def _pair(per: pl.DataFrame, by: str, query: str, labels: list[str], pair: tuple
     return both.with_columns(pl.all().exclude(query).fill_null(0.0))
 
 
+def _p_value(
+    test: str, d: np.ndarray, means: np.ndarray, n_resamples: int, alpha: float, rng: np.random.Generator, advance: Any
+) -> tuple[float, str | None]:
+    """The test's p-value (never below the smallest it can resolve), or NaN and why it was not run."""
+    floor = stats.smallest_p(test, d.size, n_resamples)
+    if floor >= alpha:
+        if test == "randomization":
+            advance(n_resamples)  # the sign flips not drawn
+        return math.nan, "n too small" if stats.smallest_p(test, d.size, math.inf) >= alpha else "n_resamples too small"
+    if test == "paired_t":
+        return stats.paired_t_p(d), None
+    if test == "wilcoxon":
+        return stats.wilcoxon_p(d), None
+    if test == "randomization":
+        return max(floor, stats.randomization_p(d, n_resamples, rng, advance)), None
+    return max(floor, stats.bootstrap_p(d, means)), None
+
+
 def _row(
     label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str, n_resamples: int, confidence: float,
     alpha: float, seed: np.random.SeedSequence, advance: Any,
@@ -303,20 +321,7 @@ def _row(
     boot_seed, flip_seed = seed.spawn(2)
     means = stats.bootstrap_means(d, n_resamples, np.random.default_rng(boot_seed), advance)
     ci_low, ci_high = stats.percentile_ci(means, confidence) if n >= 2 else (math.nan, math.nan)
-    floor = stats.smallest_p(test, n, n_resamples)
-    note = None
-    if floor >= alpha:
-        note = "n too small" if stats.smallest_p(test, n, math.inf) >= alpha else "n_resamples too small"
-        advance(n_resamples if test == "randomization" else 0)
-        p = math.nan
-    elif test == "paired_t":
-        p = stats.paired_t_p(d)
-    elif test == "wilcoxon":
-        p = stats.wilcoxon_p(d)
-    elif test == "randomization":
-        p = max(floor, stats.randomization_p(d, n_resamples, np.random.default_rng(flip_seed), advance))
-    else:
-        p = max(floor, stats.bootstrap_p(d, means))
+    p, note = _p_value(test, d, means, n_resamples, alpha, np.random.default_rng(flip_seed), advance)
     mean_b = float(x.mean()) if n else math.nan
     mean_v = float(y.mean()) if n else math.nan
     diff = float(d.mean()) if n else math.nan
