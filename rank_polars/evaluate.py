@@ -16,6 +16,9 @@ from .validate import (
     check_contributing,
     check_qrels,
     check_run,
+    check_metrics_argument,
+    check_names,
+    check_output_names,
     check_values,
     contributing_stat_names,
     qrels_stats_polars,
@@ -93,9 +96,11 @@ def evaluate(
         count per ranking) can only change a value where a row contributes, so ``"full"``
         (default) checks them among the contributing rows (relevant or judged rows, ~5% of a
         log, inside the metric pass), or among all rows when ordering by score or when a
-        metric reads the ranking length; duplicate judgments are looked for among the
-        contributing judgments.  A repeated or unplaced row that is neither relevant nor
-        judged cannot change any number and is not looked for.  ``"strict"`` checks every
+        metric reads the ranking length: a position or an item that a contributing row shares
+        with any other row of the ranking is refused (the order, or the rank, would be
+        ambiguous); duplicate judgments are looked for among the contributing judgments.
+        Repeats among rows that are neither relevant nor judged, and their null positions,
+        cannot change any number and are not looked for.  ``"strict"`` checks every
         row and judgment, as trec_eval does (it also refuses an item shown twice with
         different labels).  ``"fast"`` skips the run's duplicate counts (repeated judgments of
         a contributing item are always refused: which grade wins would depend on row order).
@@ -147,7 +152,11 @@ def evaluate(
         raise RankPolarsError(f"engine must be 'polars' or 'duckdb', got {engine!r}")
     outputs = parse_all(metrics)
     plan = build_plan(outputs)
+    names = {"query": query, "item": item, "position": position, "score": score, "relevance": relevance}
+    by_cols = check_names(names, by)
+    check_metrics_argument(metrics)
     inputs = prepare(run, qrels=qrels, by=by, columns=Columns(query, item, position, score, relevance), labels=labels,
+    check_output_names(by_cols, [label for label, _ in outputs], query, per_query)
                      order=order)
     display = resolve(progress)
     inputs.checks = checks

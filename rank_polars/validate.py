@@ -13,7 +13,7 @@ from typing import Literal
 
 import polars as pl
 
-from .errors import DataError, examples, warn
+from .errors import DataError, MetricNameError, RankPolarsError, examples, warn
 from .inputs import Inputs
 from .plan import GRADE, ITEM, N_RET, Q, QGRADE, RANK, SCORE, Plan
 
@@ -53,6 +53,61 @@ _STATS = {
 }
 
 
+def check_metrics_argument(metrics: object) -> None:
+    """``metrics`` is a name, a spec, or a list or tuple of them (else :class:`MetricNameError`)."""
+    from .measures import Measure
+
+    def ok(m: object) -> bool:
+        return isinstance(m, (str, Measure))
+
+    if not (ok(metrics) or isinstance(metrics, (list, tuple)) and all(ok(m) for m in metrics)):
+        shown = type(metrics).__name__ if not isinstance(metrics, (list, tuple)) else next(
+            type(m).__name__ for m in metrics if not ok(m))
+        raise MetricNameError(
+            f"metrics: expected a metric name such as 'ndcg@10', a spec such as rp.ndcg(k=10), or a list of them; "
+            f"got {shown}: {metrics!r}"
+        )
+
+
+def check_names(names: dict[str, object], by: object) -> list[str]:
+    """Column-name arguments (role -> name) and ``by``: non-empty strings without NUL, the
+    query and item columns distinct from each other and from the other roles.  Returns the
+    ``by`` columns as a list.  Checked before any engine sees a name (a NUL in a name makes
+    Polars panic when the frame goes to Arrow)."""
+    if by is None:
+        by_cols: list[object] = []
+    elif isinstance(by, str):
+        by_cols = [by]
+    elif isinstance(by, (list, tuple)):
+        by_cols = list(by)
+    else:
+        raise RankPolarsError(f"by: expected a column name or a list of them, got {type(by).__name__}: {by!r}")
+    for role, name in [*names.items(), *(("by", b) for b in by_cols)]:
+        if not isinstance(name, str) or not name or "\x00" in name:
+            raise RankPolarsError(f"{role}: a column name must be a non-empty string without NUL characters, got {name!r}")
+    for role in ("query", "item"):
+        others = [r for r, n in names.items() if r != role and n == names[role]]
+        if others:
+            raise RankPolarsError(
+                f"{role} and {others[0]} are the same column {names[role]!r}: each role needs a column of its own"
+            )
+    return [str(b) for b in by_cols]
+
+
+def check_output_names(by: list[str], labels: list[str], query: str, per_query: bool) -> None:
+    """The result's columns (the ``by`` columns, ``queries`` or the query column, one per
+    metric) must not collide."""
+    names = [*by, query if per_query else "queries", *labels]
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise RankPolarsError(
+                f"the result would have two columns named {name!r} (the 'by' columns, "
+                f"{'the query column' if per_query else 'queries'} and the metrics' names): rename the input column"
+            )
+        seen.add(name)
+
+
 Scope = Literal["all", "contributing"]
 
 
@@ -61,8 +116,10 @@ def ranking_check_scope(inputs: Inputs, plan: Plan) -> Scope:
     run.
 
     Under position order a position, an item id and a repeated row can change a value only
-    where the row contributes (it is relevant or judged): a null position or a repeated id
-    of a row that adds 0 to every metric changes nothing.  That is unless the order comes
+    where a contributing (relevant or judged) row is involved: a null position of a row that
+    adds 0 to every metric, or a position two such rows share, changes nothing; a position
+    or an item that a contributing row shares with another row does (see
+    :func:`repeat_checks`).  That is unless the order comes
     from scores (every row moves the ones below it, and ties are broken by item id), a
     metric reads the ranking's length, or ``checks="strict"`` (trec_eval refuses any
     repeated item).  So by default these checks run inside the metric pass over the
@@ -102,6 +159,34 @@ def contributing_stat_names(inputs: Inputs, duplicates: str, plan: Plan) -> list
     with ``labels="run"`` the agreement of the run's labels with the qrels."""
     names = ranking_stats(inputs, duplicates) if ranking_check_scope(inputs, plan) == "contributing" else []
     return names + (["label_mismatch"] if inputs.qrels is not None and inputs.labels == "run" else [])
+
+
+def repeat_checks(run_labels: bool, names: list[str]) -> list[str]:
+    """The contributing-row checks that look beyond the contributing rows: a repeat that
+    involves one contributing row changes a value even when the other row adds nothing.
+
+    A non-relevant row at a relevant row's position makes the order of the two ambiguous
+    (``rank_dup``); an item shown twice, once relevant, has two ranks (``item_dup``).  So
+    these count, per ranking, the rows of the whole run that share a position (or an item)
+    with a contributing row, beyond the first: a semi-join of the run against the few
+    contributing rows.  With judgments (``labels="qrels"``) every copy of a judged item is a
+    contributing row, and the item count over those rows suffices.
+    """
+    return [n for n in names if n == "rank_dup" or (n == "item_dup" and run_labels)]
+
+
+def repeats_polars(run: pl.LazyFrame, contributing: pl.LazyFrame, keys: list[str], names: list[str]) -> pl.LazyFrame:
+    """Per ranking, the counts of :func:`repeat_checks` as ``check_column(name)`` columns."""
+    counts = None
+    for name in names:
+        col = RANK if name == "rank_dup" else ITEM
+        # a null position or id is refused on its own (rank_null, item_null): not a repeat
+        shown = contributing.select(*keys, col).filter(pl.col(col).is_not_null())
+        shared = run.select(*keys, col).join(shown, on=[*keys, col], how="semi", nulls_equal=True)
+        count = shared.group_by(keys).agg(stat_exprs([name])[0].alias(check_column(name)))
+        counts = count if counts is None else counts.join(count, on=keys, how="full", coalesce=True, nulls_equal=True)
+    assert counts is not None
+    return counts
 
 
 def check_column(stat: str) -> str:

@@ -83,8 +83,6 @@ CASES = [
      ["qrels: column 'query' has 1 null values"]),
     ("null grade in qrels", run(), ["p@1"], {"qrels": QRELS.with_columns(relevance=pl.Series([1, None]))}, DataError,
      ["qrels: column 'relevance' has 1 null values", "'q2'"]),
-    ("qrels id types differ", run(), ["p@1"], {"qrels": QRELS.with_columns(pl.col("query").cast(pl.Categorical))},
-     RankPolarsError, ["qrels: column 'query' is Categorical but the run's is String"]),
     ("bad missing", run(), ["p@1"], {"missing": "drop"}, RankPolarsError, ["missing must be 'zero' or 'skip'"]),
     ("bad checks", run(), ["p@1"], {"checks": "none"}, RankPolarsError, ["checks must be 'full', 'strict' or 'fast'"]),
     ("bad engine", run(), ["p@1"], {"engine": "spark"}, RankPolarsError, ["engine must be 'polars' or 'duckdb'"]),
@@ -92,7 +90,7 @@ CASES = [
     ("by is the query", run(), ["p@1"], {"by": "query"}, RankPolarsError, ["'query' is the query or item column"]),
     ("by unknown", run(), ["p@1"], {"by": "version"}, RankPolarsError, ["column 'version' (a 'by' grouping column) not found"]),
     ("missing file", "/nonexistent/run.parquet", ["p@1"], {}, RankPolarsError, ["no such file"]),
-    ("not a frame", 42, ["p@1"], {}, RankPolarsError, ["expected a Polars DataFrame/LazyFrame or Parquet path"]),
+    ("not a frame", 42, ["p@1"], {}, RankPolarsError, ["run: cannot read a builtins.int; expected a Polars DataFrame"]),
 ]
 
 
@@ -122,8 +120,8 @@ def test_negative_grades_are_not_relevant():
 
 @pytest.mark.parametrize("engine", ["polars", "duckdb"])
 def test_full_checks_ignore_a_repeated_row_that_cannot_change_a_value(engine):
-    # y (not relevant) shares position 1 with x: no metric can tell; strict refuses it
-    dup = run(position=[1, 1, 1, 1])
+    # x and y (neither relevant) share position 2: no metric can tell; strict refuses it
+    dup = run(position=[2, 2, 1, 1], relevance=[0.0, 0.0, 1.0, 1.0])
     full = rp.evaluate(dup, ["p@1", "ndcg@10", "ap", "rr"], by="model", engine=engine)
     fast = rp.evaluate(dup, ["p@1", "ndcg@10", "ap", "rr"], by="model", engine=engine, checks="fast")
     assert full.equals(fast)
@@ -248,3 +246,38 @@ def test_a_contributing_item_judged_twice_is_refused_whatever_the_checks(engine,
         judgments = pl.DataFrame({"query": ["q1", "q1", "q1"], "item": ["a", "a", "c"], "relevance": grades})
         with pytest.raises(DataError, match="qrels: duplicate judgments .* e.g. query 'q1'"):
             quiet(rp.evaluate, ranked, ["bpref"], qrels=judgments, checks=checks, engine=engine)
+
+
+def _rows(rows: list[tuple]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema=["query", "item", "position", "relevance"], orient="row")
+
+
+REPEATS = [
+    # (id, run, what the default checks must say): a repeat with one contributing row changes the number
+    ("item shown twice, once relevant", _rows([("q1", "a", 1, 0), ("q1", "a", 2, 1), ("q1", "b", 3, 1)]),
+     "'item': duplicate items within a ranking"),
+    ("relevant and non-relevant row at one position", _rows([("q1", "a", 1, 1), ("q1", "b", 1, 0), ("q1", "c", 2, 0)]),
+     "'position': duplicate positions within a ranking"),
+]
+
+
+@pytest.mark.parametrize("labels", ["run labels", "qrels", "labels='run'"])
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("log", "message"), [c[1:] for c in REPEATS], ids=[c[0] for c in REPEATS])
+def test_default_checks_report_a_repeat_that_involves_a_contributing_row(log, message, engine, labels):
+    judgments = log.filter(pl.col("relevance") > 0).drop("position").unique()
+    kwargs = {"run labels": {}, "qrels": {"qrels": judgments}, "labels='run'": {"qrels": judgments, "labels": "run"}}[labels]
+    if labels == "qrels":
+        log = log.drop("relevance")
+    for metrics in (["ndcg@3"], ["ap", "rr"], ["p@2"]):
+        with pytest.raises(DataError, match=message + r".* e\.g\. query 'q1'"):
+            quiet(rp.evaluate, log, metrics, engine=engine, **kwargs)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_repeat_checks_see_groups_and_null_groups(engine):
+    # the same repeat, in the null group only; model A is clean
+    log = pl.concat([BASE.with_columns(model=pl.lit("A")),
+                     BASE.with_columns(model=pl.lit(None, pl.String), position=pl.Series([1, 1, 3, 1, 2]))])
+    with pytest.raises(DataError, match=r"duplicate positions .* \(1 rows in 1 rankings\), e\.g\. query 'q1' \(model=None\)"):
+        rp.evaluate(log, ["ndcg@3"], by="model", engine=engine)

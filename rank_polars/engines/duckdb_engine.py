@@ -56,6 +56,14 @@ def parquet_scan(source: Any, what: str) -> str | None:
     return f"(SELECT * REPLACE ({casts}) FROM {scan})"
 
 
+def _bool_labels_as_numbers(con: duckdb.DuckDBPyConnection, run: str, relevance: str) -> str:
+    """``run`` with a BOOLEAN label column as 0/1 (the Polars engine reads it so; the
+    generated SQL compares the stored label with numbers)."""
+    if str(con.sql(f"SELECT {quote(relevance)} FROM {run}").types[0]) != "BOOLEAN":
+        return run
+    return f"(SELECT * REPLACE (CAST({quote(relevance)} AS TINYINT) AS {quote(relevance)}) FROM {run})"
+
+
 class DuckDBEngine:
     """Evaluate a plan in an embedded DuckDB connection (one per call)."""
 
@@ -87,8 +95,11 @@ class DuckDBEngine:
         con = self.connect()
         try:
             c = inputs.columns
+            run = self._relation(con, inputs.run_source, "__rp_run_source", "run")
+            if inputs.run_labels:
+                run = _bool_labels_as_numbers(con, run, c.relevance)
             src = Source(
-                run=self._relation(con, inputs.run_source, "__rp_run_source", "run"),
+                run=run,
                 qrels=None if inputs.qrels_source is None else self._relation(con, inputs.qrels_source, "__rp_qrels_source", "qrels"),
                 by=list(inputs.by), order=inputs.order, query=c.query, item=c.item, position=c.position,
                 score=c.score, relevance=c.relevance, dedupe=duplicates == "first", labels=inputs.labels,

@@ -20,7 +20,7 @@ import polars as pl
 from .. import _dsl as d
 from ..inputs import Inputs
 from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, QGRADE, RANK, SCORE, Plan
-from ..validate import check_column, stat_exprs
+from ..validate import check_column, repeat_checks, repeats_polars, stat_exprs
 
 
 def _col(n: d.Node) -> pl.Expr:
@@ -113,6 +113,8 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
         # plan.ideal_split); the other aggregates need no window
         for ideal, part in plan.ideal_split(aggs):
             if ideal:
+    repeats = repeat_checks(inputs.run_labels, list(checks))  # counted over the whole run
+    contributing = rows
                 judg_part = judg.filter(pl.col(GRADE) > 0).with_columns(
                     pl.col(GRADE).rank("ordinal", descending=True).over(jkeys).cast(pl.Int64).alias(IRANK)
                 )
@@ -143,11 +145,15 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
         rows = rows.with_columns(
             compile_expr(arg).cum_sum().over(keys, order_by=RANK).alias(name) for name, arg in plan.cums.items()
         )
-    counts = [e.alias(check_column(c)) for c, e in zip(checks, stat_exprs(list(checks)))]
+    in_pass = [c for c in checks if c not in repeats]
+    counts = [e.alias(check_column(c)) for c, e in zip(in_pass, stat_exprs(in_pass))]
     row_aggs = rows.group_by(keys).agg(*(_aggregate(a, n) for n, a in plan.row_aggs.items()), *counts)
 
     # a null group key is a group like any other (nulls_equal on every join on the keys)
-    table = stats.join(row_aggs, on=keys, how="left", nulls_equal=True).with_columns(
+    table = stats.join(row_aggs, on=keys, how="left", nulls_equal=True)
+    if repeats:
+        table = table.join(repeats_polars(run, contributing, keys, repeats), on=keys, how="left", nulls_equal=True)
+    table = table.with_columns(
         *(pl.col(n).fill_null(0.0) for n in plan.row_aggs), *(pl.col(check_column(c)).fill_null(0) for c in checks)
     )
     if glob is not None:

@@ -27,7 +27,7 @@ from .. import _dsl as d
 from ..errors import RankPolarsError
 from ..inputs import reads_run_labels
 from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, QGRADE, RANK, SCORE, Plan, by_name, key_names
-from ..validate import check_column
+from ..validate import check_column, repeat_checks
 
 # Names of the CTEs: prefixed so that they cannot shadow a user's table named "rows".
 RUN, RAW, QRELS, UNIVERSE, STATS = "__rp_run", "__rp_raw", "__rp_qrels", "__rp_universe", "__rp_stats"
@@ -352,12 +352,13 @@ def per_query_query(
     q.add(ROWX, f"SELECT *{cums} FROM ({rowx}) AS x")
 
     table = f"SELECT s.*{''.join(', COALESCE(ra.' + quote(n) + ', 0.0) AS ' + quote(n) for n in plan.row_aggs)}"
-    table += "".join(", COALESCE(ra." + quote(check_column(c)) + ", 0) AS " + quote(check_column(c)) for c in checks)
+    table += "".join(", COALESCE(ra." + quote(check_column(c)) + ", 0) AS " + quote(check_column(c)) for c in in_pass)
+    table += "".join(f", COALESCE(rep{i}.{quote(check_column(c))}, 0) AS {quote(check_column(c))}" for i, c in enumerate(repeats))
     table += "".join(", g." + quote(n) for n in plan.global_aggs)
     table += f" FROM {quote(STATS)} AS s"
     if plan.row_aggs or checks:
         grouped = [_aggregate(a, n) for n, a in plan.row_aggs.items()]
-        grouped += [f"{STATS_SQL[c]} AS {quote(check_column(c))}" for c in checks]
+        grouped += [f"{STATS_SQL[c]} AS {quote(check_column(c))}" for c in in_pass]
         q.add(ROWAGG, f"SELECT {_cols(keys)}, {', '.join(grouped)} FROM {quote(ROWX)} GROUP BY {_cols(keys)}")
         table += f" LEFT JOIN {quote(ROWAGG)} AS ra ON {_on('s', 'ra', keys)}"
     if plan.global_aggs:
@@ -375,3 +376,13 @@ def per_query_query(
 __all__ = [
     "Query", "Source", "compile_expr", "literal", "metric_column", "per_query_query", "qrels_stats_sql", "quote", "universe_sql",
 ]
+    # the repeats of validate.repeat_checks: rows of the whole run at a contributing row's
+    # position (or with its item), a semi-join against the contributing rows
+    repeats = repeat_checks(src.run_labels, list(checks))
+    in_pass = [c for c in checks if c not in repeats]
+    for c in repeats:
+        col = quote(RANK if c == "rank_dup" else ITEM)
+        shared = f"EXISTS (SELECT 1 FROM {quote(LABELLED)} AS l WHERE {_on('l', 'r', keys)} AND l.{col} = r.{col})"
+        q.add(f"__rp_rep_{c}", f"SELECT {_cols(keys)}, {STATS_SQL[c]} AS {quote(check_column(c))} "
+                               f"FROM ({ranked}) AS r WHERE {shared} GROUP BY {_cols(keys)}")
+    table += "".join(f" LEFT JOIN {quote('__rp_rep_' + c)} AS rep{i} ON {_on('s', f'rep{i}', keys)}" for i, c in enumerate(repeats))

@@ -46,8 +46,8 @@ class Param:
             raise MetricNameError(
                 f"{measure}: parameter {name}={value!r} is not a {self.dtype.__name__}"
             ) from None
-        if isinstance(converted, float) and converted != converted:  # NaN
-            raise MetricNameError(f"{measure}: parameter {name} cannot be NaN")
+        if isinstance(converted, float) and not abs(converted) < float("inf"):  # NaN, +-inf
+            raise MetricNameError(f"{measure}: parameter {name} must be a finite number, got {value!r}")
         return converted
 
 
