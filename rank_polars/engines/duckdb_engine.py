@@ -12,7 +12,10 @@ rows, see ``validate.ranking_check_scope``), and the judgments are checked in SQ
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import tempfile
 from typing import Any
 
 import duckdb
@@ -21,21 +24,10 @@ import polars as pl
 from ..errors import RankPolarsError
 from ..inputs import Inputs
 from ..io import ParquetFiles
-from ..plan import GRADE, ITEM, N_RET, Q, RANK, SCORE, Plan
-from ..validate import Missing, check_contributing, check_qrels, check_run, contributing_stat_names, stat_names, universe
-from .sql_engine import (
-    QRELS,
-    RUN,
-    STATS_SQL,
-    Query,
-    Source,
-    compile_expr,
-    literal,
-    metric_column,
-    per_query_query,
-    qrels_stats_sql,
-    quote,
-)
+from ..plan import Plan
+from ..validate import Missing
+from .sql_engine import Source, literal, quote
+from .sql_runner import SqlRunner
 
 def parquet_scan(source: Any, what: str) -> str | None:
     """``read_parquet([...])`` over the checked files of a Parquet source, else None.
@@ -64,22 +56,75 @@ def _bool_labels_as_numbers(con: duckdb.DuckDBPyConnection, run: str, relevance:
     return f"(SELECT * REPLACE (CAST({quote(relevance)} AS TINYINT) AS {quote(relevance)}) FROM {run})"
 
 
-class DuckDBEngine:
-    """Evaluate a plan in an embedded DuckDB connection (one per call)."""
+# The default memory limit: half of the memory this process may use, at most 2 GiB (at
+# least 256 MiB).  DuckDB's own default, 80% of RAM, is shared by nothing: on a busy
+# machine or in a container it is what makes a large evaluation die instead of spilling.
+DEFAULT_FRACTION, DEFAULT_CAP, DEFAULT_FLOOR = 0.5, 2 << 30, 256 << 20
+
+
+def available_memory() -> int | None:
+    """Bytes of memory this process may use: RAM, or a smaller cgroup (container) limit."""
+    sizes = []
+    try:
+        sizes.append(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        pass
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = open(path).read().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            sizes.append(int(text))
+    return min(sizes) if sizes else None
+
+
+def default_memory_limit() -> str:
+    """``memory_limit`` when none is given: see ``DEFAULT_FRACTION`` (e.g. ``'2048MiB'``)."""
+    total = available_memory()
+    limit = DEFAULT_CAP if total is None else max(DEFAULT_FLOOR, min(DEFAULT_CAP, int(total * DEFAULT_FRACTION)))
+    return f"{limit >> 20}MiB"
+
+
+class DuckDBEngine(SqlRunner):
+    """Evaluate a plan in an embedded DuckDB connection (one per call), bounded in memory.
+
+    ``memory_limit`` (default :func:`default_memory_limit`: half the memory, at most 2 GiB)
+    and ``temp_directory`` (default: a fresh folder under the system's temporary directory,
+    removed afterwards) are DuckDB's settings: what does not fit spills there.
+    """
 
     def __init__(self, memory_limit: str | None = None, temp_directory: str | None = None) -> None:
-        self.memory_limit = memory_limit
+        self.memory_limit = memory_limit if memory_limit is not None else default_memory_limit()
         self.temp_directory = temp_directory
+        self.con: duckdb.DuckDBPyConnection | None = None
 
-    def connect(self) -> duckdb.DuckDBPyConnection:
-        config: dict[str, Any] = {"preserve_insertion_order": False}  # lets large sorts and joins stream
-        if self.memory_limit is not None:
-            config["memory_limit"] = self.memory_limit
-        if self.temp_directory is not None:
-            config["temp_directory"] = str(self.temp_directory)
+    def connect(self, temp_directory: str) -> duckdb.DuckDBPyConnection:
+        config: dict[str, Any] = {
+            "preserve_insertion_order": False,  # lets large sorts and joins stream
+            "memory_limit": self.memory_limit,
+            "temp_directory": str(temp_directory),
+        }
         return duckdb.connect(config=config)
 
-    def _relation(self, con: duckdb.DuckDBPyConnection, source: Any, name: str, what: str) -> str:
+    def query(self, sql: str) -> pl.DataFrame:
+        assert self.con is not None
+        try:
+            return self.con.sql(sql).pl()
+        except duckdb.OutOfMemoryException as e:
+            raise RankPolarsError(
+                f"DuckDB ran out of memory under memory_limit={self.memory_limit!r} "
+                f"(spilling to {self._spill!r}): pass a larger duckdb_memory_limit= (e.g. '8GB'), "
+                "a duckdb_temp_directory= on a disk with more room, or use engine='polars' (streaming). "
+                f"DuckDB said: {str(e).splitlines()[0]}"
+            ) from None
+
+    def register(self, name: str, frame: pl.DataFrame) -> str:
+        assert self.con is not None
+        self.con.register(name, frame.to_arrow())
+        return quote(name)
+
+    def relation(self, source: Any, name: str, what: str) -> str:
         scan = parquet_scan(source, what)
         if scan is not None:
             return scan
@@ -87,55 +132,27 @@ class DuckDBEngine:
             source = source.collect()
         if not isinstance(source, pl.DataFrame):
             raise RankPolarsError(f"{what}: the duckdb engine reads Polars frames or Parquet path(s), got {type(source).__name__}")
-        con.register(name, source.to_arrow())
-        return quote(name)
+        return self.register(name, source)
+
+    def source(self, inputs: Inputs, duplicates: str) -> Source:
+        src = super().source(inputs, duplicates)
+        if src.run_labels:
+            assert self.con is not None
+            src.run = _bool_labels_as_numbers(self.con, src.run, src.relevance)
+        return src
 
     def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> pl.DataFrame:
         """One row per evaluated (group, query): the internal keys and one Float64 column per metric."""
-        con = self.connect()
-        try:
-            c = inputs.columns
-            run = self._relation(con, inputs.run_source, "__rp_run_source", "run")
-            if inputs.run_labels:
-                run = _bool_labels_as_numbers(con, run, c.relevance)
-            src = Source(
-                run=run,
-                qrels=None if inputs.qrels_source is None else self._relation(con, inputs.qrels_source, "__rp_qrels_source", "qrels"),
-                by=list(inputs.by), order=inputs.order, query=c.query, item=c.item, position=c.position,
-                score=c.score, relevance=c.relevance, dedupe=duplicates == "first", labels=inputs.labels,
-            )
-            stats = self._stats(con, plan, src, inputs, duplicates)
-            check_run(stats, inputs)
-            judged = None
-            if src.qrels is not None:
-                # checked in SQL: the judgments never leave DuckDB (nor its memory limit)
-                qstats = qrels_stats_sql(inputs.checks, compile_expr(plan.contributes))
-                judged = con.sql(self._with(plan, src, qstats)).pl()
-                check_qrels(judged, inputs)
-            uni = universe(stats, inputs, judged, missing)
-            con.register("__rp_universe_given", uni.to_arrow())
-            checks = contributing_stat_names(inputs, duplicates, plan)
-            q = per_query_query(plan, src, quote("__rp_universe_given"), checks=checks)
-            table = con.sql(q.render(f"SELECT * FROM {quote('__rp_per_query')}")).pl()
-        finally:
-            con.close()
-        table = check_contributing(table, inputs, checks)
-        names = {metric_column(i): label for i, (label, _) in enumerate(plan.outputs)}
-        return table.rename(names).with_columns(pl.col(label).cast(pl.Float64) for label in names.values())
+        with contextlib.ExitStack() as stack:
+            self._spill = self.temp_directory or stack.enter_context(tempfile.TemporaryDirectory(prefix="rank_polars-duckdb-"))
+            self.con = self.connect(self._spill)
+            stack.callback(self._close)
+            return super().evaluate(plan, inputs, missing=missing, duplicates=duplicates)
 
-    @staticmethod
-    def _with(plan: Plan, src: Source, final: str) -> str:
-        """``final`` over the run/qrels CTEs alone (the metric CTEs are not needed)."""
-        q = per_query_query(plan, src, quote("__rp_unused"))
-        wanted = {"__rp_raw", RUN, QRELS}
-        return Query([(n, body) for n, body in q.ctes if n in wanted]).render(final)
-
-    def _stats(self, con: duckdb.DuckDBPyConnection, plan: Plan, src: Source, inputs: Inputs, duplicates: str) -> pl.DataFrame:
-        keys = ", ".join(quote(k) for k in inputs.keys)
-        aggs = [f"COUNT(*) AS {quote(N_RET)}"]
-        aggs += [f"CAST({STATS_SQL[n]} AS BIGINT) AS {quote(n)}" for n in stat_names(inputs, duplicates, plan)]
-        final = f"SELECT {keys}, {', '.join(aggs)} FROM {quote(RUN)} GROUP BY {keys}"
-        return con.sql(self._with(plan, src, final)).pl().with_columns(pl.col(N_RET).cast(pl.UInt32))
+    def _close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+            self.con = None
 
 
-__all__ = ["DuckDBEngine", "parquet_scan"]
+__all__ = ["DuckDBEngine", "available_memory", "default_memory_limit", "parquet_scan"]

@@ -1,0 +1,113 @@
+"""The checked evaluation of a plan through the generated SQL, whatever database runs it.
+
+Both SQL engines (DuckDB, Spark) run the same three statements of
+:mod:`rank_polars.engines.sql_engine` and check their small results in Polars with
+:mod:`rank_polars.validate`, so a bad input gives the same error in every engine:
+
+1. the per-ranking statistics of the run (one row per ranking: its length and the counts
+   ``validate.stat_names`` asks for), checked by ``validate.check_run``;
+2. the per-query statistics of the judgments (one row per judged query), checked by
+   ``validate.check_qrels``;
+3. the metric pass over the contributing rows, against the universe of (group, query)
+   pairs that ``validate.universe`` computed from 1 and 2 (handed back to the database),
+   with the duplicate counts among contributing rows (``validate.check_contributing``).
+
+An engine says how to run a DuckDB-dialect statement (:meth:`SqlRunner.query`), how to
+hand it a Polars frame (:meth:`SqlRunner.register`) and where its sources are
+(:meth:`SqlRunner.relation`); nothing else differs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from ..inputs import Inputs
+from ..plan import N_RET, Plan
+from ..validate import Missing, check_contributing, check_qrels, check_run, contributing_stat_names, stat_names, universe
+from .sql_engine import (
+    QRELS,
+    RUN,
+    STATS_SQL,
+    Query,
+    Source,
+    compile_expr,
+    metric_column,
+    per_query_query,
+    qrels_stats_sql,
+    quote,
+)
+
+PER_QUERY = "__rp_per_query"  # the last CTE of sql_engine.per_query_query
+UNIVERSE_GIVEN = "__rp_universe_given"
+
+
+class SqlRunner:
+    """The three statements of an evaluation, run by a subclass's database."""
+
+    def query(self, sql: str) -> pl.DataFrame:
+        """Run ``sql`` (DuckDB dialect) and return its (small) result."""
+        raise NotImplementedError
+
+    def register(self, name: str, frame: pl.DataFrame) -> str:
+        """Make ``frame`` readable as a table; return the table expression naming it."""
+        raise NotImplementedError
+
+    def relation(self, source: Any, name: str, what: str) -> str:
+        """A table expression reading ``source`` (the run or the judgments)."""
+        raise NotImplementedError
+
+    def source(self, inputs: Inputs, duplicates: str) -> Source:
+        c = inputs.columns
+        return Source(
+            run=self.relation(inputs.run_source, "__rp_run_source", "run"),
+            qrels=None if inputs.qrels_source is None else self.relation(inputs.qrels_source, "__rp_qrels_source", "qrels"),
+            by=list(inputs.by), order=inputs.order, query=c.query, item=c.item, position=c.position,
+            score=c.score, relevance=c.relevance, dedupe=duplicates == "first", labels=inputs.labels,
+        )
+
+    def checked_pass(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> tuple[Query, list[str]]:
+        """Statements 1 and 2, checked; the metric pass (3) to run and the checks it counts."""
+        src = self.source(inputs, duplicates)
+        stats = self.run_stats(plan, src, inputs, duplicates)
+        check_run(stats, inputs)
+        judged = None
+        if src.qrels is not None:
+            # checked in the database: the judgments never leave it
+            qstats = qrels_stats_sql(inputs.checks, compile_expr(plan.contributes))
+            judged = self.query(with_inputs(plan, src, qstats))
+            check_qrels(judged, inputs)
+        uni = universe(stats, inputs, judged, missing)
+        table = self.register(UNIVERSE_GIVEN, uni.with_columns(pl.col(N_RET).cast(pl.Int64)))
+        checks = contributing_stat_names(inputs, duplicates, plan)
+        return per_query_query(plan, src, table, checks=checks), checks
+
+    def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> pl.DataFrame:
+        """One row per evaluated (group, query): the internal keys and one Float64 column per metric."""
+        q, checks = self.checked_pass(plan, inputs, missing=missing, duplicates=duplicates)
+        table = check_contributing(self.query(q.render(f"SELECT * FROM {quote(PER_QUERY)}")), inputs, checks)
+        return labelled(table, plan)
+
+    def run_stats(self, plan: Plan, src: Source, inputs: Inputs, duplicates: str) -> pl.DataFrame:
+        keys = ", ".join(quote(k) for k in inputs.keys)
+        aggs = [f"COUNT(*) AS {quote(N_RET)}"]
+        aggs += [f"CAST({STATS_SQL[n]} AS BIGINT) AS {quote(n)}" for n in stat_names(inputs, duplicates, plan)]
+        final = f"SELECT {keys}, {', '.join(aggs)} FROM {quote(RUN)} GROUP BY {keys}"
+        return self.query(with_inputs(plan, src, final)).with_columns(pl.col(N_RET).cast(pl.UInt32))
+
+
+def with_inputs(plan: Plan, src: Source, final: str) -> str:
+    """``final`` over the run/qrels CTEs alone (the metric CTEs are not needed)."""
+    q = per_query_query(plan, src, quote("__rp_unused"))
+    wanted = {"__rp_raw", RUN, QRELS}
+    return Query([(n, body) for n, body in q.ctes if n in wanted]).render(final)
+
+
+def labelled(table: pl.DataFrame, plan: Plan) -> pl.DataFrame:
+    """The metric columns under their labels (``ndcg@10``), as Float64."""
+    names = {metric_column(i): label for i, (label, _) in enumerate(plan.outputs)}
+    return table.rename(names).with_columns(pl.col(label).cast(pl.Float64) for label in names.values())
+
+
+__all__ = ["PER_QUERY", "SqlRunner", "labelled", "with_inputs"]
