@@ -252,3 +252,51 @@ def test_coming_from_snippets_give_the_same_numbers(section: str, tmp_path: Path
         assert shared, f"{section}: the blocks share no variable to compare"
         differ = [k for k in shared if not _same(peer[k], other[k])]
         assert not differ, {k: (peer[k], other[k]) for k in differ}
+
+
+# -- the README -----------------------------------------------------------------------------------
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_opens_with_the_pitch_and_the_two_commands():
+    assert len(README.encode()) <= 10_500
+    first_block = re.search(r"```(\w*)\n(.*?)```", README, flags=re.S)
+    assert first_block is not None and first_block.group(1) == "bash"
+    assert first_block.group(2).splitlines() == [
+        "pip install . && rank-polars demo",
+        'pip install ".[test]" && python -m pytest',
+    ]
+    before = README[: first_block.start()]
+    assert "trec_eval's numbers" in before and len(before.splitlines()) <= 8
+    assert "`rank-polars trec-eval qrels.txt run.txt`" in "\n".join(README.splitlines()[:25])
+
+
+def test_readme_lists_every_registered_metric_and_links_to_files_that_exist():
+    metrics = README.split("## Metrics")[1].split("\n## ")[0]
+    listed = set(re.findall(r"`([a-z0-9_]+)`", metrics))
+    assert {cls.NAME for cls in MEASURES} <= listed, {cls.NAME for cls in MEASURES} - listed
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README)
+    assert len(links) > 10
+    assert [link for link in links if not (ROOT / link).is_file()] == []
+
+
+def test_readme_python_example_runs_and_prints_the_table_shown(tmp_path: Path, monkeypatch):
+    import polars as pl
+
+    import rank_polars as rp
+
+    run, qrels = rp.datasets.split_judgments(rp.datasets.sample_log())
+    (tmp_path / "logs").mkdir()
+    run.write_parquet(tmp_path / "logs" / "part-0.parquet")
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    monkeypatch.chdir(tmp_path)
+    code = re.search(r"```python\n(.*?)```", README, flags=re.S).group(1)
+    namespace: dict = {}
+    exec(compile(code, "<README.md>", "exec"), namespace)  # noqa: S102
+    # the values a notebook would show for the two evaluate lines
+    calls = [line for line in code.splitlines() if line.startswith("rp.evaluate(")]
+    first = eval(calls[0], namespace)  # noqa: S307
+    shown = re.search(r"```text\n(.*?)```", README, flags=re.S).group(1).strip()
+    assert str(first) == shown
+    with_qrels = eval(calls[1], namespace)  # noqa: S307
+    assert isinstance(with_qrels, pl.DataFrame) and with_qrels.height == 2
