@@ -130,6 +130,7 @@ def sql_support(cls: type[Measure], name: str) -> str:
 def metric_page(cls: type[Measure]) -> str:
     doc = rst_to_md(inspect.getdoc(cls) or "")
     formula, _, rest = doc.partition("\n")
+    formula = formula.replace("`", "")  # shown in a code block
     names = [cls.NAME, *cls.ALIASES]
     spelled = ", ".join(f"`{n}@k`" if cls.SUPPORTS_CUTOFF else f"`{n}`" for n in names)
     out = [f"# {cls.NAME}\n", f"```text\n{formula}\n```\n"]
