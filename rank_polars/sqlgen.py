@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from typing import Literal, Sequence
 
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
 from .errors import RankPolarsError
 from .measures import MetricLike, parse_all
 from .plan import Q, build_plan
@@ -96,8 +100,8 @@ def to_sql(
     if order not in ("position", "score"):
         raise RankPolarsError(f"order must be 'position' or 'score', got {order!r}")
     for name, value in (("table", table), ("qrels", qrels)):
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise RankPolarsError(f"{name} must be a SQL table expression (a non-empty string), got {value!r}")
+        if value is not None:
+            check_table_expression(name, value)
     outputs = parse_all(metrics)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     if len(set(by_cols)) != len(by_cols):
@@ -128,7 +132,44 @@ def to_sql(
         if by_cols:
             order_by = ", ".join(f"{k} ASC NULLS LAST" for k in internal)
             final += f" GROUP BY {', '.join(internal)} ORDER BY {order_by}"
-    return translate(q.render(final), dialect)
+    return one_select(translate(q.render(final), dialect), dialect)
+
+
+def check_table_expression(name: str, value: object) -> None:
+    """``value`` is one table reference (a name, ``db.schema.name`` or a table function such
+    as ``read_parquet('logs/*.parquet')``), with nothing after it: no alias, join, clause or
+    second statement.  It is placed in the SQL as given, so anything else is refused."""
+    if not isinstance(value, str) or not value.strip():
+        raise RankPolarsError(f"{name} must be a SQL table expression (a non-empty string), got {value!r}")
+    try:
+        statements = sqlglot.parse(f"SELECT * FROM {value}", read="duckdb")
+    except SqlglotError:
+        statements = []
+    tree = statements[0] if len(statements) == 1 else None
+    clauses = set(tree.args) - {"expressions", "from_"} if tree is not None else set()
+    ok = (
+        isinstance(tree, exp.Select)
+        and not any(tree.args.get(c) for c in clauses)
+        and isinstance(tree.args["from_"].this, exp.Table)
+        and tree.args["from_"].this.args.get("alias") is None
+    )
+    if not ok:
+        raise RankPolarsError(
+            f"{name}={value!r} is not one table name or table function (such as logs, db.schema.logs or "
+            "read_parquet('logs/*.parquet')); it is placed in the SQL as given, so nothing else is accepted"
+        )
+
+
+def one_select(sql: str, dialect: str) -> str:
+    """``sql`` if it parses as exactly one SELECT statement in ``dialect``, else :class:`RankPolarsError`."""
+    try:
+        statements = sqlglot.parse(sql, read=dialect)
+    except SqlglotError as e:
+        raise RankPolarsError(f"the generated SQL does not parse in {dialect}: {e}") from None
+    if len(statements) != 1 or not isinstance(statements[0], exp.Select):
+        kinds = ", ".join(type(s).__name__ for s in statements)
+        raise RankPolarsError(f"the generated SQL must be one SELECT statement, got {len(statements)}: {kinds}")
+    return sql
 
 
 def translate(sql: str, dialect: str) -> str:

@@ -281,3 +281,97 @@ def test_the_repeat_checks_see_groups_and_null_groups(engine):
                      BASE.with_columns(model=pl.lit(None, pl.String), position=pl.Series([1, 1, 3, 1, 2]))])
     with pytest.raises(DataError, match=r"duplicate positions .* \(1 rows in 1 rankings\), e\.g\. query 'q1' \(model=None\)"):
         rp.evaluate(log, ["ndcg@3"], by="model", engine=engine)
+
+
+SAME_IN_BOTH_ENGINES = [
+    # (id, run, metrics, kwargs, error type, message fragment): once a crash or an engine disagreement
+    ("NUL in a column name", BASE.rename({"item": "it\x00em"}), ["p@1"], {"item": "it\x00em"}, RankPolarsError,
+     "item: a column name must be a non-empty string without NUL"),
+    ("empty column name", BASE.rename({"item": ""}), ["p@1"], {"item": ""}, RankPolarsError,
+     "item: a column name must be a non-empty string"),
+    ("query and item one column", BASE, ["p@1"], {"item": "query"}, RankPolarsError,
+     "query and item are the same column 'query'"),
+    ("by named queries", BASE.with_columns(queries=pl.lit("x")), ["p@1"], {"by": "queries"}, RankPolarsError,
+     "two columns named 'queries'"),
+    ("by named like a metric", BASE.with_columns(pl.lit("x").alias("p@1")), ["p@1"], {"by": "p@1"}, RankPolarsError,
+     "two columns named 'p@1'"),
+    ("by not a name", BASE, ["p@1"], {"by": 3}, RankPolarsError, "by: expected a column name or a list of them"),
+    ("metrics=None", BASE, None, {}, MetricNameError, "metrics: expected a metric name"),
+    ("metrics a class", BASE, rp.ndcg, {}, MetricNameError, "metrics: expected a metric name"),
+    ("p(rel=inf)", BASE, ["p(rel=inf)@5"], {}, MetricNameError, "parameter rel must be a finite number"),
+    ("p(rel=nan)", BASE, ["p(rel=nan)@5"], {}, MetricNameError, "parameter rel must be a finite number"),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("log", "metrics", "kwargs", "error", "fragment"), [c[1:] for c in SAME_IN_BOTH_ENGINES],
+                         ids=[c[0] for c in SAME_IN_BOTH_ENGINES])
+def test_odd_arguments_get_one_clear_error_in_both_engines(engine, log, metrics, kwargs, error, fragment):
+    with pytest.raises(error, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+        rp.evaluate(log, metrics, engine=engine, **kwargs)
+
+
+def test_an_unused_column_with_a_nul_name_is_harmless_in_both_engines():
+    log = BASE.with_columns(pl.lit(1).alias("odd\x00name"))
+    want = trec_means(BASE, {"ndcg@3": "ndcg_cut_3"})["ndcg@3"]
+    for engine in ENGINES:
+        assert rp.evaluate(log, ["ndcg@3"], engine=engine)["ndcg@3"].item() == pytest.approx(want, abs=1e-12)
+
+
+def test_bool_labels_are_0_and_1_in_both_engines_and_to_sql():
+    log = BASE.with_columns(relevance=pl.col("relevance") > 0)
+    want = trec_means(BASE.with_columns(relevance=(pl.col("relevance") > 0).cast(pl.Int64)),
+                      {"ndcg": "ndcg", "p@2": "P_2"})
+    for engine in ENGINES:
+        got = rp.evaluate(log, list(want), engine=engine)
+        assert [got[m].item() for m in want] == pytest.approx(list(want.values()), abs=1e-12)
+
+
+def test_the_ndcg_k_spelling_is_the_cutoff():
+    got = rp.evaluate(BASE, ["ndcg(k=3)"])
+    assert got["ndcg(k=3)"].item() == pytest.approx(trec_means(BASE, {"n": "ndcg_cut_3"})["n"], abs=1e-12)
+
+
+def test_duckdb_out_of_memory_says_what_to_do():
+    big = pl.DataFrame({"query": [f"q{i // 50}" for i in range(200_000)], "item": [f"d{i}" for i in range(200_000)],
+                        "position": [i % 50 + 1 for i in range(200_000)], "relevance": [i % 7 == 0 for i in range(200_000)]})
+    with pytest.raises(RankPolarsError, match="duckdb_memory_limit"):
+        rp.evaluate(big, ["ndcg@10", "ap"], engine="duckdb", checks="strict", duckdb_memory_limit="2MB")
+
+
+INJECTIONS = [
+    "t AS x) SELECT 1; DROP TABLE sentinel; SELECT * FROM (SELECT 1",  # three statements, the second drops a table
+    "logs; DROP TABLE sentinel",
+    "logs AS x",
+    "logs, sentinel",
+    "logs WHERE 1 = 1",
+    "(SELECT * FROM logs)",
+]
+
+
+@pytest.mark.parametrize("table", INJECTIONS)
+@pytest.mark.parametrize("side", ["table", "qrels"])
+def test_to_sql_refuses_anything_but_one_table_reference(table, side):
+    kwargs = {"table": table} if side == "table" else {"table": "logs", "qrels": table}
+    with pytest.raises(RankPolarsError, match="is not one table name or table function"):
+        rp.to_sql(["p@1"], **kwargs)
+
+
+def test_to_sql_accepts_table_names_and_table_functions(tmp_path):
+    BASE.write_parquet(tmp_path / "log.parquet")
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA s; CREATE TABLE s.logs AS SELECT * FROM read_parquet(?)", [str(tmp_path / "log.parquet")])
+    want = trec_means(BASE, {"ndcg@3": "ndcg_cut_3"})["ndcg@3"]
+    for table in ["s.logs", '"s"."logs"', f"read_parquet('{tmp_path / 'log.parquet'}')"]:
+        sql = rp.to_sql(["ndcg@3"], table=table)
+        assert len(__import__("sqlglot").parse(sql, read="duckdb")) == 1
+        assert con.sql(sql).fetchall()[0][1] == pytest.approx(want, abs=1e-12)
+
+
+def test_bigquery_refuses_a_name_it_would_read_as_a_path():
+    for kwargs in ({"by": "a.b_q"}, {"item": "x.y"}):
+        with pytest.raises(RankPolarsError, match="cannot be said in bigquery"):
+            rp.to_sql(["p@1"], table="logs", dialect="bigquery", **kwargs)
+    # other dialects quote it as one name
+    tree = __import__("sqlglot").parse_one(rp.to_sql(["p@1"], table="logs", dialect="trino", by="a.b_q"), read="trino")
+    assert "a.b_q" in {i.name for i in tree.find_all(__import__("sqlglot").exp.Identifier)}

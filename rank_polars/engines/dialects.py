@@ -65,6 +65,15 @@ def transpile(sql: str, dialect: str) -> str:
         back = sqlglot.parse_one(out, read=dialect)
     except SqlglotError as e:
         raise RankPolarsError(f"the metrics' SQL cannot be expressed in {dialect}: {e}") from None
+    # a quoted name must come back as one name: BigQuery reads `a.b_q` as the path a.b_q
+    names = Counter(i.name for i in tree.find_all(exp.Identifier) if "." in i.name)
+    names_back = Counter(i.name for i in back.find_all(exp.Identifier) if "." in i.name)
+    split = sorted(n for n in names if names_back[n] < names[n])
+    if split:
+        raise RankPolarsError(
+            f"column name {split[0]!r} cannot be said in {dialect}: it reads a quoted name with a dot as a path; "
+            "rename the column"
+        )
     before, after = _shape(tree), _shape(back)
     # an added cast (PostgreSQL types LN of an integer) changes no number; a lost one could
     after["Cast"] = min(after["Cast"], before["Cast"])
