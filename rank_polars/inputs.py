@@ -184,7 +184,7 @@ def prepare(
     labels: str = "qrels",
     order: str = "auto",
 ) -> Inputs:
-    numeric = {columns.position: pl.Int64(), columns.score: pl.Float64(), columns.relevance: pl.Float64()}
+    numeric = rio.numeric_roles(columns.position, columns.score, columns.relevance)
     run_src = resolve(run, "run", numeric)
     qrels_src = None if qrels is None else resolve(qrels, "qrels", numeric)
     schema = lazy(run_src).collect_schema()

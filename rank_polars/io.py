@@ -53,8 +53,14 @@ _DECIMAL = r"[+-]?(\d+\.?\d*|\.\d+)"
 # A TREC run line has six fields or more (trec_eval ignores the rest), a qrels line exactly four.
 _TREC_RUN = r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s.*)?$"
 _TREC_QRELS = r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$"
-# the numeric roles of a delimited file, parsed from text (every other column stays text)
-DEFAULT_NUMERIC: dict[str, pl.DataType] = {"position": pl.Int64(), "score": pl.Float64(), "relevance": pl.Float64()}
+
+
+def numeric_roles(position: str = "position", score: str = "score", relevance: str = "relevance") -> dict[str, pl.DataType]:
+    """The columns of a CSV/TSV parsed as numbers, by role; every other column stays text."""
+    return {position: pl.Int64(), score: pl.Float64(), relevance: pl.Float64()}
+
+
+DEFAULT_NUMERIC = numeric_roles()
 
 
 # --- which files a path names --------------------------------------------------------------
@@ -156,7 +162,8 @@ def sniff(path: str | Path, what: str = "run") -> str:
         named = "qrels" if what == "qrels" else "trec"
     fmt = _sniff_text(first) or named
     if fmt is None or fmt == "parquet":
-        raise DataError(f"{what}: {p} is none of {ACCEPTED_FILES}; its first line is {first[:80]!r}")
+        raise DataError(f"{what}: cannot tell the format of {p}: expected {ACCEPTED_FILES}; "
+                        f"its first line is {first[:80]!r}")
     return fmt
 
 
@@ -564,5 +571,5 @@ def harmonise_ids(
 
 __all__ = [
     "ACCEPTED_FILES", "DEFAULT_NUMERIC", "FORMATS", "ParquetFiles", "detect_format", "files_of", "harmonise_ids",
-    "id_casts", "open_path", "parquet_source", "read_delimited", "read_trec_qrels", "read_trec_run", "scan", "sniff",
+    "id_casts", "numeric_roles", "open_path", "parquet_source", "read_delimited", "read_trec_qrels", "read_trec_run", "scan", "sniff",
 ]

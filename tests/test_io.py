@@ -120,7 +120,7 @@ FAULTS: dict[str, tuple[Callable[[Path], object], type[Exception], list[str]]] =
     "zero-byte CSV": (lambda d: text(d / "run.csv", b""), DataError, ["run.csv", "empty (0 bytes)"]),
     "only comments": (lambda d: text(d / "run.txt", "# nothing\n\n"), DataError, ["run.txt", "no data lines"]),
     "unrecognised text": (lambda d: text(d / "run.dat", "hello world\n"), DataError,
-                          ["run.dat", "none of", "TREC run", "CSV/TSV with a header", "'hello world'"]),
+                          ["run.dat", "cannot tell the format", "TREC run", "CSV/TSV with a header", "'hello world'"]),
     "gzip file": (lambda d: text(d / "run.csv.gz", gzip.compress(CSV_HEAD.encode())), DataError,
                   ["run.csv.gz", "gzip"]),
     "TREC run with a malformed line": (
