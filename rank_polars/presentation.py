@@ -96,7 +96,8 @@ def comparison_display(table: pl.DataFrame, confidence: float = 0.95) -> pl.Data
             "queries": r["n_queries"], "mean": cell(r["mean_version"]), "baseline mean": cell(r["mean_baseline"]),
             "diff": signed(r["diff"]), f"{confidence:.0%} CI": f"[{signed(r['ci_low'])}, {signed(r['ci_high'])}]",
             "p adj." if adjusted else "p": p_value(_p(r)),
-            "sig.": "yes" if r["significant"] else "no",
+            # a test too weak for the data says so ("n too small") instead of "no"
+            "sig.": r.get("note") or ("yes" if r["significant"] else "no"),
             "W/T/L": f"{r['wins']}/{r['ties']}/{r['losses']}",
         })
     if rows and len({tuple(row) for row in rows}) > 1:  # some rows adjusted, some not: one header
@@ -116,8 +117,13 @@ def verdict(row: dict[str, Any], correction: str | None = None) -> str:
     'no significant difference between bot-v2 and bot-v1 on ndcg@10 (+0.0005, p=0.8498)'
     >>> verdict({**row, "diff": -0.0547, "p_adjusted": 0.0051, "significant": True}, "holm")
     'bot-v2 is worse than bot-v1 on ndcg@10 by -0.0547 (p=0.0051, significant after holm)'
+    >>> verdict({**row, "p_value": None, "p_adjusted": None, "note": "n too small"})
+    'cannot tell bot-v2 from bot-v1 on ndcg@10: n too small for the test (+0.0005)'
     """
     diff = row["diff"]
+    if row.get("note"):  # the test could not reach significance on this many queries/resamples
+        amount = signed(diff) or "n/a"
+        return f"cannot tell {row['version']} from {row['baseline']} on {row['metric']}: {row['note']} for the test ({amount})"
     p = _p(row)
     p_text = "p=n/a" if _missing(p) else ("p<0.0001" if p < 1e-4 else f"p={p:.4f}")
     who, metric = f"{row['version']}", row["metric"]
