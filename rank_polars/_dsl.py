@@ -128,7 +128,7 @@ class BinOp(Node):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class Func(Node):
-    name: str  # log2, ln, exp, pow, least, greatest, not
+    name: str  # log2, ln, exp, pow, least, floor, not
     args: tuple[Node, ...]
 
     def key(self) -> str:
@@ -169,6 +169,44 @@ class Agg(Node):
         return f"{self.kind}[{self.level}{src}]({self.arg.key()})"
 
 
+# Part B (trec_eval's gain maps, G, ndcg_rel): two nodes over the *ideal ranking* ordered by a
+# formula instead of the grade.  The engines number one ideal window per order
+# (:func:`ideal_orders`) and join :class:`IdealCum` onto the rows (:func:`ideal_cums`).
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class IRank(Col):
+    """The ideal rank under another order: the 1-based position of a judgment when the
+    query's judgments with ``order > 0`` are sorted by ``order`` descending (``irank`` is the
+    order by ``grade``).  Read in judgment aggregates, as ``irank``."""
+
+    order: Node = Col("grade")
+
+    def key(self) -> str:
+        return f"irank[{self.order.key()}]"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class IdealCum(Node):
+    """A row-level value read off the ideal ranking: the sum of ``arg`` (a formula over a
+    judgment's ``grade`` and ``irank``, 0 where ``order <= 0``) over the ideal positions
+    ``1..at``; the whole sum when ``at`` is past the ideal's end, 0 when ``at < 1``."""
+
+    arg: Node
+    order: Node
+    at: Node
+
+    def key(self) -> str:
+        return f"icum[{self.order.key()}]({self.arg.key()} @ {self.at.key()})"
+
+    @property
+    def column(self) -> str:
+        """A stable column name for the engines (the same text on every run)."""
+        import hashlib
+
+        return "__rp_icum_" + hashlib.md5(self.key().encode()).hexdigest()[:10]
+
+
 # ----------------------------------------------------------------------------- builders
 
 RANK, GRADE, JUDGED, IRANK, N_RET = Col("rank"), Col("grade"), Col("judged"), Col("irank"), Col("n_ret")
@@ -201,6 +239,11 @@ def power(base: Operand, exponent: Operand) -> Node:
 
 def least(a: Operand, b: Operand) -> Node:
     return Func("least", (wrap(a), wrap(b)))
+
+
+def floor(x: Operand) -> Node:
+    """The largest integer <= x, as a float (C's ``(long)x`` for x >= 0)."""
+    return Func("floor", (wrap(x),))
 
 
 def safe_div(num: Node, den: Operand) -> Node:
@@ -252,7 +295,31 @@ def children(n: Node) -> tuple[Node, ...]:
         return (n.cond, n.then, n.otherwise)
     if isinstance(n, (Cum, Agg)):
         return (n.arg,)
+    if isinstance(n, IRank):
+        return (n.order,)
+    if isinstance(n, IdealCum):
+        return (n.arg, n.order, n.at)
     return ()
+
+
+def ideal_orders(aggs: dict[str, Agg]) -> list[tuple[Node, dict[str, Agg]]]:
+    """Judgment aggregates that read the ideal rank, grouped by the order that ranks the
+    judgments (``grade`` for plain ``irank``, else the :class:`IRank`'s order)."""
+    groups: dict[str, tuple[Node, dict[str, Agg]]] = {}
+    for name, agg in aggs.items():
+        orders = {n.order.key(): n.order for n in walk(agg) if isinstance(n, IRank)}
+        if any(isinstance(n, Col) and not isinstance(n, IRank) and n.name == "irank" for n in walk(agg)):
+            orders.setdefault(GRADE.key(), GRADE)
+        if len(orders) != 1:
+            raise TypeError(f"an aggregate reads one ideal order, got {sorted(orders)}")
+        ((key, order),) = orders.items()
+        groups.setdefault(key, (order, {}))[1][name] = agg
+    return list(groups.values())
+
+
+def ideal_cums(nodes: Iterable[Node]) -> dict[str, IdealCum]:
+    """The :class:`IdealCum` nodes of the trees, by column name (the engines join them onto rows)."""
+    return {n.column: n for node in nodes for n in walk(node) if isinstance(n, IdealCum)}
 
 
 # ----------------------------------------------------------------------------- Polars
@@ -266,7 +333,7 @@ def to_polars(node: Node, leaf: Callable[[Node], Any]) -> Any:
     import polars as pl
 
     def go(n: Node) -> Any:
-        if isinstance(n, (Col, Cum, Agg)):
+        if isinstance(n, (Col, Cum, Agg, IdealCum)):
             return leaf(n)
         if isinstance(n, Lit):
             return pl.lit(n.value, dtype=pl.Boolean if isinstance(n.value, bool) else pl.Float64)
@@ -289,6 +356,8 @@ def to_polars(node: Node, leaf: Callable[[Node], Any]) -> Any:
                 return args[0].cast(pl.Float64).pow(args[1])
             if n.name == "least":
                 return pl.min_horizontal(args[0], args[1])
+            if n.name == "floor":
+                return args[0].cast(pl.Float64).floor()
             if n.name == "not":
                 return ~args[0]
         if isinstance(n, When):
@@ -304,7 +373,7 @@ def to_sql(node: Node, leaf: Callable[[Node], str]) -> str:
     """Compile to a DuckDB SQL expression; sqlglot translates it to other dialects."""
 
     def go(n: Node) -> str:
-        if isinstance(n, (Col, Cum, Agg)):
+        if isinstance(n, (Col, Cum, Agg, IdealCum)):
             return leaf(n)
         if isinstance(n, Lit):
             if isinstance(n.value, bool):
@@ -327,6 +396,8 @@ def to_sql(node: Node, leaf: Callable[[Node], str]) -> str:
                 return f"POWER({args[0]}, {args[1]})"
             if n.name == "least":
                 return f"LEAST({args[0]}, {args[1]})"
+            if n.name == "floor":
+                return f"CAST(FLOOR({args[0]}) AS DOUBLE)"
             if n.name == "not":
                 return f"(NOT {args[0]})"
         if isinstance(n, When):

@@ -26,6 +26,8 @@ from ..validate import check_column, repeat_checks, repeats_polars, stat_exprs
 def _col(n: d.Node) -> pl.Expr:
     if isinstance(n, d.Col):
         return pl.col(n.name)
+    if isinstance(n, d.IdealCum):  # joined onto the rows by _join_ideal_cum
+        return pl.col(n.column)
     raise TypeError(f"unexpected {n!r} after planning")
 
 
@@ -49,6 +51,24 @@ def compile_expr(node: d.Node) -> pl.Expr:
 def _aggregate(agg: d.Agg, name: str) -> pl.Expr:
     inner = compile_expr(agg.arg)
     return (inner.sum() if agg.kind == "sum" else inner.max()).alias(name)
+
+
+def _ideal(judg: pl.LazyFrame, order: d.Node, jkeys: list[str]) -> pl.LazyFrame:
+    """The judgments with ``order > 0``, numbered by ``order`` descending (the ideal rank)."""
+    key = compile_expr(order)
+    return judg.filter(key > 0).with_columns(key.rank("ordinal", descending=True).over(jkeys).cast(pl.Int64).alias(IRANK))
+
+
+def _join_ideal_cum(rows: pl.LazyFrame, judg: pl.LazyFrame, jkeys: list[str], name: str, icum: d.IdealCum) -> pl.LazyFrame:
+    """``rows`` with the column ``name``: the ideal's running sum of ``icum.arg`` at ``icum.at``."""
+    ideal = _ideal(judg, icum.order, jkeys).with_columns(compile_expr(icum.arg).cast(pl.Float64).alias(name))
+    at_pos = ideal.select(*jkeys, pl.col(IRANK).alias("__rp_at"), pl.col(name).cum_sum().over(jkeys, order_by=IRANK))
+    total = ideal.group_by(jkeys).agg(pl.col(name).sum().alias("__rp_total"))
+    at = compile_expr(icum.at).cast(pl.Int64)
+    joined = rows.with_columns(at.alias("__rp_at")).join(at_pos, on=[*jkeys, "__rp_at"], how="left", nulls_equal=True)
+    joined = joined.join(total, on=jkeys, how="left", nulls_equal=True)
+    value = pl.when(pl.col("__rp_at") < 1).then(0.0).otherwise(pl.coalesce(name, "__rp_total", pl.lit(0.0)))
+    return joined.with_columns(value.alias(name)).drop("__rp_at", "__rp_total")
 
 
 def ranked_run(inputs: Inputs) -> pl.LazyFrame:
@@ -93,6 +113,8 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
     # the cutoffs); but when the same group-by also counts the checks, which need every
     # contributing row, one uncut pass is cheaper than a second one.
     labelled = rows.select(*keys, RANK, GRADE, JUDGED)
+    repeats = repeat_checks(inputs.run_labels, list(checks))  # counted over the whole run
+    contributing = rows
     if checks:
         # the item checks need only a null flag and a 64-bit hash of the id (as their
         # statistics count it): the windows and the group-by then carry 8 bytes, not a string
@@ -111,13 +133,12 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
             judg, jkeys = labelled, keys
         # the ideal rank is a window over the positively graded judgments only (see
         # plan.ideal_split); the other aggregates need no window
-        for ideal, part in plan.ideal_split(aggs):
-            if ideal:
-    repeats = repeat_checks(inputs.run_labels, list(checks))  # counted over the whole run
-    contributing = rows
-                judg_part = judg.filter(pl.col(GRADE) > 0).with_columns(
-                    pl.col(GRADE).rank("ordinal", descending=True).over(jkeys).cast(pl.Int64).alias(IRANK)
-                )
+        # (one window per ideal order: the grade, or a gain map's gain, see _dsl.IRank)
+        split = [(o, sub) for ideal, part in plan.ideal_split(aggs)
+                 for o, sub in (d.ideal_orders(part) if ideal else [(None, part)])]
+        for order, part in split:
+            if order is not None:
+                judg_part = _ideal(judg, order, jkeys)
             else:
                 judg_part = judg
             part_keys = jkeys
@@ -141,6 +162,9 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
         rows = rows.join(stats.select(*keys, *judgment_refs), on=keys, how="inner", nulls_equal=True)
     if glob is not None and refs & set(plan.global_aggs):
         rows = rows.join(glob, how="cross")
+    for name, icum in d.ideal_cums([*plan.row_aggs.values(), *plan.cums.values()]).items():
+        judg, jkeys = (qrels, [Q]) if qrels is not None else (labelled, keys)
+        rows = _join_ideal_cum(rows, judg, jkeys, name, icum)
     if plan.cums:
         rows = rows.with_columns(
             compile_expr(arg).cum_sum().over(keys, order_by=RANK).alias(name) for name, arg in plan.cums.items()

@@ -96,6 +96,8 @@ def qrels_stats_sql(checks: str, contributes: str) -> str:
 def _leaf(n: d.Node) -> str:
     if isinstance(n, d.Col):
         return quote(n.name)
+    if isinstance(n, d.IdealCum):  # joined onto the rows (per_query_query)
+        return quote(n.column)
     raise TypeError(f"unexpected {n!r} after planning")
 
 
@@ -115,6 +117,13 @@ def compile_expr(node: d.Node) -> str:
         if isinstance(n, d.Lit) and not isinstance(n.value, bool) and not math.isfinite(n.value):
             raise RankPolarsError(f"metric parameter {n.value!r} is not a finite number; SQL cannot express it")
     return d.to_sql(node, _leaf)
+
+
+def _ideal_sql(table: str, order: d.Node, jkeys: Sequence[str]) -> str:
+    """The judgments with ``order > 0``, numbered by ``order`` descending (the ideal rank)."""
+    key = compile_expr(order)
+    irank = f"row_number() OVER (PARTITION BY {_cols(jkeys)} ORDER BY {key} DESC)"
+    return f"SELECT *, {irank} AS {quote(IRANK)} FROM {quote(table)} WHERE {key} > 0"
 
 
 def _aggregate(agg: d.Agg, name: str) -> str:
@@ -309,10 +318,12 @@ def per_query_query(
         aggs = {n: a for n, a in plan.judgment_aggs.items() if a.source == source}
         table, jkeys = (JUDGMENTS, [Q]) if source == "judgments" and src.qrels is not None else (LABELLED, keys)
         # the ideal rank numbers the positively graded judgments only (Plan.ideal_split)
-        for ideal, part in plan.ideal_split(aggs):
-            if ideal:
-                irank = f"row_number() OVER (PARTITION BY {_cols(jkeys)} ORDER BY {quote(GRADE)} DESC)"
-                judg = f"SELECT *, {irank} AS {quote(IRANK)} FROM {quote(table)} WHERE {quote(GRADE)} > 0"
+        # (one window per ideal order: the grade, or a gain map's gain, see _dsl.IRank)
+        split = [(o, sub) for ideal, part in plan.ideal_split(aggs)
+                 for o, sub in (d.ideal_orders(part) if ideal else [(None, part)])]
+        for order, part in split:
+            if order is not None:
+                judg = _ideal_sql(table, order, jkeys)
                 picked = f", j.{quote(IRANK)}"
             else:
                 judg, picked = f"SELECT * FROM {quote(table)}", ""
@@ -347,10 +358,38 @@ def per_query_query(
         rowx += f" JOIN {quote(STATS)} AS s ON {_on('r', 's', keys)}"
     if global_refs:
         rowx += f" CROSS JOIN {quote(GLOB)} AS g"
+    # values read off the ideal ranking at a row's rank (_dsl.IdealCum), joined by rank
+    icum_cols = []
+    for i, (name, icum) in enumerate(d.ideal_cums([*plan.row_aggs.values(), *plan.cums.values()]).items()):
+        table, jkeys = (JUDGMENTS, [Q]) if src.qrels is not None else (LABELLED, keys)
+        cte = f"__rp_icum{i}"
+        window = f"PARTITION BY {_cols(jkeys)} ORDER BY {quote(IRANK)} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+        arg = compile_expr(icum.arg)
+        q.add(cte, (
+            f"SELECT {_cols(jkeys)}, {quote(IRANK)}, SUM({arg}) OVER ({window}) AS c, "
+            f"SUM({arg}) OVER (PARTITION BY {_cols(jkeys)}) AS t FROM ({_ideal_sql(table, icum.order, jkeys)}) AS j"
+        ))
+        at = compile_expr(icum.at)
+        rowx += (
+            f" LEFT JOIN {quote(cte)} AS i{i} ON {_on('r', f'i{i}', jkeys)} AND i{i}.{quote(IRANK)} = {at}"
+            f" LEFT JOIN (SELECT DISTINCT {_cols(jkeys)}, t FROM {quote(cte)}) AS t{i} ON {_on('r', f't{i}', jkeys)}"
+        )
+        icum_cols.append(f", CASE WHEN {at} < 1 THEN 0.0 ELSE COALESCE(i{i}.c, t{i}.t, 0.0) END AS {quote(name)}")
+    if icum_cols:
+        rowx = rowx.replace(f"SELECT r.*{picked} FROM", f"SELECT r.*{picked}{''.join(icum_cols)} FROM", 1)
     window = f"PARTITION BY {_cols(keys)} ORDER BY {quote(RANK)} ASC NULLS FIRST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
     cums = "".join(f", SUM({compile_expr(arg)}) OVER ({window}) AS {quote(n)}" for n, arg in plan.cums.items())
     q.add(ROWX, f"SELECT *{cums} FROM ({rowx}) AS x")
 
+    # the repeats of validate.repeat_checks: rows of the whole run at a contributing row's
+    # position (or with its item), a semi-join against the contributing rows
+    repeats = repeat_checks(src.run_labels, list(checks))
+    in_pass = [c for c in checks if c not in repeats]
+    for c in repeats:
+        col = quote(RANK if c == "rank_dup" else ITEM)
+        shared = f"EXISTS (SELECT 1 FROM {quote(LABELLED)} AS l WHERE {_on('l', 'r', keys)} AND l.{col} = r.{col})"
+        q.add(f"__rp_rep_{c}", f"SELECT {_cols(keys)}, {STATS_SQL[c]} AS {quote(check_column(c))} "
+                               f"FROM ({ranked}) AS r WHERE {shared} GROUP BY {_cols(keys)}")
     table = f"SELECT s.*{''.join(', COALESCE(ra.' + quote(n) + ', 0.0) AS ' + quote(n) for n in plan.row_aggs)}"
     table += "".join(", COALESCE(ra." + quote(check_column(c)) + ", 0) AS " + quote(check_column(c)) for c in in_pass)
     table += "".join(f", COALESCE(rep{i}.{quote(check_column(c))}, 0) AS {quote(check_column(c))}" for i, c in enumerate(repeats))
@@ -361,6 +400,7 @@ def per_query_query(
         grouped += [f"{STATS_SQL[c]} AS {quote(check_column(c))}" for c in in_pass]
         q.add(ROWAGG, f"SELECT {_cols(keys)}, {', '.join(grouped)} FROM {quote(ROWX)} GROUP BY {_cols(keys)}")
         table += f" LEFT JOIN {quote(ROWAGG)} AS ra ON {_on('s', 'ra', keys)}"
+    table += "".join(f" LEFT JOIN {quote('__rp_rep_' + c)} AS rep{i} ON {_on('s', f'rep{i}', keys)}" for i, c in enumerate(repeats))
     if plan.global_aggs:
         table += f" CROSS JOIN {quote(GLOB)} AS g"
     q.add(TABLE, table)
@@ -376,13 +416,3 @@ def per_query_query(
 __all__ = [
     "Query", "Source", "compile_expr", "literal", "metric_column", "per_query_query", "qrels_stats_sql", "quote", "universe_sql",
 ]
-    # the repeats of validate.repeat_checks: rows of the whole run at a contributing row's
-    # position (or with its item), a semi-join against the contributing rows
-    repeats = repeat_checks(src.run_labels, list(checks))
-    in_pass = [c for c in checks if c not in repeats]
-    for c in repeats:
-        col = quote(RANK if c == "rank_dup" else ITEM)
-        shared = f"EXISTS (SELECT 1 FROM {quote(LABELLED)} AS l WHERE {_on('l', 'r', keys)} AND l.{col} = r.{col})"
-        q.add(f"__rp_rep_{c}", f"SELECT {_cols(keys)}, {STATS_SQL[c]} AS {quote(check_column(c))} "
-                               f"FROM ({ranked}) AS r WHERE {shared} GROUP BY {_cols(keys)}")
-    table += "".join(f" LEFT JOIN {quote('__rp_rep_' + c)} AS rep{i} ON {_on('s', f'rep{i}', keys)}" for i, c in enumerate(repeats))

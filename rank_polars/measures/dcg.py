@@ -4,6 +4,11 @@
 jarvelin: ranks 1 and 2 undiscounted, then 1/log2(i)) are parameters; grades <= 0 add nothing.
 The ideal ranking is every judgment of the query sorted by grade (trec_eval), or with
 ``ideal=run`` the ranked list's own items; ``ideal_cut=list`` cuts it at the list's length.
+
+``gains=1:3;2:9;4:4.5`` is trec_eval's gain map (``-m ndcg.1=3,2=9,4=4.5``, see
+:mod:`rank_polars.measures.gain_map`): a gain per level, unlisted levels gaining their grade;
+a level may gain 0 or less, and level 0 may gain; the ideal is sorted by gain.
+Spellings (for the trec_eval name table): ``ndcg.1=3,2=9,4=4.5`` -> ``ndcg(gains=1:3;2:9;4:4.5)``.
 """
 
 from __future__ import annotations
@@ -12,6 +17,24 @@ from typing import TYPE_CHECKING
 
 from .. import _dsl as d
 from .base import DISCOUNT, GAIN, IDEAL, IDEAL_CUT, Measure
+from .gain_map import GAINS, ideal_rank, mapped_gain, nonzero, positive
+
+
+class _GainMapped(Measure):
+    """DCG and IDCG with an optional trec_eval gain map (``gains=``)."""
+
+    def _check(self, params: dict) -> None:
+        if params.get("gains") is not None and params.get("gain") == "exp":
+            from ..errors import MetricNameError
+
+            raise MetricNameError(f"{self.NAME}: gains= (a gain per level) and gain=exp exclude each other")
+
+    def row_gain(self) -> d.Node:
+        """A row's gain: with a gain map it may be negative, or positive at grade 0."""
+        return mapped_gain(self.params["gains"]) if self.params.get("gains") else self.gain()
+
+    def contributes(self) -> d.Node:
+        return nonzero(self.row_gain()) if self.params.get("gains") else d.GRADE > 0
 
 if TYPE_CHECKING:
     import polars as pl
@@ -31,40 +54,36 @@ class CG(Measure):
         return d.GRADE > 0
 
 
-class DCG(Measure):
+class DCG(_GainMapped):
     """DCG@k = sum over i <= k of gain(rel_i) * discount(i)."""
 
     NAME = "dcg"
-    PARAMS = {"gain": GAIN, "discount": DISCOUNT}
+    PARAMS = {"gain": GAIN, "discount": DISCOUNT, "gains": GAINS}
 
     def value(self) -> d.Node:
-        return d.row_sum(d.when(self.in_cutoff(), self.gain() / self.discount(d.RANK), 0.0))
-
-    def contributes(self) -> d.Node:
-        return d.GRADE > 0
+        return d.row_sum(d.when(self.in_cutoff(), self.row_gain() / self.discount(d.RANK), 0.0))
 
 
-class IDCG(Measure):
-    """IDCG@k = DCG@k of the ideal ranking (judgments sorted by grade, descending)."""
+class IDCG(_GainMapped):
+    """IDCG@k = DCG@k of the ideal ranking (judgments sorted by gain, descending; only
+    positive gains)."""
 
     NAME = "idcg"
-    PARAMS = {"gain": GAIN, "discount": DISCOUNT, "ideal": IDEAL, "ideal_cut": IDEAL_CUT}
+    PARAMS = {"gain": GAIN, "discount": DISCOUNT, "ideal": IDEAL, "ideal_cut": IDEAL_CUT, "gains": GAINS}
 
     def value(self) -> d.Node:
-        cut = d.IRANK <= self.k if self.k is not None else d.Lit(True)
+        irank = ideal_rank(self.params["gains"])
+        cut = irank <= self.k if self.k is not None else d.Lit(True)
         if self.params["ideal_cut"] == "list":
-            cut = cut & (d.IRANK <= d.N_RET)
-        term = d.when(cut, self.gain() / self.discount(d.IRANK), 0.0)
+            cut = cut & (irank <= d.N_RET)
+        term = d.when(cut, positive(self.row_gain()) / self.discount(irank), 0.0)
         return d.judgment_sum(term, source=self.params["ideal"])
-
-    def contributes(self) -> d.Node:
-        return d.GRADE > 0
 
     def depth(self) -> int | None:
         return 0  # needs no run rows beyond the list length, which comes from the row count
 
 
-class NDCG(Measure):
+class NDCG(_GainMapped):
     """nDCG@k = DCG@k / IDCG@k, and 0 when IDCG@k = 0 (trec_eval)."""
 
     NAME = "ndcg"
@@ -72,12 +91,10 @@ class NDCG(Measure):
     PARAMS = IDCG.PARAMS
 
     def value(self) -> d.Node:
-        dcg = DCG(self.k, gain=self.params["gain"], discount=self.params["discount"]).value()
-        idcg = IDCG(self.k, **self.params).value()
+        p = self.params
+        dcg = DCG(self.k, gain=p["gain"], discount=p["discount"], gains=p["gains"]).value()
+        idcg = IDCG(self.k, **p).value()
         return d.safe_div(dcg, idcg)
-
-    def contributes(self) -> d.Node:
-        return d.GRADE > 0
 
 
 def cg(relevance: IntoExpr, k: int | None = None, *, gain: str = "linear") -> pl.Expr:

@@ -68,19 +68,41 @@ class ERR(Measure):
 
 
 class RBP(Measure):
-    """RBP(p)@k = (1 - p) * sum over relevant i <= k of p^(i-1) (binary, no residual)."""
+    """RBP(p)@k = (1 - p) * sum over i <= k of gain_i * p^(i-1) (no residual: see ``rbp_resid``).
+
+    ``gain=binary`` (default; ir_measures' ``RBP``): 1 for a relevant row, else 0.
+    ``gain=graded`` (trec_eval's ``rbp``, ``m_rbp.c``): the grade divided by the query's top
+    judged grade when that is above 1, so gains lie in [0, 1]; it reads every positive grade
+    (``rel`` does not apply, as trec_eval ignores ``-l`` here).  trec_eval's ``rbp`` is
+    ``rbp(p=0.9, gain=graded)``; the default p stays 0.8 (ir_measures) for existing users.
+    """
 
     NAME = "rbp"
-    PARAMS = {"p": Param(float, 0.8, "persistence: probability of looking at the next item"), "rel": REL}
+    PARAMS = {
+        "p": Param(float, 0.8, "persistence: probability of looking at the next item"),
+        "rel": REL,
+        "gain": Param(
+            str, "binary", "'binary': 1 if relevant; 'graded': grade / top judged grade (trec_eval)", ("binary", "graded")
+        ),
+    }
 
     def _check(self, params: dict[str, Any]) -> None:
         if not 0 < params["p"] < 1:
             raise MetricNameError(f"rbp: parameter p must be in (0, 1), got {params['p']!r}")
+        if params["gain"] == "graded" and params["rel"] is not None:
+            raise MetricNameError("rbp: gain=graded reads every positive grade; rel applies to gain=binary only")
 
     def value(self) -> d.Node:
         p = self.params["p"]
         weight = d.power(p, d.RANK - 1)
+        if self.params["gain"] == "graded":
+            top = d.Agg("max", d.GRADE, "judgments")
+            gain = d.when(d.GRADE > 0, d.when(top > 1, d.GRADE / top, d.GRADE), 0.0)
+            return (1.0 - p) * d.row_sum(d.when(self.in_cutoff(), gain * weight, 0.0))
         return (1.0 - p) * d.row_sum(d.when(self.relevant() & self.in_cutoff(), weight, 0.0))
+
+    def contributes(self) -> d.Node:
+        return d.GRADE > 0 if self.params["gain"] == "graded" else self.relevant()
 
 
 class Judged(Measure):

@@ -1,0 +1,100 @@
+"""trec_eval's experimental gain measures: binG, G and ndcg_rel (``m_binG.c``, ``m_G.c``,
+``m_ndcg_rel.c``).
+
+Spellings (for the trec_eval name table): ``binG`` -> ``bing`` (``-l N``: ``bing(rel=N)``);
+``G`` -> ``g``, ``G.1=3,2=9`` -> ``g(gains=1:3;2:9)``; ``ndcg_rel`` -> ``ndcg_rel``,
+``ndcg_rel.1=3`` -> ``ndcg_rel(gains=1:3)``.  G and ndcg_rel ignore ``-l`` (trec_eval reads
+gains, not the relevance level); binG reads it.  Names are case-insensitive, and ``g`` /
+``bing`` collide with no other name.
+
+G and ndcg_rel compare each retrieved row with the *ideal ranking at the same rank*: the
+formula reads it through :class:`rank_polars._dsl.IdealCum`, the ideal's running sum joined
+onto the contributing rows by rank (set-based in both engines).
+"""
+
+from __future__ import annotations
+
+from .. import _dsl as d
+from .base import REL, Measure
+from .gain_map import GAINS, ideal_rank, mapped_gain, nonzero, positive
+
+
+class BinG(Measure):
+    """binG = (1/R) sum over relevant rows of 1 / log2(2 + non-relevant rows above it).
+
+    Unjudged rows count as non-relevant; 0 when no relevant row is retrieved (trec_eval).
+    """
+
+    NAME = "bing"
+    PARAMS = {"rel": REL}
+    SUPPORTS_CUTOFF = False
+
+    def value(self) -> d.Node:
+        rel = self.relevant()
+        nonrel_above = d.RANK - d.Cum(d.ind(rel))
+        total = d.row_sum(d.when(rel, 1.0 / d.log2(2.0 + nonrel_above), 0.0))
+        return d.safe_div(total, self.n_relevant())
+
+
+class _IdealGain(Measure):
+    PARAMS = {"gains": GAINS}
+    SUPPORTS_CUTOFF = False
+
+    def row_gain(self) -> d.Node:
+        return mapped_gain(self.params["gains"])
+
+    def contributes(self) -> d.Node:
+        return nonzero(self.row_gain())
+
+    def n_ideal(self) -> d.Node:
+        """Judgments with a positive gain (the length of the ideal ranking)."""
+        return d.judgment_sum(d.ind(self.row_gain() > 0))
+
+    def at_rank(self, arg: d.Node) -> d.Node:
+        """Sum of ``arg`` over the ideal ranking's first ``rank`` positions."""
+        return d.IdealCum(arg, self.row_gain(), d.RANK)
+
+
+class G(_IdealGain):
+    """G = (1/sum of the ideal gains) * sum over rows i with a gain of gain_i / log2(2 + C_i - S_i).
+
+    S_i: the gains of the rows up to i; C_i: the "cost" up to i, the sum over positions
+    j <= i of max(ideal gain at j, 1) (the ideal holding the judgments with a positive gain,
+    by gain descending; past its end a position costs 1).  0 when no judgment has a positive
+    gain.  Gains are the grades, or a trec_eval gain map (``gains=``).
+    """
+
+    NAME = "g"
+
+    def value(self) -> d.Node:
+        gain = self.row_gain()
+        ideal_gain = positive(mapped_gain(self.params["gains"]))
+        cost = d.RANK + self.at_rank(d.when(ideal_gain > 1, ideal_gain - 1.0, 0.0))
+        got = d.Cum(gain)
+        total = d.row_sum(d.when(nonzero(gain), gain / d.log2(2.0 + cost - got), 0.0))
+        return d.safe_div(total, d.judgment_sum(ideal_gain))
+
+
+class NDCGRel(_IdealGain):
+    """ndcg_rel = nDCG averaged over the relevant (positive gain) items.
+
+    Each retrieved item with a positive gain at rank i adds DCG@i / IDCG@i; each one not
+    retrieved adds DCG / IDCG of the whole ranking; the sum is divided by the number of
+    judgments with a positive gain (trec_eval's ``m_ndcg_rel.c``; IDCG@i stops growing past
+    the ideal's end).  Gains are the grades, or a trec_eval gain map (``gains=``).
+    """
+
+    NAME = "ndcg_rel"
+
+    def value(self) -> d.Node:
+        gain = self.row_gain()
+        ideal_gain = positive(mapped_gain(self.params["gains"]))
+        irank = ideal_rank(self.params["gains"])
+        term = gain / d.log2(d.RANK + 1.0)
+        dcg_at = d.Cum(term)
+        idcg_at = self.at_rank(d.when(ideal_gain > 0, ideal_gain / d.log2(irank + 1.0), 0.0))
+        at_rel = d.row_sum(d.when(gain > 0, d.safe_div(dcg_at, idcg_at), 0.0))
+        idcg = d.judgment_sum(d.when(ideal_gain > 0, ideal_gain / d.log2(irank + 1.0), 0.0))
+        missed = self.n_ideal() - d.row_sum(d.ind(gain > 0))
+        total = at_rel + missed * d.safe_div(d.row_sum(term), idcg)
+        return d.safe_div(total, self.n_ideal())
