@@ -47,7 +47,9 @@ def check_column(schema: pl.Schema, column: str, what: str, option: str) -> None
 def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, columns: dict[str, str],
          by: Sequence[str], order: str = "auto") -> Loaded:
     """Scan the run and judgments, check the named columns, line up id types."""
-    run_lf = rio.scan(run, format_in, what="run")
+    # CSV/TSV: only the columns named for position, score and relevance are numbers; ids stay text
+    numeric = rio.numeric_roles(columns["position"], columns["score"], columns["relevance"])
+    run_lf = rio.scan(run, format_in, what="run", numeric=numeric)
     run_fmt = rio.detect_format(run, format_in)
     schema = run_lf.collect_schema()
     for role in ("query", "item"):
@@ -66,7 +68,7 @@ def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str |
         )
     qrels_lf = None
     if qrels is not None:
-        qrels_lf = rio.scan(qrels, qrels_format, what="qrels")
+        qrels_lf = rio.scan(qrels, qrels_format, what="qrels", numeric=numeric)
         qschema = qrels_lf.collect_schema()
         for role in ("query", "item", "relevance"):
             check_column(qschema, columns[role], "qrels", f"--{role}")

@@ -29,8 +29,9 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     """
     from ...diagnose import diagnose
 
-    run_lf = rio.scan(run, format_in, what="run")
-    qrels_lf = rio.scan(qrels, qrels_format, what="qrels") if qrels else None
+    numeric = rio.numeric_roles(position, score, relevance)
+    run_lf = rio.scan(run, format_in, what="run", numeric=numeric)
+    qrels_lf = rio.scan(qrels, qrels_format, what="qrels", numeric=numeric) if qrels else None
     schema = run_lf.collect_schema()
     if qrels_lf is not None and {query, item} <= set(schema.names()):
         run_lf, qrels_lf = rio.harmonise_ids(run_lf, qrels_lf, (query, item))
