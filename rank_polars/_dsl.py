@@ -318,8 +318,21 @@ def ideal_orders(aggs: dict[str, Agg]) -> list[tuple[Node, dict[str, Agg]]]:
 
 
 def ideal_cums(nodes: Iterable[Node]) -> dict[str, IdealCum]:
-    """The :class:`IdealCum` nodes of the trees, by column name (the engines join them onto rows)."""
-    return {n.column: n for node in nodes for n in walk(node) if isinstance(n, IdealCum)}
+    """The outermost :class:`IdealCum` nodes of the trees, by column name (the engines join
+    them onto the rows; one nested in another's ``arg`` is joined onto the ideal ranking, its
+    ``at`` reading ``irank``)."""
+    out: dict[str, IdealCum] = {}
+
+    def visit(n: Node) -> None:
+        if isinstance(n, IdealCum):
+            out[n.column] = n
+            return
+        for child in children(n):
+            visit(child)
+
+    for node in nodes:
+        visit(node)
+    return out
 
 
 # ----------------------------------------------------------------------------- Polars

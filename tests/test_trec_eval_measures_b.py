@@ -1,4 +1,4 @@
-"""trec_eval's measures, part B: infAP, G, binG, ndcg_rel, gain maps, rbp, rbp_resid.
+"""trec_eval's measures, part B: infAP, G, binG, ndcg_rel, Rndcg, gain maps, rbp, rbp_resid.
 
 References: trec_eval 10's own expected files (per query and 'all', printed to 4 decimals,
 so compared within 5e-5) and pytrec_eval (trec_eval 9.0.8) on generated collections at 1e-9.
@@ -26,6 +26,7 @@ NAMES = {
     "binG": "bing{rel}",
     "G": "g",
     "ndcg_rel": "ndcg_rel",
+    "Rndcg": "rndcg{rel}",
     "rbp": "rbp(p=0.9, gain=graded)",
     "rbp_resid": "rbp_resid",
 }
@@ -100,7 +101,7 @@ def test_gain_map_spelling_round_trips() -> None:
     spec = parse("nDCG(gains=4=4.5;1:3;2:9)")
     assert spec.name == "ndcg(gains=1:3;2:9;4:4.5)"
     assert parse(spec.name) == spec == rp.measures.dcg.NDCG(gains={1: 3, 2: 9, 4: 4.5})
-    for name in ("infAP", "G", "binG", "ndcg_rel", "rbp_resid"):
+    for name in ("infAP", "G", "binG", "ndcg_rel", "Rndcg", "rbp_resid"):
         assert parse(parse(name).name) == parse(name)
     assert {parse("G").name, parse("binG").name} == {"g", "bing"}
 
@@ -115,10 +116,10 @@ def test_bad_parameters_are_refused(bad: str) -> None:
         parse(bad)
 
 
-# pytrec_eval (trec_eval 9.0.8) has infAP, G, binG and ndcg_rel but neither rbp nor rbp_resid; its
+# pytrec_eval (trec_eval 9.0.8) has infAP, G, binG, ndcg_rel and Rndcg but neither rbp nor rbp_resid; its
 # parameter parser refuses gain maps ('malformed pair parameters'), so those are checked against
 # out.test.meas_params only.  These four measures are the same code in 9.0.8 and 10.
-PYTREC = {"infAP": "infap{rel}", "binG": "bing{rel}", "G": "g", "ndcg_rel": "ndcg_rel"}
+PYTREC = {"infAP": "infap{rel}", "binG": "bing{rel}", "G": "g", "ndcg_rel": "ndcg_rel", "Rndcg": "rndcg{rel}"}
 
 
 @settings(max_examples=120, deadline=None)

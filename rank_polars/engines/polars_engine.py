@@ -61,7 +61,10 @@ def _ideal(judg: pl.LazyFrame, order: d.Node, jkeys: list[str]) -> pl.LazyFrame:
 
 def _join_ideal_cum(rows: pl.LazyFrame, judg: pl.LazyFrame, jkeys: list[str], name: str, icum: d.IdealCum) -> pl.LazyFrame:
     """``rows`` with the column ``name``: the ideal's running sum of ``icum.arg`` at ``icum.at``."""
-    ideal = _ideal(judg, icum.order, jkeys).with_columns(compile_expr(icum.arg).cast(pl.Float64).alias(name))
+    ideal = _ideal(judg, icum.order, jkeys)
+    for inner_name, inner in d.ideal_cums([icum.arg]).items():  # read at a judgment's own ideal rank
+        ideal = _join_ideal_cum(ideal, judg, jkeys, inner_name, inner)
+    ideal = ideal.with_columns(compile_expr(icum.arg).cast(pl.Float64).alias(name))
     at_pos = ideal.select(*jkeys, pl.col(IRANK).alias("__rp_at"), pl.col(name).cum_sum().over(jkeys, order_by=IRANK))
     total = ideal.group_by(jkeys).agg(pl.col(name).sum().alias("__rp_total"))
     at = compile_expr(icum.at).cast(pl.Int64)

@@ -126,6 +126,29 @@ def _ideal_sql(table: str, order: d.Node, jkeys: Sequence[str]) -> str:
     return f"SELECT *, {irank} AS {quote(IRANK)} FROM {quote(table)} WHERE {key} > 0"
 
 
+def _ideal_cum_sql(q: Query, alias: str, icum: d.IdealCum, table: str, jkeys: Sequence[str], cte: str) -> tuple[str, str]:
+    """The joins that bring ``icum`` onto the rows of ``alias`` (its CTE added to ``q``), and
+    the selected column.  One nested in ``icum.arg`` is joined onto the ideal ranking first."""
+    ideal = _ideal_sql(table, icum.order, jkeys)
+    inner = d.ideal_cums([icum.arg])
+    if inner:
+        parts = [_ideal_cum_sql(q, "j", n, table, jkeys, f"{cte}_{k}") for k, n in enumerate(inner.values())]
+        ideal = f"SELECT j.*{''.join(c for _, c in parts)} FROM ({ideal}) AS j{''.join(j for j, _ in parts)}"
+    window = f"PARTITION BY {_cols(jkeys)} ORDER BY {quote(IRANK)} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+    arg = compile_expr(icum.arg)
+    q.add(cte, (
+        f"SELECT {_cols(jkeys)}, {quote(IRANK)}, SUM({arg}) OVER ({window}) AS c, "
+        f"SUM({arg}) OVER (PARTITION BY {_cols(jkeys)}) AS t FROM ({ideal}) AS j"
+    ))
+    at = d.to_sql(icum.at, lambda n: f"{alias}.{quote(n.name)}")
+    pos, tot = quote(cte + "_at"), quote(cte + "_total")
+    join = (
+        f" LEFT JOIN {quote(cte)} AS {pos} ON {_on(alias, pos, jkeys)} AND {pos}.{quote(IRANK)} = {at}"
+        f" LEFT JOIN (SELECT DISTINCT {_cols(jkeys)}, t FROM {quote(cte)}) AS {tot} ON {_on(alias, tot, jkeys)}"
+    )
+    return join, f", CASE WHEN {at} < 1 THEN 0.0 ELSE COALESCE({pos}.c, {tot}.t, 0.0) END AS {quote(icum.column)}"
+
+
 def _aggregate(agg: d.Agg, name: str) -> str:
     fn = "SUM" if agg.kind == "sum" else "MAX"
     return f"{fn}({compile_expr(agg.arg)}) AS {quote(name)}"
@@ -359,24 +382,15 @@ def per_query_query(
     if global_refs:
         rowx += f" CROSS JOIN {quote(GLOB)} AS g"
     # values read off the ideal ranking at a row's rank (_dsl.IdealCum), joined by rank
-    icum_cols = []
-    for i, (name, icum) in enumerate(d.ideal_cums([*plan.row_aggs.values(), *plan.cums.values()]).items()):
+    icum_cols, icum_joins = [], []
+    for i, icum in enumerate(d.ideal_cums([*plan.row_aggs.values(), *plan.cums.values()]).values()):
         table, jkeys = (JUDGMENTS, [Q]) if src.qrels is not None else (LABELLED, keys)
-        cte = f"__rp_icum{i}"
-        window = f"PARTITION BY {_cols(jkeys)} ORDER BY {quote(IRANK)} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
-        arg = compile_expr(icum.arg)
-        q.add(cte, (
-            f"SELECT {_cols(jkeys)}, {quote(IRANK)}, SUM({arg}) OVER ({window}) AS c, "
-            f"SUM({arg}) OVER (PARTITION BY {_cols(jkeys)}) AS t FROM ({_ideal_sql(table, icum.order, jkeys)}) AS j"
-        ))
-        at = compile_expr(icum.at)
-        rowx += (
-            f" LEFT JOIN {quote(cte)} AS i{i} ON {_on('r', f'i{i}', jkeys)} AND i{i}.{quote(IRANK)} = {at}"
-            f" LEFT JOIN (SELECT DISTINCT {_cols(jkeys)}, t FROM {quote(cte)}) AS t{i} ON {_on('r', f't{i}', jkeys)}"
-        )
-        icum_cols.append(f", CASE WHEN {at} < 1 THEN 0.0 ELSE COALESCE(i{i}.c, t{i}.t, 0.0) END AS {quote(name)}")
+        join, col = _ideal_cum_sql(q, "r", icum, table, jkeys, f"__rp_icum{i}")
+        icum_joins.append(join)
+        icum_cols.append(col)
     if icum_cols:
         rowx = rowx.replace(f"SELECT r.*{picked} FROM", f"SELECT r.*{picked}{''.join(icum_cols)} FROM", 1)
+        rowx += "".join(icum_joins)
     window = f"PARTITION BY {_cols(keys)} ORDER BY {quote(RANK)} ASC NULLS FIRST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
     cums = "".join(f", SUM({compile_expr(arg)}) OVER ({window}) AS {quote(n)}" for n, arg in plan.cums.items())
     q.add(ROWX, f"SELECT *{cums} FROM ({rowx}) AS x")

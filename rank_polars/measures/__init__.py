@@ -65,12 +65,16 @@ from ..errors import MetricNameError
 from .ap import AP
 from .base import Measure, Param
 from .dcg import CG, DCG, IDCG, NDCG
+from .gain import RNDCG, G, BinG, NDCGRel
+from .infap import InfAP
 from .others import ERR, RBP, Bpref, Judged
+from .rbp_resid import RBPResid
 from .rr import RR
 from .set_based import F1, Precision, Recall, RPrecision, Success
 
 MEASURES: tuple[type[Measure], ...] = (
     CG, DCG, IDCG, NDCG, AP, RR, Precision, Recall, F1, Success, RPrecision, Bpref, ERR, RBP, Judged,
+    InfAP, G, BinG, NDCGRel, RNDCG, RBPResid,  # part B
 )
 
 REGISTRY: dict[str, type[Measure]] = {}

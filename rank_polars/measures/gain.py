@@ -1,13 +1,14 @@
-"""trec_eval's experimental gain measures: binG, G and ndcg_rel (``m_binG.c``, ``m_G.c``,
-``m_ndcg_rel.c``).
+"""trec_eval's experimental gain measures: binG, G, ndcg_rel and Rndcg (``m_binG.c``,
+``m_G.c``, ``m_ndcg_rel.c``, ``m_Rndcg.c``).
 
 Spellings (for the trec_eval name table): ``binG`` -> ``bing`` (``-l N``: ``bing(rel=N)``);
 ``G`` -> ``g``, ``G.1=3,2=9`` -> ``g(gains=1:3;2:9)``; ``ndcg_rel`` -> ``ndcg_rel``,
-``ndcg_rel.1=3`` -> ``ndcg_rel(gains=1:3)``.  G and ndcg_rel ignore ``-l`` (trec_eval reads
-gains, not the relevance level); binG reads it.  Names are case-insensitive, and ``g`` /
+``ndcg_rel.1=3`` -> ``ndcg_rel(gains=1:3)``; ``Rndcg`` -> ``rndcg`` (``-l N``: ``rndcg(rel=N)``,
+``Rndcg.1=3`` -> ``rndcg(gains=1:3)``).  G and ndcg_rel ignore ``-l`` (trec_eval reads gains,
+not the relevance level); binG reads it, and Rndcg only to be 0 when no judgment is relevant.  Names are case-insensitive, and ``g`` /
 ``bing`` collide with no other name.
 
-G and ndcg_rel compare each retrieved row with the *ideal ranking at the same rank*: the
+G, ndcg_rel and Rndcg compare each retrieved row with the *ideal ranking at the same rank*: the
 formula reads it through :class:`rank_polars._dsl.IdealCum`, the ideal's running sum joined
 onto the contributing rows by rank (set-based in both engines).
 """
@@ -98,3 +99,49 @@ class NDCGRel(_IdealGain):
         missed = self.n_ideal() - d.row_sum(d.ind(gain > 0))
         total = at_rel + missed * d.safe_div(d.row_sum(term), idcg)
         return d.safe_div(total, self.n_ideal())
+
+
+_PAST_THE_END = float(2**31 - 1)  # an ideal position no ranking reaches: IdealCum reads the whole sum
+
+
+class RNDCG(_IdealGain):
+    """Rndcg = nDCG averaged at the "R levels": the cutoffs c where the ideal ranking's gain
+    changes (the last position of each gain level among the positive gains).
+
+    At such a c the point is DCG@min(c, n) / IDCG@c; when the ranking is longer than the
+    ideal by two or more (n > P + 1, P judgments with a positive gain) one more point,
+    DCG@n / IDCG@P, is averaged in (trec_eval's ``m_Rndcg.c`` loop adds it only then).  0 when
+    no judgment is relevant (``rel``: trec_eval's ``-l``); gains are the grades, or a trec_eval
+    gain map (``gains=``).
+
+    As a formula: the sum over the points is a sum over the rows of each row's DCG term times
+    the sum of 1/IDCG@c over the points c at or after its rank, read off the ideal ranking.
+    """
+
+    NAME = "rndcg"
+    PARAMS = {"gains": GAINS, "rel": REL}
+
+    def value(self) -> d.Node:
+        gain = self.row_gain()
+        order = gain
+        ideal_gain = positive(mapped_gain(self.params["gains"]))
+        irank = ideal_rank(self.params["gains"])
+
+        def ideal_at(arg: d.Node, at: d.Operand) -> d.Node:
+            return d.IdealCum(arg, order, d.wrap(at))
+
+        # over the ideal ranking, at its position c: IDCG@c, and whether the gain changes after c
+        idcg_here = ideal_at(ideal_gain / d.log2(irank + 1.0), d.IRANK)
+        gain_next = ideal_at(ideal_gain, d.IRANK + 1) - ideal_at(ideal_gain, d.IRANK)
+        tol = 1e-9 * (1.0 + ideal_gain)
+        point = (gain_next - ideal_gain > tol) | (ideal_gain - gain_next > tol)
+        weight = d.when(point, 1.0 / idcg_here, 0.0)
+        # rows: DCG term times the weights of the points at or after the row's rank
+        later = ideal_at(weight, _PAST_THE_END) - ideal_at(weight, d.RANK - 1)
+        term = gain / d.log2(d.RANK + 1.0)
+        at_points = d.row_sum(d.when(nonzero(gain), term * later, 0.0))
+        n_points = d.row_max(ideal_at(d.ind(point), _PAST_THE_END))
+        idcg = d.judgment_sum(d.when(ideal_gain > 0, ideal_gain / d.log2(irank + 1.0), 0.0))
+        extra = d.ind(d.N_RET > self.n_ideal() + 1.0)
+        total = at_points + extra * d.safe_div(d.row_sum(term), idcg)
+        return d.when(self.n_relevant() > 0, d.safe_div(total, n_points + extra), 0.0)
