@@ -85,7 +85,7 @@ CASES = [
      ["qrels: column 'relevance' has 1 null values", "'q2'"]),
     ("bad missing", run(), ["p@1"], {"missing": "drop"}, RankPolarsError, ["missing must be 'zero' or 'skip'"]),
     ("bad checks", run(), ["p@1"], {"checks": "none"}, RankPolarsError, ["checks must be 'full', 'strict' or 'fast'"]),
-    ("bad engine", run(), ["p@1"], {"engine": "spark"}, RankPolarsError, ["engine must be 'polars' or 'duckdb'"]),
+    ("bad engine", run(), ["p@1"], {"engine": "nope"}, RankPolarsError, ["engine must be 'polars', 'duckdb'"]),
     ("same ranking twice", run(), ["p@1"], {"by": None}, DataError, ["duplicate positions", "'q1'"]),
     ("by is the query", run(), ["p@1"], {"by": "query"}, RankPolarsError, ["'query' is the query or item column"]),
     ("by unknown", run(), ["p@1"], {"by": "version"}, RankPolarsError, ["column 'version' (a 'by' grouping column) not found"]),
