@@ -228,7 +228,7 @@ def _run_checks(out: Diagnosis, inputs: Inputs, k: int) -> None:
     else:
         labels = inputs.run.select(pl.col(GRADE).cast(pl.Float64)).collect().to_series()
         if by and groups is not None:
-            absent = groups.join(run_q.select(Q).unique(), how="cross").join(run_q, on=keys, how="anti")
+            absent = groups.join(run_q.select(Q).unique(), how="cross").join(run_q, on=keys, how="anti", nulls_equal=True)
             if absent.height:
                 out.add("warning", "coverage", f"queries missing from some versions (their comparison is not paired): {_per_group(absent, inputs)}, e.g. {_examples(absent[Q].unique().sort().to_list())}")
         no_rel = stats.filter(pl.col("n_rel") == 0)
@@ -265,7 +265,7 @@ def _judgment_checks(out: Diagnosis, inputs: Inputs, run_q: pl.DataFrame, groups
     if unjudged.height:
         out.add("warning", "coverage", f"{count(unjudged.height)} queries of the run have no judgments and are not evaluated, e.g. {_examples(unjudged[Q].to_list())}")
     expected = groups.join(judged, how="cross") if groups is not None else judged
-    absent = expected.join(run_q, on=keys, how="anti")
+    absent = expected.join(run_q, on=keys, how="anti", nulls_equal=True)
     if absent.height:
         out.add("warning", "coverage", f"judged queries with no ranking in the run (scored 0 with missing='zero'): {_per_group(absent, inputs)}, e.g. {_examples(absent[Q].unique().sort().to_list())}")
     grades = inputs.qrels.select(Q, GRADE).collect()
