@@ -41,17 +41,27 @@ RANK_POLARS = [
 ]
 PEERS = ["pytrec_eval", "ranx", "ir_measures", "sklearn-ndcg"]
 FLOORS = ["floor-polars-streaming", "floor-duckdb"]
-DEFAULT_IMPLS = [*RANK_POLARS, *FLOORS, *PEERS]
+# the best plan an expert writes by hand for the same numbers (worker.hand_polars / hand_duckdb)
+HAND = ["hand-polars", "hand-duckdb", "hand-polars-runlabels", "hand-duckdb-runlabels"]
+DEFAULT_IMPLS = [*RANK_POLARS, *HAND, *FLOORS, *PEERS]
 TOLERANCE = 1e-9
 OOM_CODES = {-9, 137, 3}  # SIGKILL (OOM killer), shell-style 128+9, MemoryError in the worker
 
 
 def floor_of(impl: str) -> str | None:
-    if impl.startswith("rank_polars-polars"):
+    if impl.startswith(("rank_polars-polars", "hand-polars")):
         return "floor-polars-streaming"
-    if impl.startswith("rank_polars-duckdb"):
+    if impl.startswith(("rank_polars-duckdb", "hand-duckdb")):
         return "floor-duckdb"
     return None
+
+
+def hand_of(impl: str) -> str | None:
+    """The hand-written plan an engine run is measured against (same engine, same labels)."""
+    if not impl.startswith("rank_polars-"):
+        return None
+    engine = "polars" if impl.startswith("rank_polars-polars") else "duckdb"
+    return f"hand-{engine}" + ("-runlabels" if impl.endswith("-runlabels") else "")
 
 
 def machine() -> dict:
@@ -174,23 +184,26 @@ def markdown(report: dict) -> str:
         f"{report['meta'].get('results', '?')} results x {report['meta'].get('versions', '?')} versions), "
         f"layout `{report['layout']}`, median of {report['repeat']}",
         "",
-        "| implementation | wall s | peak RSS GiB | × rank_polars polars-streaming | × own floor | checked against rank_polars |",
-        "| --- | ---: | ---: | ---: | ---: | --- |",
+        "| implementation | wall s | peak RSS GiB | × rank_polars polars-streaming | × own floor | × own hand-written plan "
+        "| checked against rank_polars |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for impl, r in rows.items():
         if impl == "compare":
             continue
         if r.get("status") != "ok":
-            lines.append(f"| {impl} | {r.get('status')} | {fmt(r.get('rss_gib_median'))} | — | — | — |")
+            lines.append(f"| {impl} | {r.get('status')} | {fmt(r.get('rss_gib_median'))} | — | — | — | — |")
             continue
         wall = r["wall_median"]
         floor = floor_of(impl)
         fwall = rows.get(floor, {}).get("wall_median") if floor else None
         ratio = f"{wall / base:.2f}" if base else "—"
         fratio = f"{wall / fwall:.2f}" if fwall else "—"
+        hwall = rows.get(hand_of(impl) or "", {}).get("wall_median")
+        hratio = f"{wall / hwall:.2f}" if hwall else "—"
         reps = "" if r["n"] == report["repeat"] else f" (n={r['n']})"
         lines.append(
-            f"| {impl} | {wall:.2f}{reps} | {r['rss_gib_median']:.2f} | {ratio} | {fratio} | {r.get('semantics', '')} |"
+            f"| {impl} | {wall:.2f}{reps} | {r['rss_gib_median']:.2f} | {ratio} | {fratio} | {hratio} | {r.get('semantics', '')} |"
         )
     comp = rows.get("compare")
     if comp:

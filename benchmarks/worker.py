@@ -203,6 +203,97 @@ def sklearn_impl(args) -> dict:
     return {"semantics": "labels", "means": means}
 
 
+# --- hand-written plans: what an expert writes for these five metrics, nothing else ----------
+# trec_eval 9 semantics (missing="skip"): the rankings of judged queries; nDCG@10 with linear
+# gains over the ideal of all judgments; AP@100 and R@100 over R = the relevant judgments.
+# No checks.  ``labels``: the grades of the shown rows from the run's own relevance column
+# (filtered at the reader) instead of the join with the positive judgments.
+
+
+def _means_from_sums(rows) -> dict:
+    means: dict = {}
+    for r in rows:
+        means[r["model"]] = {"queries": r["queries"], **{m: r[m] for m in NAMES}}
+    return means
+
+
+def hand_polars(args, labels: bool = False) -> dict:
+    import polars as pl
+
+    qrels = pl.scan_parquet(args.qrels)
+    positive = qrels.filter(pl.col("relevance") > 0).select("query", "item", pl.col("relevance").cast(pl.Float64))
+    run = _scan(args.run)
+    if labels:  # a filter on the stored column reaches the Parquet reader
+        hits = run.filter(pl.col("relevance") > 0).select("model", "query", "position", pl.col("relevance").cast(pl.Float64))
+    else:
+        hits = run.select("model", "query", "item", "position").join(positive, on=["query", "item"])
+    pos = pl.col("position")
+    # one window over the hits: the running count of relevant rows (AP's precision at each hit)
+    hits = hits.with_columns(k=pl.int_range(1, pl.len() + 1).over("model", "query", order_by="position"))
+    sums = hits.group_by("model", "query").agg(
+        dcg=pl.when(pos <= 10).then(pl.col("relevance") / (pos + 1).log(2)).sum(),
+        ap=pl.when(pos <= 100).then(pl.col("k") / pos).sum(),
+        rr=1 / pos.min(),
+        p10=(pos <= 10).sum(),
+        r100=(pos <= 100).sum(),
+    )
+    i = pl.int_range(1, pl.len() + 1)
+    ideal = positive.sort("query", "relevance", descending=[False, True]).group_by("query").agg(
+        pl.col("relevance").head(10).dot(1 / (i.head(10) + 1).log(2)).alias("idcg"), pl.len().alias("R"))
+    judged = qrels.select("query").unique()
+    rankings = run.select("model", "query").unique().join(judged, on="query", how="semi")
+    per = rankings.join(sums, on=["model", "query"], how="left").join(ideal, on="query", how="left").fill_null(0)
+    out = per.group_by("model").agg(
+        pl.len().alias("queries"),
+        pl.when(pl.col("idcg") > 0).then(pl.col("dcg") / pl.col("idcg")).otherwise(0.0).mean().alias("ndcg@10"),
+        pl.when(pl.col("R") > 0).then(pl.col("ap") / pl.col("R")).otherwise(0.0).mean().alias("ap@100"),
+        pl.col("rr").mean().alias("rr"),
+        (pl.col("p10") / 10).mean().alias("p@10"),
+        pl.when(pl.col("R") > 0).then(pl.col("r100") / pl.col("R")).otherwise(0.0).mean().alias("r@100"),
+    ).collect(engine="streaming")
+    return {"semantics": "skip", "means": _means_from_sums(out.sort("model").iter_rows(named=True))}
+
+
+def hand_duckdb_sql(run: str, qrels: str, labels: bool = False) -> str:
+    """The same plan in SQL (``run``, ``qrels``: table expressions)."""
+    hits = (f"SELECT model, query, position, CAST(relevance AS DOUBLE) AS rel FROM {run} WHERE relevance > 0" if labels
+            else f"SELECT r.model, r.query, r.position, p.rel FROM {run} AS r JOIN positive AS p USING (query, item)")
+    return f"""
+WITH positive AS (SELECT query, item, CAST(relevance AS DOUBLE) AS rel FROM {qrels} WHERE relevance > 0),
+hits AS ({hits}),
+counted AS (SELECT *, row_number() OVER (PARTITION BY model, query ORDER BY position) AS k FROM hits),
+sums AS (
+  SELECT model, query,
+    SUM(CASE WHEN position <= 10 THEN rel / log2(position + 1) ELSE 0 END) AS dcg,
+    SUM(CASE WHEN position <= 100 THEN k / position ELSE 0 END) AS ap,
+    1.0 / MIN(position) AS rr,
+    COUNT_IF(position <= 10) AS p10,
+    COUNT_IF(position <= 100) AS r100
+  FROM counted GROUP BY ALL),
+ideal AS (
+  SELECT query, SUM(CASE WHEN i <= 10 THEN rel / log2(i + 1) ELSE 0 END) AS idcg, COUNT(*) AS "R"
+  FROM (SELECT query, rel, row_number() OVER (PARTITION BY query ORDER BY rel DESC) AS i FROM positive) GROUP BY ALL),
+rankings AS (SELECT DISTINCT model, query FROM {run} WHERE query IN (SELECT query FROM {qrels}))
+SELECT model, COUNT(*) AS queries,
+  AVG(CASE WHEN idcg > 0 THEN COALESCE(dcg, 0) / idcg ELSE 0 END) AS "ndcg@10",
+  AVG(CASE WHEN "R" > 0 THEN COALESCE(ap, 0) / "R" ELSE 0 END) AS "ap@100",
+  AVG(COALESCE(rr, 0)) AS rr,
+  AVG(COALESCE(p10, 0) / 10) AS "p@10",
+  AVG(CASE WHEN "R" > 0 THEN COALESCE(r100, 0) / "R" ELSE 0 END) AS "r@100"
+FROM rankings LEFT JOIN sums USING (model, query) LEFT JOIN ideal USING (query)
+GROUP BY model ORDER BY model
+"""
+
+
+def hand_duckdb(args, labels: bool = False) -> dict:
+    import duckdb
+
+    con = duckdb.connect(config={"preserve_insertion_order": False})
+    sql = hand_duckdb_sql(_duckdb_scan(args.run), f"read_parquet('{args.qrels}')", labels)
+    rows = con.sql(sql).pl().iter_rows(named=True)
+    return {"semantics": "skip", "means": _means_from_sums(rows)}
+
+
 # --- floors: read the log and do one grouped sum, nothing else ----------------------------
 
 
@@ -262,6 +353,10 @@ IMPLS = {
     # the qrels on the contributing rows), so the log is never joined with the judgments
     "rank_polars-polars-streaming-runlabels": lambda a: rank_polars_impl(a, engine="polars", labels="run"),
     "rank_polars-duckdb-runlabels": lambda a: rank_polars_impl(a, engine="duckdb", labels="run"),
+    "hand-polars": hand_polars,
+    "hand-duckdb": hand_duckdb,
+    "hand-polars-runlabels": lambda a: hand_polars(a, labels=True),
+    "hand-duckdb-runlabels": lambda a: hand_duckdb(a, labels=True),
     "pytrec_eval": pytrec_eval_impl,
     "ranx": ranx_impl,
     "ir_measures": ir_measures_impl,

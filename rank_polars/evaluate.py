@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 import polars as pl
 
@@ -26,7 +26,7 @@ from .validate import (
     universe,
 )
 
-Engine = Literal["polars", "duckdb"]
+Engine = Literal["polars", "duckdb", "spark"]
 
 
 def evaluate(
@@ -36,7 +36,7 @@ def evaluate(
     qrels: Source | None = None,
     labels: Literal["qrels", "run"] = "qrels",
     by: str | Sequence[str] | None = None,
-    per_query: bool = False,
+    per_query: bool | Literal["spark"] = False,
     missing: Missing = "zero",
     engine: Engine = "polars",
     duplicates: Literal["error", "first"] = "error",
@@ -49,6 +49,7 @@ def evaluate(
     streaming: bool = True,
     duckdb_memory_limit: str | None = None,
     duckdb_temp_directory: str | None = None,
+    spark: Any = None,
     order: Literal["auto", "position", "score"] = "auto",
     progress: ProgressLike = False,
 ) -> pl.DataFrame:
@@ -85,7 +86,12 @@ def evaluate(
         A judged query absent from a group's run: ``"zero"`` scores it 0 and counts it
         (trec_eval ``-c``, ir_measures), ``"skip"`` leaves it out (trec_eval 9, pytrec_eval).
     engine
-        ``"polars"`` (lazy, streaming by default) or ``"duckdb"`` (same numbers, in SQL).
+        ``"polars"`` (lazy, streaming by default), ``"duckdb"`` (same numbers, in SQL; bounded
+        by ``duckdb_memory_limit``, default half the memory up to 2 GiB, spilling to
+        ``duckdb_temp_directory``) or ``"spark"`` (the same SQL in Spark, through ``spark=``
+        or the active ``SparkSession``; ``run`` / ``qrels`` may then also be Spark DataFrames
+        or table names).  With ``"spark"``, ``per_query="spark"`` returns the per-query values
+        as a Spark DataFrame (checked, not collected).
     duplicates
         ``"error"`` (default) on a repeated (query, item) within a ranking, or ``"first"``
         to keep its first occurrence (lowest position, or highest score).
@@ -104,6 +110,11 @@ def evaluate(
         row and judgment, as trec_eval does (it also refuses an item shown twice with
         different labels).  ``"fast"`` skips the run's duplicate counts (repeated judgments of
         a contributing item are always refused: which grade wins would depend on row order).
+    duckdb_memory_limit, duckdb_temp_directory
+        DuckDB's ``memory_limit`` (e.g. ``"8GB"``; default half the memory, at most 2 GiB)
+        and the folder it spills to (default a fresh temporary folder, removed afterwards).
+    spark
+        With ``engine="spark"``: the ``SparkSession`` to run in (default the active one).
     order
         ``"auto"`` (default): by ``position`` when the run has that column, else by
         ``score``.  ``"position"`` / ``"score"``: by that column, even when the other exists.
@@ -148,15 +159,24 @@ def evaluate(
         raise RankPolarsError(f"duplicates must be 'error' or 'first', got {duplicates!r}")
     if labels not in ("qrels", "run"):
         raise RankPolarsError(f"labels must be 'qrels' or 'run', got {labels!r}")
-    if engine not in ("polars", "duckdb"):
-        raise RankPolarsError(f"engine must be 'polars' or 'duckdb', got {engine!r}")
-    outputs = parse_all(metrics)
-    plan = build_plan(outputs)
+    if engine not in ("polars", "duckdb", "spark"):
+        raise RankPolarsError(f"engine must be 'polars', 'duckdb' or 'spark', got {engine!r}")
+    if per_query == "spark" and engine != "spark":
+        raise RankPolarsError("per_query='spark' keeps the values in Spark: it needs engine='spark'")
     names = {"query": query, "item": item, "position": position, "score": score, "relevance": relevance}
     by_cols = check_names(names, by)
     check_metrics_argument(metrics)
-    inputs = prepare(run, qrels=qrels, by=by, columns=Columns(query, item, position, score, relevance), labels=labels,
+    outputs = parse_all(metrics)
     check_output_names(by_cols, [label for label, _ in outputs], query, per_query)
+    plan = build_plan(outputs)
+    if engine == "spark":  # Spark frames and table names too; the same schema checks
+        from .engines.spark_engine import SparkEngine
+
+        spark_runner = SparkEngine(spark)
+        reading = spark_runner.prepare
+    else:
+        reading = prepare
+    inputs = reading(run, qrels=qrels, by=by, columns=Columns(query, item, position, score, relevance), labels=labels,
                      order=order)
     display = resolve(progress)
     inputs.checks = checks
@@ -169,6 +189,11 @@ def evaluate(
         runner = DuckDBEngine(memory_limit=duckdb_memory_limit, temp_directory=duckdb_temp_directory)
         with display.phase(f"evaluating in DuckDB{_files(run)}"):
             table = runner.evaluate(plan, inputs, missing=missing, duplicates=duplicates)
+    elif engine == "spark":
+        with display.phase("evaluating in Spark"):
+            if per_query == "spark":
+                return spark_runner.keep(plan, inputs, missing=missing, duplicates=duplicates)
+            table = spark_runner.evaluate(plan, inputs, missing=missing, duplicates=duplicates)
     else:
         table = _evaluate_polars(plan, inputs, missing, duplicates, streaming, display, _files(run))
     check_values(table, plan, inputs)

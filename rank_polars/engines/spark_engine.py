@@ -1,0 +1,254 @@
+"""The Spark engine: the DuckDB engine's SQL, translated by sqlglot, run by a ``SparkSession``.
+
+The same three statements as every SQL engine (:mod:`rank_polars.engines.sql_runner`):
+the per-ranking statistics of the run and the per-query statistics of the judgments come
+back to the driver as small Polars frames (via Arrow) and are checked by
+:mod:`rank_polars.validate` exactly as in the other engines; the universe of (group,
+query) pairs goes back to Spark; the metric pass runs in Spark.  Its per-query result
+comes back as Polars, or stays in Spark (``per_query="spark"``, :meth:`SparkEngine.keep`).
+
+Sources: a Spark ``DataFrame``, the name of a table or view of the session's catalog,
+Parquet path(s) (read by Spark: files, globs, hive-partitioned folders, with partition
+values as text as in the other engines), or anything the other engines read (a Polars or
+pandas frame, a TREC or CSV file, a dict), handed to Spark as Arrow.  Column checks
+(names, types) run on the Spark schema with the other engines' code and messages.
+
+Plans: the log is read by two scans; the only joins over every row of the log (the
+judgments joined to the shown rows, the semi-join of the repeat checks) carry a
+``SHUFFLE_HASH`` hint on the smaller side, so Spark never sorts the log for a sort-merge
+join; windows run over the contributing rows and the judgments only (under position
+order; ranking by score is a window over every row, in every engine).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import uuid
+from typing import TYPE_CHECKING, Any, Sequence
+
+import polars as pl
+import sqlglot
+from sqlglot import exp
+
+from .. import io as rio
+from ..errors import RankPolarsError
+from ..inputs import Columns, Inputs, prepare, resolve
+from ..plan import Plan
+from ..validate import Missing, check_contributing, check_values, check_column
+from .dialects import transpile
+from .sql_engine import metric_column, quote
+from .sql_runner import PER_QUERY, SqlRunner, labelled
+
+if TYPE_CHECKING:  # pyspark is an optional extra: rank-polars[spark]
+    from pyspark.sql import DataFrame, SparkSession
+
+_COUNTER = itertools.count()
+
+
+def session(spark: SparkSession | None = None) -> SparkSession:
+    """``spark``, else the active ``SparkSession``, else a new one (``SparkSession.builder``)."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as e:
+        raise RankPolarsError(f"engine='spark' needs pyspark: pip install 'rank-polars[spark]' ({e})") from None
+    if spark is not None:
+        if not isinstance(spark, SparkSession):
+            raise RankPolarsError(f"spark= must be a pyspark.sql.SparkSession, got {type(spark).__name__}")
+        return spark
+    return SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+
+
+# --- translation ------------------------------------------------------------------------
+
+def _spark_functions(node: exp.Expression) -> exp.Expression:
+    """DuckDB functions Spark lacks, said with Spark's: ``isinf(x)`` as ``abs(x) = inf``; the
+    64-bit ``hash`` as ``xxhash64`` (Spark's ``hash`` has 32 bits: collisions among a
+    ranking's items would read as duplicates)."""
+    if isinstance(node, exp.IsInf):
+        inf = exp.cast(exp.Literal.string("Infinity"), exp.DataType.build("DOUBLE"))
+        return exp.EQ(this=exp.Abs(this=node.this.copy()), expression=inf)
+    if isinstance(node, exp.Anonymous) and str(node.this).lower() == "hash":
+        return exp.Anonymous(this="XXHASH64", expressions=[e.copy() for e in node.expressions])
+    return node
+
+
+def _hint_log_joins(tree: exp.Expression) -> exp.Expression:
+    """``SHUFFLE_HASH`` on the right side of each join the log takes part in.
+
+    The log is the ranked run (a subquery aliased ``r``): joined to the judgments
+    (``__rp_labelled``) and semi-joined to the contributing rows (the repeat checks).  A
+    sort-merge join, Spark's default above the broadcast threshold, would sort every row
+    of the log; a shuffled hash join builds on the smaller side and streams the log.
+    """
+    for select in tree.find_all(exp.Select):
+        source = select.args.get("from_") or select.args.get("from")
+        if source is None or source.this.alias_or_name != "r" or not isinstance(source.this, exp.Subquery):
+            continue
+        sides = [j.this.alias_or_name for j in select.args.get("joins") or [] if j.this.alias_or_name]
+        if sides:
+            select.set("hint", exp.Hint(expressions=[
+                exp.Anonymous(this="SHUFFLE_HASH", expressions=[exp.to_identifier(s) for s in sides])]))
+    return tree
+
+
+def to_spark_sql(sql: str) -> str:
+    """The generated DuckDB ``sql`` as Spark SQL (checked by :func:`dialects.transpile`)."""
+    tree = sqlglot.parse_one(sql, read="duckdb").transform(_spark_functions)
+    spark_sql = transpile(tree.sql(dialect="duckdb"), "spark")
+    return _hint_log_joins(sqlglot.parse_one(spark_sql, read="spark")).sql(dialect="spark")
+
+
+# --- sources -----------------------------------------------------------------------------
+
+def _is_spark_frame(source: Any) -> bool:
+    return type(source).__module__.startswith("pyspark.") and hasattr(source, "schema") and hasattr(source, "toArrow")
+
+
+def _parquet(spark: SparkSession, files: rio.ParquetFiles) -> DataFrame:
+    """Spark's reader over checked files; hive partition values as text (as the other engines)."""
+    reader = spark.read
+    if files.hive:
+        first = files.files[0]
+        parts = first.split(os.sep)
+        root = os.sep.join(parts[: next(i for i, p in enumerate(parts) if "=" in p)]) or os.sep
+        reader = reader.option("basePath", root)
+    key = "spark.sql.sources.partitionColumnTypeInference.enabled"
+    before = spark.conf.get(key, "true")
+    spark.conf.set(key, "false")
+    try:
+        frame = reader.parquet(*files.files)
+    finally:
+        spark.conf.set(key, before)
+    if files.schema is not None:  # files that differ in integer or float width: widened
+        from pyspark.sql import functions as F
+
+        types = {pl.Int64: "bigint", pl.Float64: "double"}
+        frame = frame.select(*(F.col(c).cast(types[type(t)]).alias(c) if type(t) in types else F.col(c)
+                               for c, t in files.schema), *(F.col(k) for k in files.hive if k not in dict(files.schema)))
+    return frame
+
+
+def spark_frame(spark: SparkSession, source: Any, what: str) -> DataFrame:
+    """A Spark DataFrame over ``source``: a Spark frame, a catalog table name, Parquet path(s),
+    or any source the other engines read (handed over as Arrow)."""
+    if _is_spark_frame(source):
+        return source
+    if isinstance(source, str) and not os.path.exists(source) and not rio.is_glob(source):
+        try:
+            exists = spark.catalog.tableExists(source)
+        except Exception:  # a name Spark cannot parse is a path, named as such below
+            exists = False
+        if exists:
+            return spark.table(source)
+    resolved = resolve(source, what, {"position": pl.Int64(), "score": pl.Float64(), "relevance": pl.Float64()})
+    if isinstance(resolved, rio.ParquetFiles):
+        return _parquet(spark, resolved)
+    frame = resolved.collect()
+    return spark.createDataFrame(frame.to_arrow(compat_level=pl.CompatLevel.oldest()))
+
+
+def _schema_frame(frame: DataFrame) -> pl.LazyFrame:
+    """An empty Polars frame with the Spark frame's columns and types (for the schema checks)."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return pl.DataFrame(pl.from_arrow(pa.Table.from_batches([], schema=to_arrow_schema(frame.schema)))).lazy()
+
+
+def _cast(frame: DataFrame, casts: dict[str, pl.DataType]) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    for c, t in casts.items():
+        frame = frame.withColumn(c, F.col(c).cast("string" if t == pl.String else "bigint"))
+    return frame
+
+
+# --- the engine ---------------------------------------------------------------------------
+
+class SparkEngine(SqlRunner):
+    """Evaluate a plan with a ``SparkSession`` (given, active, or new)."""
+
+    def __init__(self, spark: SparkSession | None = None) -> None:
+        self.spark = session(spark)
+        self.call = f"__rp_{uuid.uuid4().hex[:8]}_{next(_COUNTER)}"
+        self.views: list[str] = []
+
+    def prepare(self, run: Any, *, qrels: Any, by: str | Sequence[str] | None, columns: Columns, labels: str,
+                order: str) -> Inputs:
+        """:func:`rank_polars.inputs.prepare` on the Spark schemas (the same checks and
+        messages); the Spark frames, ids cast alike on both sides, kept as the sources."""
+        run_frame = spark_frame(self.spark, run, "run")
+        qrels_frame = None if qrels is None else spark_frame(self.spark, qrels, "qrels")
+        run_schema = _schema_frame(run_frame)
+        qrels_schema = None if qrels_frame is None else _schema_frame(qrels_frame)
+        inputs = prepare(run_schema, qrels=qrels_schema, by=by, columns=columns, labels=labels, order=order)
+        if qrels_frame is not None and qrels_schema is not None:
+            casts = rio.id_casts(run_schema.collect_schema(), qrels_schema.collect_schema(), (columns.query, columns.item))
+            run_frame, qrels_frame = _cast(run_frame, casts), _cast(qrels_frame, casts)
+        inputs.run_source, inputs.qrels_source = run_frame, qrels_frame
+        return inputs
+
+    def query(self, sql: str) -> pl.DataFrame:
+        return pl.DataFrame(pl.from_arrow(self.spark.sql(to_spark_sql(sql)).toArrow()))
+
+    def register(self, name: str, frame: pl.DataFrame) -> str:
+        as_arrow = frame.with_columns(pl.col(pl.UInt32, pl.UInt16, pl.UInt8).cast(pl.Int64)).to_arrow(
+            compat_level=pl.CompatLevel.oldest())
+        return self._view(name, self.spark.createDataFrame(as_arrow))
+
+    def relation(self, source: Any, name: str, what: str) -> str:
+        return self._view(name, source)
+
+    def _view(self, name: str, frame: DataFrame) -> str:
+        view = f"{self.call}{name}"
+        frame.createOrReplaceTempView(view)
+        self.views.append(view)
+        return quote(view)
+
+    def close(self) -> None:
+        for view in self.views:
+            self.spark.catalog.dropTempView(view)
+        self.views.clear()
+
+    def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> pl.DataFrame:
+        try:
+            return super().evaluate(plan, inputs, missing=missing, duplicates=duplicates)
+        finally:
+            self.close()
+
+    def keep(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> DataFrame:
+        """The per-query values as a Spark DataFrame (``per_query="spark"``), checked.
+
+        Columns: the ``by`` columns, the query column and one double column per metric,
+        under the user's names, in no particular order.  The checks run first: the
+        statistics passes, then one Spark job that collects only the queries a check or a
+        non-finite value refuses (none, on good data).  The frame is the plan, not its
+        result: every action on it runs the metric pass again (``.cache()`` it to reuse).
+        """
+        try:
+            q, checks = self.checked_pass(plan, inputs, missing=missing, duplicates=duplicates)
+            frame = self.spark.sql(to_spark_sql(q.render(f"SELECT * FROM {quote(PER_QUERY)}")))
+            self._refuse(frame, plan, inputs, checks)
+        finally:
+            self.close()
+        user = [f"`{k.replace('`', '``')}` AS `{n.replace('`', '``')}`"
+                for k, n in zip(inputs.keys, [*inputs.by, inputs.columns.query])]
+        user += [f"`{metric_column(i)}` AS `{label.replace('`', '``')}`" for i, (label, _) in enumerate(plan.outputs)]
+        return frame.selectExpr(*user)
+
+    def _refuse(self, frame: DataFrame, plan: Plan, inputs: Inputs, checks: list[str]) -> None:
+        """Raise as the other engines would, from the rows a check or a value refuses."""
+        bad = [f"{quote(check_column(c))} > 0" for c in checks]
+        for i in range(len(plan.outputs)):
+            m = quote(metric_column(i))
+            bad.append(f"({m} IS NULL OR isnan({m}) OR isinf({m}))")
+        view = f"{self.call}__rp_result"
+        frame.createOrReplaceTempView(view)
+        self.views.append(view)
+        refused = self.query(f"SELECT * FROM {quote(view)} WHERE {' OR '.join(bad)}")
+        table = labelled(check_contributing(refused, inputs, checks), plan)
+        check_values(table, plan, inputs)
+
+
+__all__ = ["SparkEngine", "session", "spark_frame", "to_spark_sql"]
