@@ -54,7 +54,7 @@ def write_html_report(path: str, run: Any, metrics: Sequence[str], comparison: p
 @click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True, help="Confidence level of the interval on the difference.")
 @click.option("--n-resamples", type=click.IntRange(min=1), default=10_000, show_default=True, help="Resamples for randomization and bootstrap tests.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--engine", type=click.Choice(["polars", "duckdb"]), default="polars", show_default=True)
+@click.option("--engine", type=click.Choice(["polars", "duckdb", "spark"]), default="polars", show_default=True)
 @click.option("--missing", type=click.Choice(["zero", "skip"]), default="zero", show_default=True)
 @click.option("--report", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report (table and plots) to this file.")
 @order_option()

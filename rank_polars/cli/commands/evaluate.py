@@ -15,7 +15,7 @@ from ..progress import choose
 @input_options
 @click.option("-m", "--metric", "metrics", multiple=True, required=True, help="Metric, e.g. ndcg@10, map, mrr, p@5, 'ap(denom=min)@5'; repeat -m for more.")
 @click.option("--by", multiple=True, help="Grouping column, e.g. model; repeat for more.")
-@click.option("--engine", type=click.Choice(["polars", "duckdb"]), default="polars", show_default=True)
+@click.option("--engine", type=click.Choice(["polars", "duckdb", "spark"]), default="polars", show_default=True)
 @click.option("--per-query", is_flag=True, help="One row per (group, query) instead of means.")
 @click.option("--missing", type=click.Choice(["zero", "skip"]), default="zero", show_default=True, help="A judged query absent from a group's run scores 0 (zero) or is left out (skip).")
 @click.option("--duplicates", type=click.Choice(["error", "first"]), default="error", show_default=True, help="A repeated (query, item) in a ranking is an error, or keep its first occurrence.")
