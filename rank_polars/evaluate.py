@@ -9,6 +9,7 @@ import polars as pl
 from .errors import RankPolarsError
 from .inputs import Columns, Inputs, Source, prepare
 from .measures import MetricLike, parse_all
+from .measures.base import GM_FLOOR, Measure
 from .plan import ITEM, Q, RANK, SCORE, Plan, build_plan
 from .progress import Progress, ProgressLike, resolve
 from .validate import (
@@ -81,7 +82,8 @@ def evaluate(
     by
         Grouping column(s), e.g. ``"model"``; each group is judged on every judged query.
     per_query
-        One row per (group, query) instead of the means.
+        One row per (group, query) instead of the aggregates (means; sums for the
+        ``num_*`` counts, geometric means for ``gm_map`` / ``gm_bpref``: each spec's ``AGGREGATE``).
     missing
         A judged query absent from a group's run: ``"zero"`` scores it 0 and counts it
         (trec_eval ``-c``, ir_measures), ``"skip"`` leaves it out (trec_eval 9, pytrec_eval).
@@ -251,15 +253,31 @@ def _keep_first(inputs: Inputs) -> pl.LazyFrame:
     return inputs.run.group_by(keys).agg(pl.col(c).sort_by(order).first() for c in others)
 
 
+def aggregate_expr(label: str, measure: Measure) -> pl.Expr:
+    """The per-query column ``label`` combined over queries as the spec's ``AGGREGATE`` says.
+
+    ``"mean"``; ``"sum"`` (the ``num_*`` counts); ``"gmean"``: trec_eval's geometric mean
+    ``exp(mean(ln(max(x, 1e-5))))`` (``gm_map``, ``gm_bpref``).
+    """
+    col = pl.col(label)
+    if measure.AGGREGATE == "sum":
+        return col.sum()
+    if measure.AGGREGATE == "gmean":
+        return col.clip(lower_bound=GM_FLOOR).log().mean().exp()
+    return col.mean()
+
+
 def finish(table: pl.DataFrame, plan: Plan, inputs: Inputs, per_query: bool) -> pl.DataFrame:
-    """Means per group (or the per-query rows), with the user's column names restored."""
+    """One row per group, each metric aggregated over queries as its spec says
+    (:func:`aggregate_expr`: mean, sum or geometric mean), or the per-query rows; with the
+    user's column names restored."""
     by_int = inputs.by_internal
     names = dict(zip(by_int, inputs.by))
     labels = [label for label, _ in plan.outputs]
     if per_query:
         out = table.sort([*by_int, Q], nulls_last=True).rename({**names, Q: inputs.columns.query})
         return out.select(*inputs.by, inputs.columns.query, *labels)
-    means = [pl.col(label).mean() for label in labels]
+    means = [aggregate_expr(label, measure) for label, measure in plan.outputs]
     if by_int:
         out = table.group_by(by_int).agg(pl.len().alias("queries"), *means).sort(by_int, nulls_last=True)
     else:

@@ -16,6 +16,7 @@ from sqlglot.errors import SqlglotError
 
 from .errors import RankPolarsError
 from .measures import MetricLike, parse_all
+from .measures.base import GM_FLOOR, Measure
 from .plan import Q, build_plan
 from .engines.sql_engine import PER_QUERY, Source, metric_column, per_query_query, quote
 
@@ -127,7 +128,7 @@ def to_sql(
         final = f"SELECT {', '.join(cols)} FROM {quote(PER_QUERY)} ORDER BY {order_by}"
     else:
         cols = [*groups, f"COUNT(*) AS {quote('queries')}"]
-        cols += [f"AVG({quote(metric_column(i))}) AS {quote(label)}" for i, label in enumerate(labels)]
+        cols += [f"{aggregate_sql(quote(metric_column(i)), spec)} AS {quote(label)}" for i, (label, spec) in enumerate(outputs)]
         final = f"SELECT {', '.join(cols)} FROM {quote(PER_QUERY)}"
         if by_cols:
             order_by = ", ".join(f"{k} ASC NULLS LAST" for k in internal)
@@ -170,6 +171,16 @@ def one_select(sql: str, dialect: str) -> str:
         kinds = ", ".join(type(s).__name__ for s in statements)
         raise RankPolarsError(f"the generated SQL must be one SELECT statement, got {len(statements)}: {kinds}")
     return sql
+
+
+def aggregate_sql(column: str, measure: Measure) -> str:
+    """The SQL of ``evaluate.aggregate_expr``: AVG, SUM (``num_*``), or trec_eval's geometric
+    mean floored at 1e-5 (``gm_map``, ``gm_bpref``), as the spec's ``AGGREGATE`` says."""
+    if measure.AGGREGATE == "sum":
+        return f"COALESCE(SUM({column}), 0.0)"  # a count over no queries is 0, as in Polars
+    if measure.AGGREGATE == "gmean":
+        return f"EXP(AVG(LN(GREATEST({column}, CAST({GM_FLOOR!r} AS DOUBLE)))))"
+    return f"AVG({column})"
 
 
 def translate(sql: str, dialect: str) -> str:

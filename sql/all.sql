@@ -39,7 +39,7 @@ CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('dcg: k must be 
 
 -- ===== idcg.sql =====
 -- idcg: Ideal DCG: the DCG of the list's own grades sorted in descending order.
--- Formula: IDCG@k = DCG@k of the ideal ranking (judgments sorted by grade, descending).
+-- Formula: IDCG@k = DCG@k of the ideal ranking (judgments sorted by gain, descending; only     positive gains).
 --
 -- idcg(l, k := NULL, gain := 'linear', discount := 'log2', ideal_cut := 'k')
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
@@ -54,7 +54,7 @@ CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('dcg: k must be 
 --
 -- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
 CREATE OR REPLACE MACRO idcg(l, k := NULL, gain := 'linear', discount := 'log2', ideal_cut := 'k') AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('idcg: k must be NULL or a positive integer') WHEN gain IS NULL OR lower(gain) NOT IN ('linear', 'exp') THEN error('idcg: gain must be one of linear, exp') WHEN discount IS NULL OR lower(discount) NOT IN ('log2', 'jarvelin') THEN error('idcg: discount must be one of log2, jarvelin') WHEN ideal_cut IS NULL OR lower(ideal_cut) NOT IN ('k', 'list') THEN error('idcg: ideal_cut must be one of k, list') ELSE COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (lower(ideal_cut) = 'k') THEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END ELSE (CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END AND (i1 <= len(l))) END THEN (CAST(CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN LOG2((i1 + CAST(1.0 AS DOUBLE))) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE LOG2(i1) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END;
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('idcg: k must be NULL or a positive integer') WHEN gain IS NULL OR lower(gain) NOT IN ('linear', 'exp') THEN error('idcg: gain must be one of linear, exp') WHEN discount IS NULL OR lower(discount) NOT IN ('log2', 'jarvelin') THEN error('idcg: discount must be one of log2, jarvelin') WHEN ideal_cut IS NULL OR lower(ideal_cut) NOT IN ('k', 'list') THEN error('idcg: ideal_cut must be one of k, list') ELSE COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (lower(ideal_cut) = 'k') THEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END ELSE (CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END AND (i1 <= len(l))) END THEN (CAST(CASE WHEN (CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN LOG2((i1 + CAST(1.0 AS DOUBLE))) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE LOG2(i1) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END;
 
 -- ===== ndcg.sql =====
 -- ndcg: Normalised DCG of a ranked list: DCG@k / IDCG@k, the ideal being the list sorted.
@@ -73,7 +73,7 @@ CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('idcg: k must be
 --
 -- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
 CREATE OR REPLACE MACRO ndcg(l, k := NULL, gain := 'linear', discount := 'log2', ideal_cut := 'k') AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('ndcg: k must be NULL or a positive integer') WHEN gain IS NULL OR lower(gain) NOT IN ('linear', 'exp') THEN error('ndcg: gain must be one of linear, exp') WHEN discount IS NULL OR lower(discount) NOT IN ('log2', 'jarvelin') THEN error('ndcg: discount must be one of log2, jarvelin') WHEN ideal_cut IS NULL OR lower(ideal_cut) NOT IN ('k', 'list') THEN error('ndcg: ideal_cut must be one of k, list') ELSE CASE WHEN (COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (lower(ideal_cut) = 'k') THEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END ELSE (CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END AND (i1 <= len(l))) END THEN (CAST(CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN LOG2((i1 + CAST(1.0 AS DOUBLE))) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE LOG2(i1) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END THEN (CAST(CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN LOG2((i1 + CAST(1.0 AS DOUBLE))) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE LOG2(i1) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (lower(ideal_cut) = 'k') THEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END ELSE (CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END AND (i1 <= len(l))) END THEN (CAST(CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN LOG2((i1 + CAST(1.0 AS DOUBLE))) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE LOG2(i1) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) ELSE CAST(0.0 AS DOUBLE) END END;
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('ndcg: k must be NULL or a positive integer') WHEN gain IS NULL OR lower(gain) NOT IN ('linear', 'exp') THEN error('ndcg: gain must be one of linear, exp') WHEN discount IS NULL OR lower(discount) NOT IN ('log2', 'jarvelin') THEN error('ndcg: discount must be one of log2, jarvelin') WHEN ideal_cut IS NULL OR lower(ideal_cut) NOT IN ('k', 'list') THEN error('ndcg: ideal_cut must be one of k, list') ELSE CASE WHEN (COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (lower(ideal_cut) = 'k') THEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END ELSE (CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END AND (i1 <= len(l))) END THEN (CAST(CASE WHEN (CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN LOG2((i1 + CAST(1.0 AS DOUBLE))) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE LOG2(i1) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END THEN (CAST(CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN LOG2((i1 + CAST(1.0 AS DOUBLE))) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE LOG2(i1) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (lower(ideal_cut) = 'k') THEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END ELSE (CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END AND (i1 <= len(l))) END THEN (CAST(CASE WHEN (CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN LOG2((i1 + CAST(1.0 AS DOUBLE))) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE LOG2(i1) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) ELSE CAST(0.0 AS DOUBLE) END END;
 
 -- ===== ap.sql =====
 -- ap: Average precision of a ranked list; R is the number of relevant grades in the list.
@@ -111,7 +111,7 @@ CREATE OR REPLACE MACRO rr(l, k := NULL, rel := NULL) AS
 CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('rr: k must be NULL or a positive integer') ELSE COALESCE(list_max(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN (CAST(CAST(1.0 AS DOUBLE) AS DOUBLE) / i1) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END;
 
 -- ===== p.sql =====
--- p: Precision at k of a ranked list.
+-- p: Precision at k of a ranked list (``relative=True``: divided by min(k, R), trec_eval's relative_P).
 -- Formula: P@k = relevant items among the first k / k (missing positions count as non-relevant).
 --
 -- p(l, k := NULL, rel := NULL)
@@ -181,20 +181,21 @@ CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('success: k must
 CREATE OR REPLACE MACRO hit(l, k := NULL, rel := NULL) AS success(l, k := k, rel := rel);
 
 -- ===== rprec.sql =====
--- rprec: R-precision: precision at R, the number of relevant grades in the list.
+-- rprec: R-precision: precision at R, the number of relevant grades in the list (``mult``: at floor(mult R + 0.9)).
 -- Formula: R-precision = relevant items among the first R / R (even when the list is shorter).
 --
--- rprec(l, rel := NULL)
+-- rprec(l, rel := NULL, mult := 1.0)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
 --      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
 --   rel: relevant means grade >= rel; default: grade > 0.
+--   mult: multiple of R at which precision is taken (trec_eval Rprec_mult).
 --
 -- Example: SELECT model, query, rprec(list(relevance ORDER BY position)) AS rprec
 --          FROM logs GROUP BY ALL;
 --
 -- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO rprec(l, rel := NULL) AS
-CASE WHEN (COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND (i1 <= COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: CASE WHEN CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0))) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) ELSE CAST(0.0 AS DOUBLE) END;
+CREATE OR REPLACE MACRO rprec(l, rel := NULL, mult := 1.0) AS
+CASE WHEN mult IS NULL OR mult < 0 THEN error('rprec: mult must be >= 0') ELSE CASE WHEN (CAST(FLOOR(((mult * COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) + CAST(0.9 AS DOUBLE))) AS DOUBLE) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND (i1 <= ((mult * COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: CASE WHEN CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) + CAST(0.9 AS DOUBLE)))) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CAST(FLOOR(((mult * COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) + CAST(0.9 AS DOUBLE))) AS DOUBLE)) ELSE CAST(0.0 AS DOUBLE) END END;
 
 -- ===== bpref.sql =====
 -- bpref: bpref of a ranked list whose every item is judged (negative grades: unjudged).
@@ -231,7 +232,7 @@ CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('err: k must be 
 
 -- ===== rbp.sql =====
 -- rbp: Rank-biased precision of a ranked list.
--- Formula: RBP(p)@k = (1 - p) * sum over relevant i <= k of p^(i-1) (binary, no residual).
+-- Formula: RBP(p)@k = (1 - p) * sum over i <= k of gain_i * p^(i-1) (no residual: see ``rbp_resid``).
 --
 -- rbp(l, k := NULL, p := 0.8, rel := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
@@ -262,6 +263,22 @@ CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('rbp: k must be 
 -- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
 CREATE OR REPLACE MACRO judged(l, k := NULL) AS
 CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('judged: k must be NULL or a positive integer') ELSE CASE WHEN (CASE WHEN (k IS NULL) THEN len(l) ELSE LEAST(len(l), k) END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (k IS NULL) THEN len(l) ELSE LEAST(len(l), k) END) ELSE CAST(0.0 AS DOUBLE) END END;
+
+-- ===== unj.sql =====
+-- unj: Share of unjudged (null or negative) grades among the first k; missing positions are judged.
+-- Formula: unj@k = unjudged documents among the first k / k (trec_eval ``unj``).
+--
+-- unj(l, k := NULL)
+--   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
+--      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--   k: cutoff (a positive integer); NULL = the whole list.
+--
+-- Example: SELECT model, query, unj(list(relevance ORDER BY position), 10) AS unj
+--          FROM logs GROUP BY ALL;
+--
+-- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO unj(l, k := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('unj: k must be NULL or a positive integer') ELSE CASE WHEN (k IS NULL) THEN CASE WHEN (len(l) > CAST(0.0 AS DOUBLE)) THEN (CAST((len(l) - COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND TRUE) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) AS DOUBLE) / len(l)) ELSE CAST(0.0 AS DOUBLE) END ELSE (CAST((LEAST(len(l), k) - COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND (i1 <= k)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) AS DOUBLE) / k) END END;
 
 -- ===== tables.sql =====
 -- rank_eval / rank_eval_per_query: evaluate a whole ranking log with the scalar macros.

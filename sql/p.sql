@@ -1,4 +1,4 @@
--- p: Precision at k of a ranked list.
+-- p: Precision at k of a ranked list (``relative=True``: divided by min(k, R), trec_eval's relative_P).
 -- Formula: P@k = relevant items among the first k / k (missing positions count as non-relevant).
 --
 -- p(l, k := NULL, rel := NULL)

@@ -1,5 +1,5 @@
 -- rbp: Rank-biased precision of a ranked list.
--- Formula: RBP(p)@k = (1 - p) * sum over relevant i <= k of p^(i-1) (binary, no residual).
+-- Formula: RBP(p)@k = (1 - p) * sum over i <= k of gain_i * p^(i-1) (no residual: see ``rbp_resid``).
 --
 -- rbp(l, k := NULL, p := 0.8, rel := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);

@@ -1,14 +1,15 @@
--- rprec: R-precision: precision at R, the number of relevant grades in the list.
+-- rprec: R-precision: precision at R, the number of relevant grades in the list (``mult``: at floor(mult R + 0.9)).
 -- Formula: R-precision = relevant items among the first R / R (even when the list is shorter).
 --
--- rprec(l, rel := NULL)
+-- rprec(l, rel := NULL, mult := 1.0)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
 --      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
 --   rel: relevant means grade >= rel; default: grade > 0.
+--   mult: multiple of R at which precision is taken (trec_eval Rprec_mult).
 --
 -- Example: SELECT model, query, rprec(list(relevance ORDER BY position)) AS rprec
 --          FROM logs GROUP BY ALL;
 --
 -- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO rprec(l, rel := NULL) AS
-CASE WHEN (COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND (i1 <= COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: CASE WHEN CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0))) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) ELSE CAST(0.0 AS DOUBLE) END;
+CREATE OR REPLACE MACRO rprec(l, rel := NULL, mult := 1.0) AS
+CASE WHEN mult IS NULL OR mult < 0 THEN error('rprec: mult must be >= 0') ELSE CASE WHEN (CAST(FLOOR(((mult * COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) + CAST(0.9 AS DOUBLE))) AS DOUBLE) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND (i1 <= ((mult * COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: CASE WHEN CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) + CAST(0.9 AS DOUBLE)))) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CAST(FLOOR(((mult * COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) + CAST(0.9 AS DOUBLE))) AS DOUBLE)) ELSE CAST(0.0 AS DOUBLE) END END;

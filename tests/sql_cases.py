@@ -15,6 +15,11 @@ ALL_METRICS = [
     "ap", "ap@3", "ap(denom=min)@2", "ap(rel=2)", "rr", "rr@2", "rr(rel=2)", "p", "p@3", "p(rel=2)@5",
     "r", "r@3", "f1@3", "f1", "success@1", "success(rel=2)@3", "rprec", "rprec(rel=2)", "bpref",
     "bpref(rel=2)@4", "err", "err@3", "err(max=4)@5", "rbp", "rbp(p=0.5)@3", "rbp(rel=2)", "judged", "judged@3",
+    # trec_eval's set, part A
+    "num_q", "num_ret", "num_rel", "num_rel(rel=2)", "num_rel_ret", "num_nonrel_judged_ret", "gm_map", "gm_bpref",
+    "iprec(recall=0.3)", "iprec(recall=0, rel=2)", "11pt_avg", "11pt_avg(levels=0.2;0.5)", "p(relative=true)@3",
+    "set_p", "set_p(relative=true)", "set_r", "set_f(beta=0.5)", "set_ap", "utility",
+    "utility(a=2, c=-1, d=0.5, docs=100)", "rprec(mult=0.6)", "rprec(mult=2)", "unj", "unj@3",
 ]
 # Only cutoff metrics: the plan then cuts the run at the deepest k before anything else.
 CUT_METRICS = ["ndcg@3", "ap@2", "p@2", "rr@3", "err@2", "bpref@3", "judged@2", "idcg(ideal_cut=list)@2", "f1@2"]

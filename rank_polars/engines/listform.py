@@ -1,6 +1,6 @@
 """Compile a metric spec to one Polars expression over a ranked list of grades.
 
-This is the ``ranking`` namespace's engine: the expression reduces a column (already in
+This is the engine of :mod:`rank_polars.exprs` and the ``ranking`` namespace: the expression reduces a column (already in
 ranked order, e.g. ``pl.col("relevance").sort_by("position")``) to one value, so it works
 in ``select`` over a whole frame and in ``group_by(...).agg(...)`` per group.  The list
 carries its own judgments: the ideal ranking is the list sorted by grade, R counts its

@@ -33,14 +33,16 @@ from typing import Any, Callable, Sequence
 from .. import _dsl as d
 from .. import exprs
 from ..measures import REGISTRY
-from ..measures.base import Measure
+from ..measures.base import Measure, flag
 
 LIST = "l"
 GRADES = f"CAST({LIST} AS DOUBLE[])"
 IDEAL = f"list_sort({GRADES}, 'DESC', 'NULLS LAST')"
 
 # Sentinels stand for numeric macro arguments while the spec builds its tree.
-_SENTINELS: dict[str, float] = {"k": 987654321, "rel": 98765.4321, "max": 87654.3219, "p": 0.1234567891}
+_SENTINELS: dict[str, float] = {
+    "k": 987654321, "rel": 98765.4321, "max": 87654.3219, "p": 0.1234567891, "mult": 76543.2198,
+}
 
 # Scalar macros, in file order: the macro name, and aliases.  The formula and the arguments
 # come from the function of the same name in rank_polars.exprs ("p" is exprs.precision:
@@ -49,7 +51,7 @@ _EXPRS = {"p": "precision"}
 SCALAR: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cg", ()), ("dcg", ()), ("idcg", ()), ("ndcg", ()), ("ap", ()), ("rr", ()),
     ("p", ()), ("recall", ()), ("f1", ()), ("success", ("hit",)), ("rprec", ()),
-    ("bpref", ()), ("err", ()), ("rbp", ()), ("judged", ()),
+    ("bpref", ()), ("err", ()), ("rbp", ()), ("judged", ()), ("unj", ()),
 )
 
 
@@ -111,6 +113,8 @@ class Option:
             return ("p IS NULL OR p <= 0 OR p >= 1", f"{macro}: p must be in (0, 1)")
         if n == "max":
             return ("max IS NOT NULL AND max <= 0", f"{macro}: max must be NULL or > 0")
+        if n == "mult":
+            return ("mult IS NULL OR mult < 0", f"{macro}: mult must be >= 0")
         return None
 
 
@@ -123,7 +127,11 @@ def options(func: Callable[..., Any], measure: type[Measure]) -> list[Option]:
             out.append(Option("k", None, (None, _SENTINELS["k"])))
             continue
         spec = measure.PARAMS[name]
-        if spec.choices is not None:
+        if spec.dtype is flag:
+            # a boolean switch between two metrics (p's relative=): the macro is the default one,
+            # keeping macro defaults to numbers, strings and NULL
+            continue
+        elif spec.choices is not None:
             out.append(Option(name, default, tuple(spec.choices), spec.choices))
         elif name in _SENTINELS:
             values = ((None,) if default is None else ()) + (_SENTINELS[name],)

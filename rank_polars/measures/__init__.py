@@ -59,22 +59,23 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Sequence, Union
+from typing import Any, Callable, Sequence, Union
 
 from ..errors import MetricNameError
 from .ap import AP
 from .base import Measure, Param
+from .counts import NumNonrelJudgedRet, NumQ, NumRel, NumRelRet, NumRet, Unjudged
 from .dcg import CG, DCG, IDCG, NDCG
-from .gain import RNDCG, G, BinG, NDCGRel
-from .infap import InfAP
+from .gm import GMAP, GMBpref
+from .iprec import IPrec, IPrecAvg
 from .others import ERR, RBP, Bpref, Judged
-from .rbp_resid import RBPResid
 from .rr import RR
 from .set_based import F1, Precision, Recall, RPrecision, Success
+from .sets import SetAP, SetF, SetP, SetR, Utility
 
 MEASURES: tuple[type[Measure], ...] = (
-    CG, DCG, IDCG, NDCG, AP, RR, Precision, Recall, F1, Success, RPrecision, Bpref, ERR, RBP, Judged,
-    InfAP, G, BinG, NDCGRel, RNDCG, RBPResid,  # part B
+    CG, DCG, IDCG, NDCG, AP, GMAP, RR, Precision, Recall, F1, Success, RPrecision, Bpref, GMBpref, ERR, RBP, Judged,
+    IPrec, IPrecAvg, SetP, SetR, SetF, SetAP, Utility, NumQ, NumRet, NumRel, NumRelRet, NumNonrelJudgedRet, Unjudged,
 )
 
 REGISTRY: dict[str, type[Measure]] = {}
@@ -84,9 +85,43 @@ for _cls in MEASURES:
 
 MetricLike = Union[str, Measure]
 
-_NAME = re.compile(r"^\s*([a-z][a-z0-9_\-]*)\s*(?:\((.*)\))?\s*(?:@\s*([^\s]+))?\s*$", re.IGNORECASE)
-_TREC = re.compile(r"^(p|recall|ndcg_cut|map_cut|success|judged)_(\d+)$")
-_TREC_NAMES = {"p": "p", "recall": "r", "ndcg_cut": "ndcg", "map_cut": "ap", "success": "success", "judged": "judged"}
+_NAME = re.compile(r"^\s*([a-z0-9][a-z0-9_.\-]*)\s*(?:\((.*)\))?\s*(?:@\s*([^\s]+))?\s*$", re.IGNORECASE)
+_NUMBER = r"(\d+(?:\.\d*)?|\.\d+)"
+_SIGNED = r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))"
+_CUT = {"p": "p", "recall": "r", "ndcg_cut": "ndcg", "map_cut": "ap", "success": "success", "judged": "judged", "unj": "unj"}
+
+# Spellings that carry parameters in the name: trec_eval's printed names (with the parameters
+# trec_eval prints after a measure given some, e.g. ``utility_2,-1,0,0``) and ir_measures'
+# SetRelP.  Each gives (registered name, parameters, cutoff).
+Spelling = Callable[["re.Match[str]"], tuple[str, dict[str, Any], "str | None"]]
+_SPELLINGS: tuple[tuple[re.Pattern[str], Spelling], ...] = (
+    (re.compile(r"(p|recall|ndcg_cut|map_cut|success|judged|unj)_(\d+)"), lambda m: (_CUT[m[1]], {}, m[2])),
+    (re.compile(r"relative_p_(\d+)"), lambda m: ("p", {"relative": True}, m[1])),
+    (re.compile(r"iprec_at_recall_" + _NUMBER), lambda m: ("iprec", {"recall": m[1]}, None)),
+    (re.compile(r"rprec_mult_" + _NUMBER), lambda m: ("rprec", {"mult": m[1]}, None)),
+    (re.compile(r"set_relative_p|setrelp"), lambda m: ("set_p", {"relative": True}, None)),
+    (re.compile(r"set_f_" + _NUMBER), lambda m: ("set_f", {"beta": m[1]}, None)),
+    (re.compile(r"utility_" + ",".join([_SIGNED] * 4)), lambda m: ("utility", dict(zip("abcd", m.groups())), None)),
+    (re.compile(r"11pt_avg_(" + _NUMBER + r"(?:," + _NUMBER + r")*)"),
+     lambda m: ("11pt_avg", {"levels": m[1].replace(",", ";")}, None)),
+)
+
+
+def _spelled(name: str) -> tuple[str, dict[str, Any], str | None] | None:
+    for pattern, spelling in _SPELLINGS:
+        spelled = pattern.fullmatch(name.lower())
+        if spelled:
+            return spelling(spelled)
+    return None
+
+
+# ir_measures' parameter names -> ours, with its values translated where the words differ.
+_PARAM_SYNONYMS: dict[tuple[type[Measure], str], tuple[str, dict[str, str]]] = {
+    (NDCG, "dcg"): ("gain", {"log2": "linear", "exp-log2": "exp"}),
+}
+# ir_measures' measures that become another of ours with a parameter: NumRet(rel=1) counts
+# the relevant retrieved documents.
+_CLASS_BY_PARAM: dict[tuple[type[Measure], str], type[Measure]] = {(NumRet, "rel"): NumRelRet}
 
 
 def parse(metric: MetricLike) -> Measure:
@@ -97,34 +132,59 @@ def parse(metric: MetricLike) -> Measure:
     ndcg(gain=exp)@10
     >>> parse("P_5"), parse("MAP"), parse("rbp(p=0.8)")
     (p@5, ap, rbp)
+    >>> parse("iprec_at_recall_0.10"), parse("Rprec_mult_0.20"), parse("relative_P_5"), parse("set_F")
+    (iprec(recall=0.1), rprec(mult=0.2), p(relative=true)@5, set_f)
+    >>> parse("nDCG(dcg='exp-log2')@10"), parse("IPrec@0.5"), parse("RR(cutoff=10)"), parse("SetRelP")
+    (ndcg(gain=exp)@10, iprec(recall=0.5), rr@10, set_p(relative=true))
+    >>> parse("NumRet(rel=1)"), parse("utility_2,-1,0,0"), parse("11pt_avg_.25,.5,.75")
+    (num_rel_ret(rel=1), utility(a=2), 11pt_avg(levels=0.25;0.5;0.75))
     """
     if isinstance(metric, Measure):
         return metric
     if not isinstance(metric, str):
         raise MetricNameError(f"a metric is a name or a spec, got {type(metric).__name__}: {metric!r}")
-    m = _NAME.match(metric)
+    whole = _spelled(metric.strip())  # a printed name with its parameters: utility_2,-1,0,0
+    m = _NAME.match("x" if whole else metric)
     if not m:
         raise MetricNameError(f"cannot parse metric name {metric!r}; expected NAME[(PARAM=VALUE, ...)][@K]")
     base, args, cutoff = m.group(1).lower(), m.group(2), m.group(3)
-    trec = _TREC.match(base)
-    if trec and cutoff is None:
-        base, cutoff = _TREC_NAMES[trec.group(1)], trec.group(2)
+    params: dict[str, object] = {}
+    spelled = whole or _spelled(base)
+    if spelled:
+        base, params, at = spelled
+        if at is not None and cutoff is not None:
+            raise MetricNameError(f"{metric!r}: the cutoff is given twice")
+        cutoff = cutoff if at is None else at
     cls = REGISTRY.get(base)
     if cls is None:
         close = difflib.get_close_matches(base, list(REGISTRY), n=3, cutoff=0.5)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise MetricNameError(f"unknown metric {metric!r}{hint} Known: {', '.join(sorted(c.NAME for c in MEASURES))}")
-    params: dict[str, object] = {}
+    given: set[str] = set()
     for part in filter(None, (a.strip() for a in (args or "").split(","))):
         key, sep, value = part.partition("=")
         if not sep:
             raise MetricNameError(f"{metric!r}: parameter {part!r} should be written NAME=VALUE")
-        key = key.strip().lower()
-        if key in params:
+        key, value = key.strip().lower(), value.strip().strip("'\"")
+        if (cls, key) in _PARAM_SYNONYMS:
+            key, words = _PARAM_SYNONYMS[(cls, key)]
+            value = words.get(value.lower(), value)
+        if key in given or key in params:
             raise MetricNameError(f"{metric!r}: parameter {key!r} given twice")
-        params[key] = value.strip().strip("'\"")
+        given.add(key)
+        cls = _CLASS_BY_PARAM.get((cls, key), cls)
+        if key in ("cutoff", "k"):  # ir_measures: RR(cutoff=10) is RR@10; ndcg(k=3) is ndcg@3
+            if cutoff is not None:
+                raise MetricNameError(f"{metric!r}: the cutoff is given twice")
+            cutoff = value
+        else:
+            params[key] = value
     k: int | None = None
-    if cutoff is not None:
+    if cutoff is not None and cls.AT_PARAM is not None:
+        if cls.AT_PARAM in params:
+            raise MetricNameError(f"{metric!r}: parameter {cls.AT_PARAM!r} given twice")
+        params[cls.AT_PARAM] = cutoff
+    elif cutoff is not None:
         if not re.fullmatch(r"[+-]?\d+", cutoff):
             raise MetricNameError(f"{metric!r}: cutoff k must be a positive integer, got {cutoff!r}")
         k = int(cutoff)

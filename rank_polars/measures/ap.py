@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .. import _dsl as d
 from .base import REL, Measure, Param
-
-if TYPE_CHECKING:
-    import polars as pl
-    from polars._typing import IntoExpr
 
 DENOM = Param(
     str, "r", "'r': divide by R, all relevant judgments (trec_eval); 'min': by min(R, k) (Kaggle apk, Spark)", ("r", "min")
@@ -33,25 +27,3 @@ class AP(Measure):
         if self.params["denom"] == "min" and self.k is not None:
             r = d.least(r, float(self.k))
         return d.safe_div(total, r)
-
-
-def ap(
-    relevance: IntoExpr, k: int | None = None, *, rel: float | None = None, denom: str = "r"
-) -> pl.Expr:
-    """Average precision of a ranked list; R is the number of relevant grades in the list.
-
-    Examples
-    --------
-    >>> import polars as pl, rank_polars as rp
-    >>> df = pl.DataFrame({"relevance": [1, 0, 1, 1, 0, 1, 0, 0]})
-    >>> df.select(rp.exprs.ap("relevance", 8))
-    shape: (1, 1)
-    ┌──────────┐
-    │ ap@8     │
-    │ ---      │
-    │ f64      │
-    ╞══════════╡
-    │ 0.770833 │
-    └──────────┘
-    """
-    return AP(k, rel=rel, denom=denom).expr(relevance)

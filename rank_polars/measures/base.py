@@ -1,22 +1,47 @@
 """Metric specs: immutable objects with declared parameters, read by every engine.
 
 A spec says *what* a metric is, as one formula in :mod:`rank_polars._dsl`:
-:meth:`Measure.value` gives the per-query value and :meth:`Measure.contributes` which rows
-of a ranking can change it.  The engines (:mod:`rank_polars.engines`) decide *how* to compute it.
+:meth:`Measure.value` gives the per-query value, :meth:`Measure.contributes` which rows
+of a ranking can change it, and ``AGGREGATE`` how the per-query values combine into one
+number per group.  The engines (:mod:`rank_polars.engines`) decide *how* to compute it; a spec
+imports no engine (the list form lives in :mod:`rank_polars.exprs`).
 """
 
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from .. import _dsl as d
 from ..errors import MetricNameError
 
-if TYPE_CHECKING:
-    import polars as pl
-    from polars._typing import IntoExpr
+Aggregate = Literal["mean", "sum", "gmean"]
+
+GM_FLOOR = 1e-5
+"""trec_eval's floor under a geometric mean (``MIN_GEO_MEAN``): ``exp(mean(ln(max(x, 1e-5))))``."""
+
+
+def flag(value: Any) -> bool:
+    """A boolean parameter from a name (``true``/``false``, ``1``/``0``, any case) or a bool."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise ValueError(value)
+
+
+def levels(value: Any) -> tuple[float, ...]:
+    """A list of numbers from ``"0.25;0.5;0.75"`` (``;``-separated: ``,`` separates parameters)
+    or a sequence of numbers."""
+    parts = value.split(";") if isinstance(value, str) else list(value)
+    out = tuple(float(v) for v in parts if not (isinstance(v, str) and not v.strip()))
+    if not out:
+        raise ValueError(value)
+    return out
 
 
 @dataclass(frozen=True)
@@ -84,6 +109,12 @@ class Measure:
     PARAMS: ClassVar[dict[str, Param]] = {}
     SUPPORTS_CUTOFF: ClassVar[bool] = True
     DOC: ClassVar[str] = ""
+    #: How ``evaluate`` combines the per-query values of a group (trec_eval's 'all' line):
+    #: ``"mean"``; ``"sum"`` (the ``num_*`` counts); ``"gmean"``, the geometric mean of the
+    #: values floored at :data:`GM_FLOOR` (``gm_map``, ``gm_bpref``).
+    AGGREGATE: ClassVar[Aggregate] = "mean"
+    #: The parameter that ``NAME@x`` sets when it is not a rank cutoff (``iprec@0.5``: recall).
+    AT_PARAM: ClassVar[str | None] = None
 
     def __init__(self, k: int | None = None, **params: Any) -> None:
         if k is not None:
@@ -116,6 +147,15 @@ class Measure:
 
     def _check(self, params: dict[str, Any]) -> None:
         """Validate parameter combinations; subclasses raise MetricNameError."""
+
+    def replace(self, **params: Any) -> Measure:
+        """The same metric with some parameters changed, e.g. ``spec.replace(rel=2)`` (trec_eval ``-l2``).
+
+        >>> from rank_polars.measures import parse
+        >>> parse("P_5").replace(rel=2)
+        p(rel=2)@5
+        """
+        return type(self)(self.k, **{**self.params, **params})
 
     # -- identity ------------------------------------------------------------------------
     @property
@@ -184,15 +224,12 @@ class Measure:
     def hits_at_k(self) -> d.Node:
         return d.row_sum(d.ind(self.relevant() & self.in_cutoff()))
 
-    # -- Polars list form ------------------------------------------------------------------
-    def expr(self, relevance: IntoExpr) -> pl.Expr:
-        """This metric over one ranked list of grades (for ``group_by(...).agg(...)``)."""
-        from ..engines.listform import list_expr
-
-        return list_expr(self, relevance)
-
 
 def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, tuple):
+        return ";".join(_fmt(x) for x in v)
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
     return str(v)

@@ -13,8 +13,6 @@ Spellings (for the trec_eval name table): ``ndcg.1=3,2=9,4=4.5`` -> ``ndcg(gains
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .. import _dsl as d
 from .base import DISCOUNT, GAIN, IDEAL, IDEAL_CUT, Measure
 from .gain_map import GAINS, ideal_rank, mapped_gain, nonzero, positive
@@ -35,10 +33,6 @@ class _GainMapped(Measure):
 
     def contributes(self) -> d.Node:
         return nonzero(self.row_gain()) if self.params.get("gains") else d.GRADE > 0
-
-if TYPE_CHECKING:
-    import polars as pl
-    from polars._typing import IntoExpr
 
 
 class CG(Measure):
@@ -95,102 +89,3 @@ class NDCG(_GainMapped):
         dcg = DCG(self.k, gain=p["gain"], discount=p["discount"], gains=p["gains"]).value()
         idcg = IDCG(self.k, **p).value()
         return d.safe_div(dcg, idcg)
-
-
-def cg(relevance: IntoExpr, k: int | None = None, *, gain: str = "linear") -> pl.Expr:
-    """Cumulative gain of the first ``k`` grades of a ranked list (all of them without ``k``).
-
-    Examples
-    --------
-    >>> import polars as pl, rank_polars as rp
-    >>> df = pl.DataFrame({"list": [1, 1, 1, 2, 2, 2],
-    ...                    "relevance": [0.99, 0.91, 0.83, 0.99, 0.94, 0.88]})
-    >>> df.group_by("list", maintain_order=True).agg(rp.exprs.cg("relevance").round(2))
-    shape: (2, 2)
-    ┌──────┬──────┐
-    │ list ┆ cg   │
-    │ ---  ┆ ---  │
-    │ i64  ┆ f64  │
-    ╞══════╪══════╡
-    │ 1    ┆ 2.73 │
-    │ 2    ┆ 2.81 │
-    └──────┴──────┘
-    """
-    return CG(k, gain=gain).expr(relevance)
-
-
-def dcg(
-    relevance: IntoExpr, k: int | None = None, *, gain: str = "linear", discount: str = "log2"
-) -> pl.Expr:
-    """Discounted cumulative gain: sum of gain(rel_i) / log2(i + 1) over the first ``k`` items.
-
-    Examples
-    --------
-    >>> import polars as pl, rank_polars as rp
-    >>> df = pl.DataFrame({"relevance": [0.99, 0.94, 0.88]})
-    >>> df.select(rp.exprs.dcg("relevance", 3))
-    shape: (1, 1)
-    ┌──────────┐
-    │ dcg@3    │
-    │ ---      │
-    │ f64      │
-    ╞══════════╡
-    │ 2.023074 │
-    └──────────┘
-    """
-    return DCG(k, gain=gain, discount=discount).expr(relevance)
-
-
-def idcg(
-    relevance: IntoExpr,
-    k: int | None = None,
-    *,
-    gain: str = "linear",
-    discount: str = "log2",
-    ideal_cut: str = "k",
-) -> pl.Expr:
-    """Ideal DCG: the DCG of the list's own grades sorted in descending order.
-
-    Examples
-    --------
-    >>> import polars as pl, rank_polars as rp
-    >>> pl.DataFrame({"relevance": [0, 1, 3]}).select(rp.exprs.idcg("relevance", 2))
-    shape: (1, 1)
-    ┌─────────┐
-    │ idcg@2  │
-    │ ---     │
-    │ f64     │
-    ╞═════════╡
-    │ 3.63093 │
-    └─────────┘
-    """
-    return IDCG(k, gain=gain, discount=discount, ideal_cut=ideal_cut).expr(relevance)
-
-
-def ndcg(
-    relevance: IntoExpr,
-    k: int | None = None,
-    *,
-    gain: str = "linear",
-    discount: str = "log2",
-    ideal_cut: str = "k",
-) -> pl.Expr:
-    """Normalised DCG of a ranked list: DCG@k / IDCG@k, the ideal being the list sorted.
-
-    0 when the list has no positive grade (IDCG = 0).
-
-    Examples
-    --------
-    >>> import polars as pl, rank_polars as rp
-    >>> df = pl.DataFrame({"relevance": [0.99, 0.94, 0.74, 0.88, 0.71, 0.68]})
-    >>> df.select(rp.exprs.ndcg("relevance", 5))
-    shape: (1, 1)
-    ┌──────────┐
-    │ ndcg@5   │
-    │ ---      │
-    │ f64      │
-    ╞══════════╡
-    │ 0.996291 │
-    └──────────┘
-    """
-    return NDCG(k, gain=gain, discount=discount, ideal_cut=ideal_cut).expr(relevance)

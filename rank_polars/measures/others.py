@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import _dsl as d
 from ..errors import MetricNameError
 from .base import REL, Measure, Param
-
-if TYPE_CHECKING:
-    import polars as pl
-    from polars._typing import IntoExpr
 
 
 class Bpref(Measure):
@@ -117,79 +113,3 @@ class Judged(Measure):
 
     def contributes(self) -> d.Node:
         return d.JUDGED
-
-
-def bpref(relevance: IntoExpr, *, rel: float | None = None) -> pl.Expr:
-    """bpref of a ranked list whose every item is judged (negative grades: unjudged).
-
-    Examples
-    --------
-    >>> import polars as pl, rank_polars as rp
-    >>> pl.DataFrame({"relevance": [0, 1, 0, 1]}).select(rp.exprs.bpref("relevance"))
-    shape: (1, 1)
-    ┌───────┐
-    │ bpref │
-    │ ---   │
-    │ f64   │
-    ╞═══════╡
-    │ 0.25  │
-    └───────┘
-    """
-    return Bpref(rel=rel).expr(relevance)
-
-
-def err(relevance: IntoExpr, k: int | None = None, *, max: float | None = None) -> pl.Expr:
-    """Expected reciprocal rank of a ranked list of grades.
-
-    Examples
-    --------
-    >>> import polars as pl, rank_polars as rp
-    >>> pl.DataFrame({"relevance": [0, 1, 2]}).select(rp.exprs.err("relevance", max=4))
-    shape: (1, 1)
-    ┌────────────┐
-    │ err(max=4) │
-    │ ---        │
-    │ f64        │
-    ╞════════════╡
-    │ 0.089844   │
-    └────────────┘
-    """
-    return ERR(k, max=max).expr(relevance)
-
-
-def rbp(relevance: IntoExpr, k: int | None = None, *, p: float = 0.8, rel: float | None = None) -> pl.Expr:
-    """Rank-biased precision of a ranked list.
-
-    Examples
-    --------
-    >>> import polars as pl, rank_polars as rp
-    >>> pl.DataFrame({"relevance": [1, 0, 1]}).select(rp.exprs.rbp("relevance", p=0.5))
-    shape: (1, 1)
-    ┌────────────┐
-    │ rbp(p=0.5) │
-    │ ---        │
-    │ f64        │
-    ╞════════════╡
-    │ 0.625      │
-    └────────────┘
-    """
-    return RBP(k, p=p, rel=rel).expr(relevance)
-
-
-def judged(relevance: IntoExpr, k: int | None = None) -> pl.Expr:
-    """Share of the first k items that are judged (null or negative grade: unjudged).
-
-    Examples
-    --------
-    >>> import polars as pl, rank_polars as rp
-    >>> pl.DataFrame({"relevance": [1, None, 0, -1]}).select(rp.exprs.judged("relevance", 4))
-    shape: (1, 1)
-    ┌──────────┐
-    │ judged@4 │
-    │ ---      │
-    │ f64      │
-    ╞══════════╡
-    │ 0.5      │
-    └──────────┘
-    """
-    return Judged(k).expr(relevance)

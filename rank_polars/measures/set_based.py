@@ -2,28 +2,31 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from .. import _dsl as d
-from .base import REL, Measure
+from ..errors import MetricNameError
+from .base import REL, Measure, Param, flag
 
-if TYPE_CHECKING:
-    import polars as pl
-    from polars._typing import IntoExpr
+RELATIVE = Param(flag, False, "divide by min(k, R) instead of k: the best precision possible (trec_eval relative_P)")
 
 
 class Precision(Measure):
     """P@k = relevant items among the first k / k (missing positions count as non-relevant).
 
-    Without k: relevant items / length of the list (trec_eval ``set_P``).
+    Without k: relevant items / length of the list (trec_eval ``set_P``).  With
+    ``relative=true`` the divisor is min(k, R), or min(length, R) without k: trec_eval's
+    ``relative_P`` and ``set_relative_P`` (0 when R = 0).
     """
 
     NAME = "p"
     ALIASES = ("precision",)
-    PARAMS = {"rel": REL}
+    PARAMS = {"rel": REL, "relative": RELATIVE}
 
     def value(self) -> d.Node:
-        den = float(self.k) if self.k is not None else d.N_RET
+        den: d.Node | float = float(self.k) if self.k is not None else d.N_RET
+        if self.params["relative"]:
+            den = d.least(den, self.n_relevant())
         return d.safe_div(self.hits_at_k(), den)
 
 
@@ -62,113 +65,24 @@ class Success(Measure):
 
 
 class RPrecision(Measure):
-    """R-precision = relevant items among the first R / R (even when the list is shorter)."""
+    """R-precision = relevant items among the first R / R (even when the list is shorter).
+
+    With ``mult``: precision at c = floor(mult R + 0.9) documents, trec_eval's
+    ``Rprec_mult_<mult>`` (its C ``(long)(mult * R + 0.9)``); 0 when c = 0.
+    """
 
     NAME = "rprec"
-    ALIASES = ("r_precision", "r-precision")
-    PARAMS = {"rel": REL}
+    ALIASES = ("r_precision", "r-precision", "rprec_mult")
+    PARAMS = {"rel": REL, "mult": Param(float, 1.0, "multiple of R at which precision is taken (trec_eval Rprec_mult)")}
     SUPPORTS_CUTOFF = False
+
+    def _check(self, params: dict[str, Any]) -> None:
+        if not 0 <= params["mult"] < float("inf"):
+            raise MetricNameError(f"rprec: parameter mult must be a finite number >= 0, got {params['mult']!r}")
 
     def value(self) -> d.Node:
         r = self.n_relevant()
-        return d.safe_div(d.row_sum(d.ind(self.relevant() & (d.RANK <= r))), r)
-
-
-def precision(relevance: IntoExpr, k: int | None = None, *, rel: float | None = None) -> pl.Expr:
-    """Precision at k of a ranked list.
-
-    Examples
-    --------
-    >>> import polars as pl, rank_polars as rp
-    >>> df = pl.DataFrame({"relevance": [1, 0, 1, 1, 0, 1, 0, 0]})
-    >>> df.select(rp.exprs.precision("relevance", 1), rp.exprs.precision("relevance", 8))
-    shape: (1, 2)
-    ┌─────┬─────┐
-    │ p@1 ┆ p@8 │
-    │ --- ┆ --- │
-    │ f64 ┆ f64 │
-    ╞═════╪═════╡
-    │ 1.0 ┆ 0.5 │
-    └─────┴─────┘
-    """
-    return Precision(k, rel=rel).expr(relevance)
-
-
-def recall(relevance: IntoExpr, k: int | None = None, *, rel: float | None = None) -> pl.Expr:
-    """Recall at k of a ranked list; R is the number of relevant grades in the list.
-
-    Examples
-    --------
-    >>> import polars as pl, rank_polars as rp
-    >>> df = pl.DataFrame({"relevance": [1, 0, 1, 1, 0, 1, 0, 0]})
-    >>> df.select(rp.exprs.recall("relevance", 1))
-    shape: (1, 1)
-    ┌──────┐
-    │ r@1  │
-    │ ---  │
-    │ f64  │
-    ╞══════╡
-    │ 0.25 │
-    └──────┘
-    """
-    return Recall(k, rel=rel).expr(relevance)
-
-
-def f1(relevance: IntoExpr, k: int | None = None, *, rel: float | None = None) -> pl.Expr:
-    """F1 at k: the harmonic mean of precision and recall at k.
-
-    Examples
-    --------
-    >>> import polars as pl, rank_polars as rp
-    >>> df = pl.DataFrame({"relevance": [1, 0, 1, 1, 0, 1, 0, 0]})
-    >>> df.select(rp.exprs.f1("relevance", 8).round(4))
-    shape: (1, 1)
-    ┌────────┐
-    │ f1@8   │
-    │ ---    │
-    │ f64    │
-    ╞════════╡
-    │ 0.6667 │
-    └────────┘
-    """
-    return F1(k, rel=rel).expr(relevance)
-
-
-def success(relevance: IntoExpr, k: int | None = None, *, rel: float | None = None) -> pl.Expr:
-    """1 if a relevant item is among the first k of a ranked list, else 0 (hit@k).
-
-    Examples
-    --------
-    >>> import polars as pl, rank_polars as rp
-    >>> df = pl.DataFrame({"relevance": [0, 0, 1]})
-    >>> df.select(rp.exprs.success("relevance", 2), rp.exprs.success("relevance", 3))
-    shape: (1, 2)
-    ┌───────────┬───────────┐
-    │ success@2 ┆ success@3 │
-    │ ---       ┆ ---       │
-    │ f64       ┆ f64       │
-    ╞═══════════╪═══════════╡
-    │ 0.0       ┆ 1.0       │
-    └───────────┴───────────┘
-    """
-    return Success(k, rel=rel).expr(relevance)
-
-
-def rprec(relevance: IntoExpr, *, rel: float | None = None) -> pl.Expr:
-    """R-precision: precision at R, the number of relevant grades in the list.
-
-    Examples
-    --------
-    >>> import polars as pl, rank_polars as rp
-    >>> df = pl.DataFrame({"relevance": [1, 0, 1, 1, 0, 1, 0, 0]})
-    >>> df.select(rp.exprs.rprec("relevance"))
-    shape: (1, 1)
-    ┌───────┐
-    │ rprec │
-    │ ---   │
-    │ f64   │
-    ╞═══════╡
-    │ 0.75  │
-    └───────┘
-    """
-    return RPrecision(rel=rel).expr(relevance)
+        if self.params["mult"] == 1:
+            return d.safe_div(d.row_sum(d.ind(self.relevant() & (d.RANK <= r))), r)
+        cut = self.params["mult"] * r + 0.9  # rank <= cut  <=>  rank <= floor(cut): ranks are integers
+        return d.safe_div(d.row_sum(d.ind(self.relevant() & (d.RANK <= cut))), d.floor(cut))
