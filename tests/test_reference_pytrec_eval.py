@@ -3,9 +3,19 @@
 Hypothesis draws rankings with tied scores, graded and negative judgments, relevant items
 never retrieved, judged queries missing from the run and run queries without judgments.
 pytrec_eval skips judged queries absent from the run: that is ``missing="skip"``.
+
+Every measure pytrec_eval (trec_eval 9.0.8 inside) computes that we own is compared, per
+query, except where 9.0.8 differs from trec_eval 10 on purpose: ``iprec_at_recall`` and
+``11pt_avg`` map a recall level to a rank with ``(long)(x R + 0.9)`` in 9.0.8 and with
+``lround(x R)`` in 10 (we follow 10; ``tests/test_all_trec_measures.py`` checks them against
+trec_eval 10's own files).  ``gm_map`` / ``gm_bpref``: pytrec_eval returns ``ln(max(x, 1e-5))``
+per query, we return x (the geometric mean is the aggregate), so the logarithm is compared.
+pytrec_eval has no ``unj``.
 """
 
 from __future__ import annotations
+
+import math
 
 import polars as pl
 import pytest
@@ -14,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rank_polars as rp
+from rank_polars.measures import parse
 
 # pytrec_eval measure -> our name (the relevance level is added as rel=N where it applies)
 MEASURES = {
@@ -24,6 +35,13 @@ MEASURES = {
 }
 TREC = {"ndcg", "ndcg_cut.3,5", "map", "map_cut.3", "recip_rank", "P.3,5", "recall.3", "Rprec", "bpref",
         "success.1,3", "set_P", "set_recall", "set_F"}
+# trec_eval's names as printed, parsed as they are (the relevance level added with spec.replace)
+PRINTED = ["num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "relative_P_3", "relative_P_5",
+           "set_relative_P", "set_map", "utility", "Rprec_mult_0.20", "Rprec_mult_0.60", "Rprec_mult_2.00",
+           "gm_map", "gm_bpref"]
+TREC |= {"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "relative_P.3,5", "set_relative_P",
+         "set_map", "utility", "Rprec_mult.0.2,0.6,2.0", "gm_map", "gm_bpref"}
+LOGGED = {"gm_map", "gm_bpref"}  # pytrec_eval's per-query value is ln(max(x, 1e-5))
 
 items = st.sampled_from([f"d{i}" for i in range(12)] + ["D1", "d1a", "doc10", "doc9"])
 scores = st.sampled_from([-1.0, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0])  # exact in float32: many ties
@@ -69,3 +87,25 @@ def test_agrees_with_pytrec_eval(data, level):
     for row in got.iter_rows(named=True):
         for measure, name in names.items():
             assert row[name] == pytest.approx(expected[row["query"]][measure], abs=1e-9), (row["query"], measure)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=collections(), level=st.sampled_from([1, 2]))
+def test_trec_eval_printed_names_agree_with_pytrec_eval(data, level):
+    run, qrels = data
+    expected = pytrec_eval.RelevanceEvaluator(qrels, TREC, relevance_level=level).evaluate(run)
+    specs = {}
+    for printed in PRINTED:
+        spec = parse(printed)
+        specs[printed] = spec.replace(rel=2) if level == 2 and "rel" in spec.PARAMS else spec
+    run_df, qrels_df = to_frames(run, qrels)
+    for engine in ("polars", "duckdb"):
+        got = rp.evaluate(run_df, list(specs.values()), qrels=qrels_df, per_query=True, missing="skip", engine=engine)
+        assert sorted(got["query"].to_list()) == sorted(expected)
+        for row in got.iter_rows(named=True):
+            for printed, spec in specs.items():
+                value = row[spec.name]
+                if printed in LOGGED:
+                    value = math.log(max(value, 1e-5))
+                want = expected[row["query"]][printed]
+                assert value == pytest.approx(want, abs=1e-9), (engine, row["query"], printed, value, want)
