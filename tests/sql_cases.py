@@ -20,6 +20,9 @@ ALL_METRICS = [
     "iprec(recall=0.3)", "iprec(recall=0, rel=2)", "11pt_avg", "11pt_avg(levels=0.2;0.5)", "p(relative=true)@3",
     "set_p", "set_p(relative=true)", "set_r", "set_f(beta=0.5)", "set_ap", "utility",
     "utility(a=2, c=-1, d=0.5, docs=100)", "rprec(mult=0.6)", "rprec(mult=2)", "unj", "unj@3",
+    # trec_eval's set, part B
+    "infap", "infap(rel=2)@4", "bing", "g", "g(gains=0:1;1:3;2:0.5)", "ndcg_rel", "ndcg_rel(gains=1:2;3:-1)",
+    "rndcg", "rndcg(rel=2, gains=0:0.5;1:4)", "ndcg(gains=0:1;1:3;2:0.5)@3", "rbp(p=0.9, gain=graded)", "rbp_resid",
 ]
 # Only cutoff metrics: the plan then cuts the run at the deepest k before anything else.
 CUT_METRICS = ["ndcg@3", "ap@2", "p@2", "rr@3", "err@2", "bpref@3", "judged@2", "idcg(ideal_cut=list)@2", "f1@2"]

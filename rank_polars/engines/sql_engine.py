@@ -134,7 +134,7 @@ def _ideal_cum_sql(q: Query, alias: str, icum: d.IdealCum, table: str, jkeys: Se
     if inner:
         parts = [_ideal_cum_sql(q, "j", n, table, jkeys, f"{cte}_{k}") for k, n in enumerate(inner.values())]
         ideal = f"SELECT j.*{''.join(c for _, c in parts)} FROM ({ideal}) AS j{''.join(j for j, _ in parts)}"
-    window = f"PARTITION BY {_cols(jkeys)} ORDER BY {quote(IRANK)} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+    window = f"PARTITION BY {_cols(jkeys)} ORDER BY {quote(IRANK)} ASC NULLS FIRST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
     arg = compile_expr(icum.arg)
     q.add(cte, (
         f"SELECT {_cols(jkeys)}, {quote(IRANK)}, SUM({arg}) OVER ({window}) AS c, "
