@@ -246,11 +246,6 @@ def floor(x: Operand) -> Node:
     return Func("floor", (wrap(x),))
 
 
-def floor(x: Operand) -> Node:
-    """The largest integer <= x, as a float (C's ``(long)x`` for x >= 0)."""
-    return Func("floor", (wrap(x),))
-
-
 def safe_div(num: Node, den: Operand) -> Node:
     """``num / den``, and 0 where ``den`` is 0 (the documented 0/0 convention of every metric)."""
     den = wrap(den)
