@@ -66,9 +66,12 @@ from .ap import AP
 from .base import Measure, Param
 from .counts import NumNonrelJudgedRet, NumQ, NumRel, NumRelRet, NumRet, Unjudged
 from .dcg import CG, DCG, IDCG, NDCG
+from .gain import RNDCG, G, BinG, NDCGRel
 from .gm import GMAP, GMBpref
+from .infap import InfAP
 from .iprec import IPrec, IPrecAvg
 from .others import ERR, RBP, Bpref, Judged
+from .rbp_resid import RBPResid
 from .rr import RR
 from .set_based import F1, Precision, Recall, RPrecision, Success
 from .sets import SetAP, SetF, SetP, SetR, Utility
@@ -76,6 +79,7 @@ from .sets import SetAP, SetF, SetP, SetR, Utility
 MEASURES: tuple[type[Measure], ...] = (
     CG, DCG, IDCG, NDCG, AP, GMAP, RR, Precision, Recall, F1, Success, RPrecision, Bpref, GMBpref, ERR, RBP, Judged,
     IPrec, IPrecAvg, SetP, SetR, SetF, SetAP, Utility, NumQ, NumRet, NumRel, NumRelRet, NumNonrelJudgedRet, Unjudged,
+    InfAP, G, BinG, NDCGRel, RNDCG, RBPResid,  # part B
 )
 
 REGISTRY: dict[str, type[Measure]] = {}
