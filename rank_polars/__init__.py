@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import exprs, namespace  # noqa: F401  (namespace registers ``.ranking`` on import)
-from .errors import CoverageWarning, DataError, MetricNameError, RankPolarsError
+from .errors import CoverageWarning, DataError, MetricNameError, RankPolarsError, SmallSampleWarning
 from .measures import Measure, parse
 from .measures.ap import AP as ap
 from .measures.dcg import CG as cg, DCG as dcg, IDCG as idcg, NDCG as ndcg
@@ -21,7 +21,7 @@ from . import datasets, sql_macros
 __version__ = "0.1.0"
 
 __all__ = [
-    "CoverageWarning", "DataError", "Measure", "MetricNameError", "RankPolarsError",
+    "CoverageWarning", "DataError", "Measure", "MetricNameError", "RankPolarsError", "SmallSampleWarning",
     "ap", "bpref", "cg", "compare", "dcg", "diagnose", "err", "evaluate", "exprs", "f1", "idcg", "judged", "ndcg",
     "datasets", "parse", "precision", "rbp", "read_trec_qrels", "read_trec_run", "recall", "rprec", "rr", "sql_macros", "success", "to_sql",
 ]

@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from . import stats
-from .errors import RankPolarsError, examples, warn
+from .errors import RankPolarsError, SmallSampleWarning, examples, warn
 from .evaluate import Engine, evaluate
 from .inputs import Source
 from .measures import MetricLike
@@ -46,10 +46,6 @@ SCHEMA: dict[str, Any] = {
     "test": pl.String,
     "note": pl.String,
 }
-
-
-class SmallSampleWarning(UserWarning):
-    """A test was not run: no p-value it could give on so few queries (or resamples) is below alpha."""
 
 
 def compare(

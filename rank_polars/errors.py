@@ -28,6 +28,10 @@ class CoverageWarning(UserWarning):
     """Some queries were not evaluated or were scored 0 because one side lacks them."""
 
 
+class SmallSampleWarning(UserWarning):
+    """A test was not run: no p-value it could give on so few queries (or resamples) is below alpha."""
+
+
 def examples(values: Iterable[object], limit: int = 5, *, quote: bool = True) -> str:
     """``'a', 'b', 'c' (and 12 more)`` for error messages."""
     vals = list(values)
