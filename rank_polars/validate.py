@@ -176,14 +176,20 @@ def repeat_checks(run_labels: bool, names: list[str]) -> list[str]:
 
 
 def repeats_polars(run: pl.LazyFrame, contributing: pl.LazyFrame, keys: list[str], names: list[str]) -> pl.LazyFrame:
-    """Per ranking, the counts of :func:`repeat_checks` as ``check_column(name)`` columns."""
+    """Per ranking, the counts of :func:`repeat_checks` as ``check_column(name)`` columns.
+
+    Items are compared by their 64-bit hash, as ``item_dup`` counts them: the join then
+    carries 8 bytes, not a string.  A collision can only add a row that is counted only if
+    its hash repeats in its ranking: a spurious error, never a missed one.
+    """
     counts = None
     for name in names:
         col = RANK if name == "rank_dup" else ITEM
+        value = pl.col(RANK) if name == "rank_dup" else pl.col(ITEM).hash()
         # a null position or id is refused on its own (rank_null, item_null): not a repeat
-        shown = contributing.select(*keys, col).filter(pl.col(col).is_not_null())
-        shared = run.select(*keys, col).join(shown, on=[*keys, col], how="semi", nulls_equal=True)
-        count = shared.group_by(keys).agg(stat_exprs([name])[0].alias(check_column(name)))
+        shown = contributing.filter(pl.col(col).is_not_null()).select(*keys, value.alias(col))
+        shared = run.select(*keys, value.alias(col)).join(shown, on=[*keys, col], how="semi", nulls_equal=True)
+        count = shared.group_by(keys).agg((pl.len() - pl.col(col).n_unique()).cast(pl.Int64).alias(check_column(name)))
         counts = count if counts is None else counts.join(count, on=keys, how="full", coalesce=True, nulls_equal=True)
     assert counts is not None
     return counts

@@ -399,11 +399,17 @@ def per_query_query(
     # position (or with its item), a semi-join against the contributing rows
     repeats = repeat_checks(src.run_labels, list(checks))
     in_pass = [c for c in checks if c not in repeats]
+    # An explicit SEMI JOIN: DuckDB decorrelates a correlated EXISTS into a DISTINCT over every
+    # (keys, position) of the run first (10x the cost at 2M rows).  The run is read again
+    # rather than shared: a CTE read twice is materialised, every row of the log with its
+    # strings (unless it is deduplicated, a window over every row anyway).
+    run = ranked if src.dedupe else run_cte(src)
     for c in repeats:
-        col = quote(RANK if c == "rank_dup" else ITEM)
-        shared = f"EXISTS (SELECT 1 FROM {quote(LABELLED)} AS l WHERE {_on('l', 'r', keys)} AND l.{col} = r.{col})"
-        q.add(f"__rp_rep_{c}", f"SELECT {_cols(keys)}, {STATS_SQL[c]} AS {quote(check_column(c))} "
-                               f"FROM ({ranked}) AS r WHERE {shared} GROUP BY {_cols(keys)}")
+        col = RANK if c == "rank_dup" else ITEM
+        shown = f"SELECT {_cols([*keys, col])} FROM {quote(LABELLED)} WHERE {quote(col)} IS NOT NULL"
+        q.add(f"__rp_rep_{c}", f"SELECT {_cols(keys, 'r')}, {STATS_SQL[c]} AS {quote(check_column(c))} "
+                               f"FROM ({run}) AS r SEMI JOIN ({shown}) AS l ON {_on('r', 'l', [*keys, col])} "
+                               f"GROUP BY {_cols(keys, 'r')}")
     table = f"SELECT s.*{''.join(', COALESCE(ra.' + quote(n) + ', 0.0) AS ' + quote(n) for n in plan.row_aggs)}"
     table += "".join(", COALESCE(ra." + quote(check_column(c)) + ", 0) AS " + quote(check_column(c)) for c in in_pass)
     table += "".join(f", COALESCE(rep{i}.{quote(check_column(c))}, 0) AS {quote(check_column(c))}" for i, c in enumerate(repeats))
