@@ -74,9 +74,7 @@ class SqlRunner:
         check_run(stats, inputs)
         judged = None
         if src.qrels is not None:
-            # checked in the database: the judgments never leave it
-            qstats = qrels_stats_sql(inputs.checks, compile_expr(plan.contributes))
-            judged = self.query(with_inputs(plan, src, qstats))
+            judged = self.qrels_stats(plan, src, inputs)
             check_qrels(judged, inputs)
         uni = universe(stats, inputs, judged, missing)
         table = self.register(UNIVERSE_GIVEN, uni.with_columns(pl.col(N_RET).cast(pl.Int64)))
@@ -89,7 +87,15 @@ class SqlRunner:
         table = check_contributing(self.query(q.render(f"SELECT * FROM {quote(PER_QUERY)}")), inputs, checks)
         return labelled(table, plan)
 
+    def qrels_stats(self, plan: Plan, src: Source, inputs: Inputs) -> pl.DataFrame:
+        """Statement 2, unchecked: one row per judged query (computed in the database: the
+        judgments never leave it)."""
+        qstats = qrels_stats_sql(inputs.checks, compile_expr(plan.contributes))
+        return self.query(with_inputs(plan, src, qstats))
+
     def run_stats(self, plan: Plan, src: Source, inputs: Inputs, duplicates: str) -> pl.DataFrame:
+        """Statement 1, unchecked: one row per ranking, its length and the counts of
+        ``validate.stat_names`` (``rank_polars.diagnose`` reports them all as findings)."""
         keys = ", ".join(quote(k) for k in inputs.keys)
         aggs = [f"COUNT(*) AS {quote(N_RET)}"]
         aggs += [f"CAST({STATS_SQL[n]} AS BIGINT) AS {quote(n)}" for n in stat_names(inputs, duplicates, plan)]
