@@ -6,6 +6,10 @@ with warnings (tied scores, queries one side lacks, unjudged items) and facts (r
 rankings, label distribution).  The statistics are :mod:`rank_polars.validate`'s (the ones
 ``evaluate`` checks, over every row and judgment as with ``checks="strict"``); only what
 ``evaluate`` does not check (gaps in positions, tied scores, coverage, labels) is added here.
+With ``engine="duckdb"`` or ``"spark"`` the statistics are the engine's own (the statements
+``evaluate`` runs there, :class:`rank_polars.engines.sql_runner.SqlRunner`), so a log too
+large for one machine is diagnosed where it lives; what needs the Polars reader is then
+said not to be computed.
 
 >>> import polars as pl, rank_polars as rp
 >>> log = pl.DataFrame({"query": ["q1", "q1", "q2"], "item": ["a", "a", "b"],
@@ -16,7 +20,7 @@ rankings, label distribution).  The statistics are :mod:`rank_polars.validate`'s
 >>> for f in found.findings:
 ...     print(f.level, f.check, f.message)
 error duplicates duplicate (query, item) within a ranking in 'item' (evaluate refuses them; duplicates='first' keeps the first): 1 rows in 1 ranking, e.g. query 'q1'
-error nulls null or NaN relevance labels in 'relevance' (label every row, or pass qrels=): 1 rows in 1 ranking, e.g. query 'q2'
+error nulls null or NaN relevance labels or infinite ones in 'relevance' (label every row with a finite grade, or pass qrels=): 1 rows in 1 ranking, e.g. query 'q2'
 info labels 1 of 2 rankings have no relevant item (every metric is 0 on them), e.g. query 'q2'
 info labels labels (run): 0: 1 (50.0%), 1: 1 (50.0%)
 >>> found.to_frame().columns
@@ -25,18 +29,25 @@ info labels labels (run): 0: 1 (50.0%), 1: 1 (50.0%)
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Sequence
 
 import polars as pl
 
 from .errors import RankPolarsError
 from .inputs import Columns, Inputs, Source, prepare, scan
-from .plan import GRADE, ITEM, N_RET, Q, RANK, SCORE
+from .measures import parse_all
+from .plan import GRADE, ITEM, N_RET, Q, RANK, SCORE, build_plan
 from .presentation import cell, count, count_of, did_you_mean, share
 from .validate import qrels_stats_polars, stat_exprs
 
+if TYPE_CHECKING:  # the engines are imported when asked for
+    from .engines.sql_runner import SqlRunner
+
 Level = Literal["error", "warning", "info"]
+Engine = Literal["polars", "duckdb", "spark"]
 
 
 @dataclass
@@ -79,7 +90,7 @@ _RUN_FINDINGS = {
     "rank_lt1": ("error", "positions", "positions < 1 in {pos} (1 = shown first)"),
     "rank_dup": ("error", "duplicates", "duplicate positions within a ranking in {pos}"),
     "score_bad": ("error", "nulls", "null or NaN scores in {score}"),
-    "grade_bad": ("error", "nulls", "null or NaN relevance labels in {rel} (label every row, or pass qrels=)"),
+    "grade_bad": ("error", "nulls", "null or NaN relevance labels or infinite ones in {rel} (label every row with a finite grade, or pass qrels=)"),
 }
 _QRELS_FINDINGS = {
     "q_item_null": ("error", "qrels", "qrels: {n} null values in {item}"),
@@ -106,6 +117,10 @@ def diagnose(
     position: str = "position",
     score: str = "score",
     relevance: str = "relevance",
+    engine: Engine = "polars",
+    spark: Any = None,
+    duckdb_memory_limit: str | None = None,
+    duckdb_temp_directory: str | None = None,
 ) -> Diagnosis:
     """Everything wrong or suspicious in ``run`` (and ``qrels``), as a :class:`Diagnosis`.
 
@@ -115,28 +130,64 @@ def diagnose(
         As for :func:`rank_polars.evaluate`.
     k
         Depth of the unjudged share (with ``qrels``).
+    engine
+        Where the statistics are computed.  ``"polars"`` (default): every finding.
+        ``"duckdb"`` / ``"spark"``: the engine's own check statistics (the ones
+        ``evaluate(..., engine=...)`` runs, over every row and judgment), every failed check
+        reported as a finding instead of raised, the counts of rows, rankings, queries and
+        judgments, and the coverage findings; what needs the Polars reader (gaps in
+        positions, tied scores, the labels' distribution, the unjudged share) is not
+        computed, and an ``"info"`` finding of check ``"engine"`` says so.
+    spark, duckdb_memory_limit, duckdb_temp_directory
+        As for :func:`rank_polars.evaluate`.
 
     Returns
     -------
     Diagnosis
         ``findings`` (level ``"error"``: ``evaluate`` would refuse the log; ``"warning"``:
         it would run but the numbers may not mean what you think; ``"info"``) and ``facts``.
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> log = pl.DataFrame({"query": ["q1", "q1", "q2"], "item": ["a", "b", "c"],
+    ...                     "position": [1, 1, 1], "relevance": [1, 0, 1]})
+    >>> for f in rp.diagnose(log, engine="duckdb").findings:
+    ...     print(f.level, f.check, f.message)
+    error duplicates duplicate positions within a ranking in 'position': 1 rows in 1 ranking, e.g. query 'q1'
+    info engine not computed in the duckdb engine: gaps in positions, the labels' distribution (engine='polars' computes them)
     """
+    if engine not in ("polars", "duckdb", "spark"):
+        raise RankPolarsError(f"engine must be 'polars', 'duckdb' or 'spark', got {engine!r}")
     out = Diagnosis()
     columns = Columns(query, item, position, score, relevance)
     by_cols = [by] if isinstance(by, str) else list(by or [])
-    run_lf = scan(run, "run")
-    qrels_lf = scan(qrels, "qrels") if qrels is not None else None
-    if not _columns_ok(out, run_lf.collect_schema(), qrels_lf, columns, by_cols):
-        return out
-    run_lf, qrels_lf = _same_id_types(out, run_lf, qrels_lf, columns)
-    try:
-        inputs = prepare(run_lf, qrels=qrels_lf, by=by_cols, columns=columns, order=order)
-    except RankPolarsError as e:
-        out.add("error", "columns", str(e))
-        return out
-    inputs.checks = "strict"
-    _run_checks(out, inputs, k)
+    with _runner(engine, spark, duckdb_memory_limit, duckdb_temp_directory) as runner:
+        if engine == "spark":  # Spark frames, table names, paths: read by Spark
+            from .engines.spark_engine import _schema_frame, spark_frame
+
+            run = spark_frame(runner.spark, run, "run")
+            qrels = None if qrels is None else spark_frame(runner.spark, qrels, "qrels")
+            run_lf, qrels_lf = _schema_frame(run), None if qrels is None else _schema_frame(qrels)
+        else:
+            run_lf, qrels_lf = scan(run, "run"), None if qrels is None else scan(qrels, "qrels")
+        if not _columns_ok(out, run_lf.collect_schema(), qrels_lf, columns, by_cols):
+            return out
+        run_lf, qrels_lf = _same_id_types(out, run_lf, qrels_lf, columns)
+        try:
+            if runner is None:
+                inputs = prepare(run_lf, qrels=qrels_lf, by=by_cols, columns=columns, order=order)
+            else:  # the engine reads the sources itself (Parquet files, Spark frames), ids cast as in evaluate
+                reading = runner.prepare if engine == "spark" else prepare  # type: ignore[union-attr]
+                inputs = reading(run, qrels=qrels, by=by_cols, columns=columns, labels="qrels", order=order)
+        except RankPolarsError as e:
+            out.add("error", "columns", str(e))
+            return out
+        inputs.checks = "strict"
+        if runner is None:
+            _polars_checks(out, inputs, k)
+        else:
+            _engine_checks(out, inputs, runner, engine)
     return out
 
 
@@ -173,13 +224,57 @@ def _same_id_types(out: Diagnosis, run: pl.LazyFrame, qrels: pl.LazyFrame | None
     return run.with_columns(ids), qrels.with_columns(ids)
 
 
-def _run_checks(out: Diagnosis, inputs: Inputs, k: int) -> None:
-    c, by, keys = inputs.columns, inputs.by, inputs.keys
-    names = {"pos": repr(c.position), "score": repr(c.score), "item": repr(c.item), "rel": repr(c.relevance)}
+@contextlib.contextmanager
+def _runner(engine: str, spark: Any, memory_limit: str | None, temp_directory: str | None) -> Iterator[SqlRunner | None]:
+    """The engine's runner, open for the statistics statements (None for Polars)."""
+    if engine == "polars":
+        yield None
+    elif engine == "spark":
+        from .engines.spark_engine import SparkEngine
+
+        runner = SparkEngine(spark)
+        try:
+            yield runner
+        finally:
+            runner.close()
+    else:
+        from .engines.duckdb_engine import DuckDBEngine
+
+        duck = DuckDBEngine(memory_limit=memory_limit, temp_directory=temp_directory)
+        with contextlib.ExitStack() as stack:  # as DuckDBEngine.evaluate opens its connection
+            duck._spill = temp_directory or stack.enter_context(tempfile.TemporaryDirectory(prefix="rank_polars-duckdb-"))
+            duck.con = duck.connect(duck._spill)
+            stack.callback(duck.con.close)
+            yield duck
+
+
+def _check_names(inputs: Inputs) -> list[str]:
+    """The statistics ``evaluate(checks="strict")`` computes over every row, in report order."""
+    ranking = ["rank_null", "rank_lt1", "rank_dup"] if inputs.order == "position" else ["score_bad"]
+    return ["item_null", "item_dup", *ranking, *(["grade_bad"] if inputs.run_labels else [])]
+
+
+def _engine_checks(out: Diagnosis, inputs: Inputs, runner: SqlRunner, engine: str) -> None:
+    """The engine's own statistics statements (``SqlRunner.run_stats`` / ``qrels_stats``),
+    each failed check a finding; then coverage, which needs only those statistics."""
+    plan = build_plan(parse_all("p@1"))  # any plan: under checks="strict" the statistics read none of it
+    src = runner.source(inputs, "error")
+    stats = runner.run_stats(plan, src, inputs, "error")
+    qstats = runner.qrels_stats(plan, src, inputs) if src.qrels is not None else None
+    stats = stats.sort(inputs.keys, nulls_last=True)
+    _ranking_findings(out, inputs, stats)
+    judged = _qrels_findings(out, inputs, qstats) if qstats is not None else None
+    _coverage(out, inputs, stats, judged)
+    skipped = ["gaps in positions" if inputs.order == "position" else "tied scores", "the labels' distribution"]
+    if qstats is not None:
+        skipped += ["judged queries without a relevant item", "the unjudged share of the top k"]
+    out.add("info", "engine", f"not computed in the {engine} engine: {', '.join(skipped)} (engine='polars' computes them)")
+
+
+def _polars_checks(out: Diagnosis, inputs: Inputs, k: int) -> None:
+    """Every finding, from one grouped pass over the run (and one over the judgments)."""
     by_position = inputs.order == "position"
-    checks = ["item_null", "item_dup"] + (["rank_null", "rank_lt1", "rank_dup"] if by_position else ["score_bad"])
-    checks += ["grade_bad"] if inputs.run_labels else []
-    aggs = [pl.len().alias(N_RET), *stat_exprs(checks)]
+    aggs = [pl.len().alias(N_RET), *stat_exprs(_check_names(inputs))]
     if by_position:  # not checked by evaluate: positions are taken as given
         aggs.append((pl.col(RANK).max() != pl.len()).alias("rank_gaps"))
     else:
@@ -187,7 +282,42 @@ def _run_checks(out: Diagnosis, inputs: Inputs, k: int) -> None:
         aggs.append((pl.len() - s.drop_nulls().drop_nans().n_unique() - s.is_null().sum() - s.is_nan().sum()).alias("score_ties"))
     if inputs.run_labels:
         aggs.append((pl.col(GRADE).cast(pl.Float64) > 0).sum().alias("n_rel"))
-    stats = inputs.run.group_by(keys).agg(aggs).collect(engine="streaming").sort(keys, nulls_last=True)
+    stats = inputs.run.group_by(inputs.keys).agg(aggs).collect(engine="streaming").sort(inputs.keys, nulls_last=True)
+    where = _ranking_findings(out, inputs, stats)
+    if by_position:
+        gaps = stats.filter(pl.col("rank_gaps") & (pl.col("rank_dup") == 0) & (pl.col("rank_lt1") == 0))
+        if gaps.height:
+            out.add("info", "positions", f"{count(gaps.height)} rankings have gaps in their positions (not 1..n); positions are taken as given, e.g. query {where(gaps)}")
+    else:
+        ties = stats.filter(pl.col("score_ties") > 0)
+        out.facts["rankings_with_tied_scores"] = ties.height
+        if ties.height:
+            out.add("warning", "ties", f"{count_of(ties.height, stats.height)} rankings have tied scores; ties are broken by item id, descending (as trec_eval), e.g. query {where(ties)}")
+
+    if inputs.qrels is not None:
+        judged = _qrels_findings(out, inputs, qrels_stats_polars(inputs, pl.lit(True)).collect())
+        _coverage(out, inputs, stats, judged)
+        labels = _judgment_labels(out, inputs, k)
+    else:
+        _coverage(out, inputs, stats, None)
+        no_rel = stats.filter(pl.col("n_rel") == 0)
+        if no_rel.height:
+            out.add("info", "labels", f"{count_of(no_rel.height, stats.height)} rankings have no relevant item (every metric is 0 on them), e.g. query {where(no_rel)}")
+        labels = inputs.run.select(pl.col(GRADE).cast(pl.Float64)).collect().to_series()
+    out.add(*_label_distribution(labels, "qrels" if inputs.qrels is not None else "run"))
+    clean = labels.drop_nulls().drop_nans()
+    if clean.len() and clean.max() <= 0:  # type: ignore[operator]
+        out.add("warning", "labels", "no label is positive: every metric will be 0")
+    neg = int((clean < 0).sum())
+    if neg:
+        out.add("warning", "labels", f"{count(neg)} negative labels (they count as not relevant)")
+
+
+def _ranking_findings(out: Diagnosis, inputs: Inputs, stats: pl.DataFrame) -> Callable[[pl.DataFrame], str]:
+    """Facts and the failed checks of the per-ranking statistics (validate.py's, from either
+    engine); returns how to name a few rankings of a frame of them."""
+    c, by = inputs.columns, inputs.by
+    names = {"pos": repr(c.position), "score": repr(c.score), "item": repr(c.item), "rel": repr(c.relevance)}
     out.facts.update(rows=int(stats[N_RET].sum()), rankings=stats.height, queries=stats[Q].n_unique(),
                      groups=stats.select(inputs.by_internal).n_unique() if by else 1)
 
@@ -205,52 +335,20 @@ def _run_checks(out: Diagnosis, inputs: Inputs, k: int) -> None:
         nulls = stats.filter(pl.col(key).is_null())
         if nulls.height:
             out.add("warning", "nulls", f"{count(nulls[N_RET].sum())} rows have a null {col!r} (they form a group of their own)")
-    for stat in checks:
+    for stat in _check_names(inputs):
         level, check, text = _RUN_FINDINGS[stat]
         bad = stats.filter(pl.col(stat) > 0)
         if bad.height:
             rankings = f"{count(bad.height)} ranking{'s' * (bad.height != 1)}"
             out.add(level, check, f"{text.format(**names)}: {count(bad[stat].sum())} rows in {rankings}, e.g. query {where(bad)}")
-    if by_position:
-        gaps = stats.filter(pl.col("rank_gaps") & (pl.col("rank_dup") == 0) & (pl.col("rank_lt1") == 0))
-        if gaps.height:
-            out.add("info", "positions", f"{count(gaps.height)} rankings have gaps in their positions (not 1..n); positions are taken as given, e.g. query {where(gaps)}")
-    else:
-        ties = stats.filter(pl.col("score_ties") > 0)
-        out.facts["rankings_with_tied_scores"] = ties.height
-        if ties.height:
-            out.add("warning", "ties", f"{count_of(ties.height, stats.height)} rankings have tied scores; ties are broken by item id, descending (as trec_eval), e.g. query {where(ties)}")
-
-    run_q = stats.select(keys)
-    groups = stats.select(inputs.by_internal).unique() if by else None
-    if inputs.qrels is not None:
-        labels = _judgment_checks(out, inputs, run_q, groups, k, where)
-    else:
-        labels = inputs.run.select(pl.col(GRADE).cast(pl.Float64)).collect().to_series()
-        if by and groups is not None:
-            absent = groups.join(run_q.select(Q).unique(), how="cross").join(run_q, on=keys, how="anti", nulls_equal=True)
-            if absent.height:
-                out.add("warning", "coverage", f"queries missing from some versions (their comparison is not paired): {_per_group(absent, inputs)}, e.g. {_examples(absent[Q].unique().sort().to_list())}")
-        no_rel = stats.filter(pl.col("n_rel") == 0)
-        if no_rel.height:
-            out.add("info", "labels", f"{count_of(no_rel.height, stats.height)} rankings have no relevant item (every metric is 0 on them), e.g. query {where(no_rel)}")
-    if labels is not None:
-        out.add(*_label_distribution(labels, "qrels" if inputs.qrels is not None else "run"))
-        clean = labels.drop_nulls().drop_nans()
-        if clean.len() and clean.max() <= 0:  # type: ignore[operator]
-            out.add("warning", "labels", "no label is positive: every metric will be 0")
-        neg = int((clean < 0).sum())
-        if neg:
-            out.add("warning", "labels", f"{count(neg)} negative labels (they count as not relevant)")
+    return where
 
 
-def _judgment_checks(out: Diagnosis, inputs: Inputs, run_q: pl.DataFrame, groups: pl.DataFrame | None, k: int,
-                     where: Any) -> pl.Series | None:
-    """validate.py's per-query statistics of the judgments, then coverage and the unjudged share."""
-    assert inputs.qrels is not None
-    c, keys = inputs.columns, inputs.keys
+def _qrels_findings(out: Diagnosis, inputs: Inputs, qstats: pl.DataFrame) -> pl.DataFrame:
+    """The failed checks of validate.py's per-query statistics of the judgments (from either
+    engine) and their facts; returns the judged queries."""
+    c = inputs.columns
     names = {"item": repr(c.item), "rel": repr(c.relevance)}
-    qstats = qrels_stats_polars(inputs, pl.lit(True)).collect()
     null_q = qstats.filter(pl.col(Q).is_null())
     if null_q.height:
         out.add("error", "qrels", f"qrels: {count(null_q['q_n'].sum())} null values in {c.query!r}")
@@ -260,19 +358,39 @@ def _judgment_checks(out: Diagnosis, inputs: Inputs, run_q: pl.DataFrame, groups
             out.add(level, check, text.format(n=count(bad[stat].sum()), where=_examples(bad[Q].sort().to_list()), **names))
     judged = qstats.filter(pl.col(Q).is_not_null()).select(Q)
     out.facts.update(judgments=int(qstats["q_n"].sum()), judged_queries=judged.height)
-    all_q = run_q.select(Q).unique()
-    unjudged = all_q.join(judged, on=Q, how="anti").sort(Q)
+    return judged
+
+
+def _coverage(out: Diagnosis, inputs: Inputs, stats: pl.DataFrame, judged: pl.DataFrame | None) -> None:
+    """Queries one side lacks: from the per-ranking statistics and the judged queries alone."""
+    keys = inputs.keys
+    run_q = stats.select(keys)
+    groups = stats.select(inputs.by_internal).unique() if inputs.by else None
+    if judged is None:
+        if groups is None:
+            return
+        absent = groups.join(run_q.select(Q).unique(), how="cross").join(run_q, on=keys, how="anti", nulls_equal=True)
+        if absent.height:
+            out.add("warning", "coverage", f"queries missing from some versions (their comparison is not paired): {_per_group(absent, inputs)}, e.g. {_examples(absent[Q].unique().sort().to_list())}")
+        return
+    unjudged = run_q.select(Q).unique().join(judged, on=Q, how="anti").sort(Q)
     if unjudged.height:
         out.add("warning", "coverage", f"{count(unjudged.height)} queries of the run have no judgments and are not evaluated, e.g. {_examples(unjudged[Q].to_list())}")
     expected = groups.join(judged, how="cross") if groups is not None else judged
     absent = expected.join(run_q, on=keys, how="anti", nulls_equal=True)
     if absent.height:
         out.add("warning", "coverage", f"judged queries with no ranking in the run (scored 0 with missing='zero'): {_per_group(absent, inputs)}, e.g. {_examples(absent[Q].unique().sort().to_list())}")
+
+
+def _judgment_labels(out: Diagnosis, inputs: Inputs, k: int) -> pl.Series:
+    """Judged queries without a relevant item and the unjudged share of each group's top k;
+    returns the judgments' grades."""
+    assert inputs.qrels is not None
+    keys = inputs.keys
     grades = inputs.qrels.select(Q, GRADE).collect()
     no_rel = grades.group_by(Q).agg((pl.col(GRADE) > 0).sum().alias("r")).filter(pl.col("r") == 0)
     if no_rel.height:
         out.add("info", "labels", f"{count(no_rel.height)} judged queries have no relevant item (every metric is 0 on them), e.g. {_examples(no_rel[Q].sort().to_list())}")
-    # the unjudged share of each ranking's top k
     order, desc = ([pl.col(RANK)], [False]) if inputs.order == "position" else ([pl.col(SCORE), pl.col(ITEM)], [True, True])
     group_keys = inputs.by_internal or [pl.lit(1).alias("__all")]
     top = (inputs.run.group_by(keys).agg(pl.col(ITEM).sort_by(order, descending=desc).head(k)).explode(ITEM)

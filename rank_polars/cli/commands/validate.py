@@ -18,14 +18,23 @@ from ..progress import choose
 @click.option("--by", multiple=True, help="Grouping column(s) that, with the query, identify one ranking (e.g. model).")
 @click.option("-k", "--depth", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Depth for the unjudged share.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--engine", type=click.Choice(["polars", "duckdb", "spark"]), default="polars", show_default=True,
+              help="Where the checks run. duckdb/spark: evaluate's own checks in that engine, and coverage; "
+                   "not ties, gaps, labels or the unjudged share.")
 @order_option()
 @progress_option
 def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
-            position: str, score: str, relevance: str, by: tuple[str, ...], k: int, fmt: str, order: str, progress: bool | None) -> int:
+            position: str, score: str, relevance: str, by: tuple[str, ...], k: int, fmt: str, engine: str, order: str,
+            progress: bool | None) -> int:
     """Report what is wrong or suspicious in RUN (and QRELS).
 
     Errors (exit code 1): duplicates, null/NaN values, bad positions, missing columns.
     Warnings (exit code 0): tied scores, queries missing on either side, unjudged items.
+
+    \b
+    Examples:
+      rank-polars validate log/ --by model
+      rank-polars validate log/ --by model --engine spark
     """
     from ...diagnose import diagnose
 
@@ -33,8 +42,14 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     run_lf = rio.scan(run, format_in, what="run", numeric=numeric)
     qrels_lf = rio.scan(qrels, qrels_format, what="qrels", numeric=numeric) if qrels else None
     schema = run_lf.collect_schema()
+    run_src, qrels_src = run_lf, qrels_lf
     if qrels_lf is not None and {query, item} <= set(schema.names()):
-        run_lf, qrels_lf = rio.harmonise_ids(run_lf, qrels_lf, (query, item))
+        run_src, qrels_src = rio.harmonise_ids(run_lf, qrels_lf, (query, item))
+    if engine != "polars":  # Parquet paths as paths: the engine reads them itself
+        if run_src is run_lf and rio.detect_format(run, format_in) == "parquet":
+            run_src = run
+        if qrels and qrels_src is qrels_lf and rio.detect_format(qrels, qrels_format) == "parquet":
+            qrels_src = qrels
     hint = ""
     if not by:
         for col in ("model", "version", "system"):
@@ -43,7 +58,8 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
                 break
     n_files = len(rio.files_of(run))
     with choose(progress).phase(f"validating {run}" + (f" ({count(n_files)} files)" if n_files > 1 else "")):
-        found = diagnose(run_lf, qrels=qrels_lf, by=list(by), k=k, order=order, **columns(query, item, position, score, relevance))
+        found = diagnose(run_src, qrels=qrels_src, by=list(by), k=k, order=order, engine=engine,
+                         **columns(query, item, position, score, relevance))
     findings, facts, errors, warns = found.findings, found.facts, found.errors, found.warnings
     if fmt == "json":
         click.echo(json.dumps({"run": run, "qrels": qrels, "facts": facts, "errors": errors, "warnings": warns,
