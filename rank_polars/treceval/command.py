@@ -4,28 +4,42 @@ from __future__ import annotations
 
 from typing import TextIO
 
+import polars as pl
+
 from ..errors import RankPolarsError
-from .evaluation import first_failure, per_query, rank
-from .files import read_qrels, read_results, read_zscores
-from .measures import Selection
-from .options import TrecEvalExit, parse_args
+from . import judgment_groups, prefs
+from .checks import first, wrong_format
+from .evaluation import Failure, first_failure, per_query, rank
+from .files import read_prefs, read_qrels, read_qrels_jg, read_results, read_zscores
+from .measures import REL_FORMATS, Column, Selection
+from .options import Options, TrecEvalExit, parse_args
 from .output import query_lines, summary_lines
 from .zscores import to_zscores
+
+# -R format -> reader of the relevance file (path, format name)
+_READERS = {
+    "qrels": lambda path, _: read_qrels(path),
+    "prefs": read_prefs,
+    "jg": lambda path, _: read_qrels_jg(path),
+}
 
 HELP = """\
 rank-polars trec-eval: trec_eval 10's command line, computed by rank_polars.
 
   rank-polars trec-eval [-h] [-q] [-c] [-n] [-l <num>] [-M <num>] [-J] [-m measure[.params]]...
-                        [-R qrels] [-T trec_results] rel_info_file results_file
+                        [-R format] [-T trec_results] [-Z file] rel_info_file results_file
 
   -q         also print every query's values (before the 'all' lines)
-  -m name    a measure (P, map, ndcg_cut, ...) or a set: official (the default), all_trec, set;
+  -m name    a measure (P, map, ndcg_cut, ...) or a set: official (the default), all_trec, set,
+             all_prefs, prefs, qrels_jg;
              parameters after a dot: -m P.5,10  -m ndcg.1=3,2=9  -m utility.2,-1,0,0
   -c         average over every query of the rel_info file (a query without results scores 0)
   -n         no summary ('all') lines
   -l <num>   grade needed to be relevant (default 1)
   -M <num>   evaluate each query's first <num> documents only
   -J         drop documents that are not judged before ranking (use with care)
+  -R format  the rel_info file's format: qrels (default), prefs, qrels_prefs, qrels_jg
+  -Z file    print z-scores against the 'qid measure mean stddev' lines of file
   -v         version
 
 The output is trec_eval 10's, byte for byte; see docs/trec-eval.md for the measures and the
@@ -71,37 +85,52 @@ def _run(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
     if opts.help:
         _write(stdout, HELP)
         return 0
-    if opts.rel_format != "qrels":
-        known = opts.rel_format in ("prefs", "qrels_prefs", "qrels_jg")
-        note = " (rank-polars trec-eval reads 'qrels' only)" if known else ""
-        raise TrecEvalExit(2, f"trec_eval: Illegal rel_format '{opts.rel_format}'{note}\n")
-    qrels = read_qrels(opts.qrels)
+    kind = REL_FORMATS.get(opts.rel_format)
+    if kind is None:
+        raise TrecEvalExit(2, f"trec_eval: Illegal rel_format '{opts.rel_format}'\n")
+    rel = _READERS[kind](opts.qrels, opts.rel_format)
     if opts.results_format != "trec_results":
         raise TrecEvalExit(2, f"trec_eval: Illegal retrieval results format '{opts.results_format}'\n")
     run_frame, runid = read_results(opts.results)
     zscores = read_zscores(opts.zscores) if opts.zscores is not None else None
     columns = selection.columns()
-    if qrels.height == 0 or run_frame.height == 0:
+    if rel.height == 0 or run_frame.height == 0:
         raise TrecEvalExit(7, "trec_eval: No queries with both results and relevance info\n")
 
-    ranked = rank(run_frame, qrels, opts)
-    failure = first_failure(qrels, run_frame, ranked, opts, columns)
+    failure = first(wrong_format(columns, opts.rel_format), _first_failure(kind, rel, run_frame, columns, opts))
     if failure is not None:
         # trec_eval has printed the queries before the one it stops at
-        before = qrels.select("query").unique().sort("query").head(failure.index)
+        before = rel.select("query").unique().sort("query").head(failure.index)
         if opts.query and before.height:
-            qrels, ranked = (f.join(before, on="query", how="semi") for f in (qrels, ranked))
-            table = per_query(ranked, qrels, columns, opts)
+            table = _table(kind, rel.join(before, on="query", how="semi"), run_frame, columns, opts)
             if zscores is not None:
                 table = to_zscores(table, columns, zscores)
             _write(stdout, query_lines(table, columns, zscores is not None))
         raise TrecEvalExit(failure.status, failure.message)
-    table = per_query(ranked, qrels, columns, opts)
+    table = _table(kind, rel, run_frame, columns, opts)
     if zscores is not None:
         table = to_zscores(table, columns, zscores)
     z = zscores is not None
     text = query_lines(table, columns, z) if opts.query else ""
     if opts.summary:
-        text += summary_lines(table, columns, runid, qrels, opts.complete, z)
+        text += summary_lines(table, columns, runid, rel, opts.complete, z)
     _write(stdout, text)
     return 0
+
+
+def _first_failure(kind: str, rel: pl.DataFrame, run: pl.DataFrame, columns: list[Column],
+                   opts: Options) -> Failure | None:
+    if kind == "prefs":
+        return prefs.first_failure(run, rel, columns, opts)
+    if kind == "jg":
+        return judgment_groups.first_failure(run, rel, columns, opts)
+    return first_failure(rel, run, rank(run, rel, opts), opts, columns)
+
+
+def _table(kind: str, rel: pl.DataFrame, run: pl.DataFrame, columns: list[Column], opts: Options) -> pl.DataFrame:
+    """``query`` (evaluation order) and one column per printed label."""
+    if kind == "prefs":
+        return prefs.per_query(run, rel, columns, opts)
+    if kind == "jg":
+        return judgment_groups.per_query(run, rel, columns, opts)
+    return per_query(rank(run, rel, opts), rel, columns, opts)

@@ -32,11 +32,13 @@ _ZEROED = ("num_ret", "utility", "rbp_resid")
 
 @dataclass
 class Failure:
-    """trec_eval stops at query number ``index`` (0-based, in evaluation order)."""
+    """trec_eval stops at query number ``index`` (0-based, in evaluation order), while computing
+    the measure printed at ``position`` in the column list (-1: before any measure)."""
 
     index: int
     status: int
     message: str
+    position: int = -1
 
 
 def rank(run: pl.DataFrame, qrels: pl.DataFrame, opts: Options) -> pl.DataFrame:
@@ -82,6 +84,8 @@ def first_failure(
     if problems is None or problems.height == 0:
         return None
     index, kind, item = problems.sort("index", "kind").row(0)
+    position = -1 if kind == 0 else next(i for i, c in enumerate(columns) if c.measure.name == (
+        "utility" if kind == 3 else checked))
     qid = queries.row(index)[1]
     cannot = f"trec_eval: Can't calculate measure '{checked}'\n"
     message = {
@@ -90,7 +94,7 @@ def first_failure(
         2: f"trec_eval.form_res_rels: duplicate docs {item}\n" + cannot,
         3: "trec_eval.calc_utility: improper number of coefficients\ntrec_eval: Can't calculate measure 'utility'\n",
     }[kind]
-    return Failure(index, 4, message)
+    return Failure(index, 4, message, position)
 
 
 def specs(columns: list[Column], level: int, num_docs: int = 0) -> dict[str, Measure]:

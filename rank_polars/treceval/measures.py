@@ -10,7 +10,12 @@ the order of the ``-m`` options, trec_eval prints measures in this order.  Each 
 * how a value prints (``float`` ``%6.4f``, ``int`` ``%ld``, ``text``), whether it prints per query,
   and how the 'all' line combines queries (``mean``, ``sum``, ``gmean``, ``count``, ``runid``);
 * whether ``-l`` changes it (then it is passed as the spec's ``rel=``);
-* the rank_polars spec that computes it (``spelling``), read by :func:`rank_polars.measures.parse`.
+* which relevance information it reads (``needs``): a qrels file (``-R qrels``), preferences
+  (``-R prefs`` / ``-R qrels_prefs``, computed by :mod:`.prefs`) or judgment groups
+  (``-R qrels_jg``, :mod:`.judgment_groups`); trec_eval stops at the first query when a measure
+  and the format do not match;
+* the rank_polars spec that computes it (``spelling``), read by :func:`rank_polars.measures.parse`
+  (for a ``qrels_jg`` measure, the spec computed per judgment group before averaging).
 
 The spellings follow the table in :mod:`rank_polars.measures` (trec_eval name -> ours).
 """
@@ -38,6 +43,7 @@ class TrecMeasure:
     per_query: bool = True
     level: bool = True  # trec_eval's value depends on -l (directly, or through num_rel / num_rel_ret)
     spelling: Callable[[Param], str] | None = None
+    needs: Literal["qrels", "prefs", "jg", "none"] = "qrels"
 
 
 def _fixed(text: str) -> Callable[[Param], str]:
@@ -76,8 +82,8 @@ _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _RECALLS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 TABLE: tuple[TrecMeasure, ...] = (
-    TrecMeasure("runid", value=T, summary="runid", per_query=False),
-    TrecMeasure("num_q", value=I, summary="count", per_query=False),
+    TrecMeasure("runid", value=T, summary="runid", per_query=False, needs="none"),
+    TrecMeasure("num_q", value=I, summary="count", per_query=False, needs="none"),
     TrecMeasure("num_ret", value=I, summary="sum", level=False, spelling=_fixed("num_ret")),
     TrecMeasure("num_rel", value=I, summary="sum", spelling=_fixed("num_rel")),
     TrecMeasure("num_rel_ret", value=I, summary="sum", spelling=_fixed("num_rel_ret")),
@@ -114,6 +120,15 @@ TABLE: tuple[TrecMeasure, ...] = (
     TrecMeasure("set_map", spelling=_fixed("set_ap")),
     TrecMeasure("set_F", "doubles", (1.0,), spelling=lambda vs: f"set_f(beta={_num(vs[0])})"),  # type: ignore[index]
     TrecMeasure("num_nonrel_judged_ret", value=I, summary="sum", spelling=_fixed("num_nonrel_judged_ret")),
+    *(TrecMeasure(f"prefs_num_prefs_{n}", value=I, summary="sum", level=False, needs="prefs")
+      for n in ("poss", "ful", "ful_ret")),
+    *(TrecMeasure(f"prefs_{n}", level=False, needs="prefs")
+      for n in ("simp", "pair", "avgjg", "avgjg_Rnonrel", "simp_ret", "pair_ret", "avgjg_ret",
+                "avgjg_Rnonrel_ret", "simp_imp", "pair_imp", "avgjg_imp")),
+    TrecMeasure("map_avgjg", spelling=_fixed("ap"), needs="jg"),
+    TrecMeasure("P_avgjg", "long_cuts", _CUTS, spelling=lambda k: f"p@{k}", needs="jg"),
+    TrecMeasure("Rprec_mult_avgjg", "double_cuts", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+                spelling=lambda m: f"rprec(mult={_num(m)})", needs="jg"),  # type: ignore[arg-type]
     TrecMeasure("rbp", "pairs", level=False, spelling=_pairs("rbp", p=0.9, gain="graded")),
     TrecMeasure("rbp_resid", "pairs", level=False, spelling=_pairs("rbp_resid")),
     TrecMeasure("unj", "long_cuts", (5, 10, 20), level=False, spelling=lambda k: f"unj@{k}"),
@@ -132,12 +147,12 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
             "set_relative_P", "set_map", "set_F"),
 }
-# measures trec_eval knows but that need other input formats (-R prefs / qrels_prefs / qrels_jg)
-OTHER_FORMATS = ("all_prefs", "prefs", "qrels_jg", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
-                 "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel",
-                 "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret",
-                 "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp", "map_avgjg", "P_avgjg",
-                 "Rprec_mult_avgjg", "yaap")
+_PREFS = tuple(m.name for m in TABLE if m.needs == "prefs")
+NICKNAMES["all_prefs"] = ("runid", "num_q", *_PREFS)
+NICKNAMES["prefs"] = ("runid", "num_q", *_PREFS[:6])
+NICKNAMES["qrels_jg"] = ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
+# trec_eval's relevance formats (-R) and the format each one's relevance information has
+REL_FORMATS = {"qrels": "qrels", "prefs": "prefs", "qrels_prefs": "prefs", "qrels_jg": "jg"}
 
 
 @dataclass(frozen=True)
