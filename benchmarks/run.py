@@ -61,7 +61,7 @@ def hand_of(impl: str) -> str | None:
     if not impl.startswith("rank_polars-"):
         return None
     engine = "polars" if impl.startswith("rank_polars-polars") else "duckdb"
-    return f"hand-{engine}" + ("-runlabels" if impl.endswith("-runlabels") else "")
+    return f"hand-{engine}" + ("-runlabels" if "-runlabels" in impl else "")
 
 
 def machine() -> dict:

@@ -353,6 +353,12 @@ IMPLS = {
     # the qrels on the contributing rows), so the log is never joined with the judgments
     "rank_polars-polars-streaming-runlabels": lambda a: rank_polars_impl(a, engine="polars", labels="run"),
     "rank_polars-duckdb-runlabels": lambda a: rank_polars_impl(a, engine="duckdb", labels="run"),
+    # the cost of the checks (benchmarks/README.md, "What the checks cost"): every label mode
+    # with checks="fast" / "strict" beside the default "full"
+    **{f"rank_polars-{engine}{lab}-{checks}checks": (
+        lambda a, e=engine.split("-")[0], c=checks, l=lab: rank_polars_impl(a, engine=e, checks=c, labels="run" if l else "qrels"))
+       for engine in ("polars-streaming", "duckdb") for lab in ("", "-runlabels") for checks in ("fast", "strict")
+       if (lab, checks) != ("", "fast")},
     "hand-polars": hand_polars,
     "hand-duckdb": hand_duckdb,
     "hand-polars-runlabels": lambda a: hand_polars(a, labels=True),

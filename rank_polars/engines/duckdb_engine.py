@@ -94,6 +94,8 @@ class DuckDBEngine(SqlRunner):
     removed afterwards) are DuckDB's settings: what does not fit spills there.
     """
 
+    prove_positions = True  # see SqlRunner: cheaper in DuckDB than its semi-join
+
     def __init__(self, memory_limit: str | None = None, temp_directory: str | None = None) -> None:
         self.memory_limit = memory_limit if memory_limit is not None else default_memory_limit()
         self.temp_directory = temp_directory

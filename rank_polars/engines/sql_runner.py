@@ -25,8 +25,18 @@ import polars as pl
 
 from ..inputs import Inputs
 from ..plan import N_RET, Plan
-from ..validate import Missing, check_contributing, check_qrels, check_run, contributing_stat_names, stat_names, universe
+from ..validate import (
+    Missing,
+    check_contributing,
+    check_qrels,
+    check_run,
+    contributing_stat_names,
+    repeat_checks,
+    stat_names,
+    universe,
+)
 from .sql_engine import (
+    POSITIONS_DISTINCT,
     QRELS,
     RUN,
     STATS_SQL,
@@ -35,6 +45,7 @@ from .sql_engine import (
     compile_expr,
     metric_column,
     per_query_query,
+    positions_distinct_sql,
     qrels_stats_sql,
     quote,
 )
@@ -45,6 +56,11 @@ UNIVERSE_GIVEN = "__rp_universe_given"
 
 class SqlRunner:
     """The three statements of an evaluation, run by a subclass's database."""
+
+    # whether statement 1 tries to prove each ranking's positions distinct (integer bit
+    # aggregates, sql_engine.positions_distinct_sql), sparing the metric pass its semi-join
+    # of every row against the contributing positions when every ranking is proven
+    prove_positions = False
 
     def query(self, sql: str) -> pl.DataFrame:
         """Run ``sql`` (DuckDB dialect) and return its (small) result."""
@@ -79,7 +95,8 @@ class SqlRunner:
         uni = universe(stats, inputs, judged, missing)
         table = self.register(UNIVERSE_GIVEN, uni.with_columns(pl.col(N_RET).cast(pl.Int64)))
         checks = contributing_stat_names(inputs, duplicates, plan)
-        return per_query_query(plan, src, table, checks=checks), checks
+        proven = ["rank_dup"] if POSITIONS_DISTINCT in stats.columns and stats[POSITIONS_DISTINCT].min() == 1 else []
+        return per_query_query(plan, src, table, checks=checks, proven=proven), checks
 
     def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> pl.DataFrame:
         """One row per evaluated (group, query): the internal keys and one Float64 column per metric."""
@@ -99,6 +116,8 @@ class SqlRunner:
         keys = ", ".join(quote(k) for k in inputs.keys)
         aggs = [f"COUNT(*) AS {quote(N_RET)}"]
         aggs += [f"CAST({STATS_SQL[n]} AS BIGINT) AS {quote(n)}" for n in stat_names(inputs, duplicates, plan)]
+        if self.prove_positions and "rank_dup" in repeat_checks(src.run_labels, contributing_stat_names(inputs, duplicates, plan)):
+            aggs.append(f"{positions_distinct_sql()} AS {quote(POSITIONS_DISTINCT)}")
         final = f"SELECT {keys}, {', '.join(aggs)} FROM {quote(RUN)} GROUP BY {keys}"
         return self.query(with_inputs(plan, src, final)).with_columns(pl.col(N_RET).cast(pl.UInt32))
 
