@@ -32,7 +32,9 @@ class RankPolarsGroup(click.Group):
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any) -> Any:  # type: ignore[override]
         argv = list(sys.argv[1:] if args is None else args)
-        debug = "--debug" in (argv[: argv.index("--")] if "--" in argv else argv)
+        # only the group's own options count: those before the command name (``trec-eval --debug`` is trec_eval's)
+        command_at = next((i for i, a in enumerate(argv) if a == "--" or not a.startswith("-")), len(argv))
+        debug = "--debug" in argv[:command_at]
         extra.pop("standalone_mode", None)
         code = OK
         with warnings.catch_warnings():

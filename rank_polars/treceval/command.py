@@ -94,7 +94,7 @@ def _run(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
     run_frame, runid = read_results(opts.results)
     zscores = read_zscores(opts.zscores) if opts.zscores is not None else None
     columns = selection.columns()
-    if rel.height == 0 or run_frame.height == 0:
+    if rel.height == 0 or (run_frame.height == 0 and opts.complete):
         raise TrecEvalExit(7, "trec_eval: No queries with both results and relevance info\n")
 
     failure = first(wrong_format(columns, opts.rel_format), _first_failure(kind, rel, run_frame, columns, opts))

@@ -47,9 +47,9 @@ def per_query(run: pl.DataFrame, qrels_jg: pl.DataFrame, columns: list[Column], 
         values = evaluate(ranked.select("query", "item", "position"), unique,
                           qrels=judgments.rename({"grade": "relevance"}), per_query=True, missing="zero")
     values = values.select(pl.col("query").alias("key"), *(pl.col(s.name).alias(label) for label, s in wanted.items()))
-    means = groups.join(values, on="key", how="left").group_by("query").agg(
-        pl.col(label).fill_null(0.0).mean() for label in wanted
-    )
+    # summed in trec_eval's order (groups by name), then divided: the same rounding as its ``+=``
+    means = groups.sort("query", "jg").join(values, on="key", how="left", maintain_order="left").group_by(
+        "query", maintain_order=True).agg(pl.col(label).fill_null(0.0).sum() / pl.len() for label in wanted)
     return queries.join(means, on="query", how="left", maintain_order="left")
 
 

@@ -186,7 +186,8 @@ def _ratio_mean(per_jg: pl.DataFrame, ratio: pl.Expr, name: str, nan_is_zero: bo
     """trec_eval's ``sum / num_jgs if sum > 0 else 0`` (a NaN sum, from a 0/0 ratio, gives 0)."""
     s = pl.col("s")
     bad = s.is_nan() | (s <= 0) if nan_is_zero else s <= 0
-    return per_jg.group_by("query").agg(s=ratio.sum(), n=pl.len()).select(
+    per_jg = per_jg.sort(_JG)  # summed in trec_eval's order: the same rounding
+    return per_jg.group_by("query", maintain_order=True).agg(s=ratio.sum(), n=pl.len()).select(
         "query", pl.when(bad).then(0.0).otherwise(s / pl.col("n")).alias(name)
     )
 
@@ -198,6 +199,8 @@ def _pair_measures(both: pl.DataFrame, njr: pl.DataFrame) -> pl.DataFrame:
     per_pair = both.group_by("query", lo.alias("lo"), hi.alias("hi")).agg(
         share=(pl.col("x") < pl.col("y")).mean()
     ).join(njr, on="query")
+    # trec_eval's loops: the pairs of retrieved documents first, then retrieved-unretrieved, each by rank
+    per_pair = per_pair.sort("query", pl.col("hi") >= pl.col("njr"), "lo", "hi")
     some, all_ret = pl.col("lo") < pl.col("njr"), pl.col("hi") < pl.col("njr")
     share = pl.col("share")
 
@@ -205,7 +208,7 @@ def _pair_measures(both: pl.DataFrame, njr: pl.DataFrame) -> pl.DataFrame:
         n = counted.sum()
         return pl.when(n > 0).then(share.filter(where).sum() / n).otherwise(0.0)
 
-    return per_pair.group_by("query").agg(
+    return per_pair.group_by("query", maintain_order=True).agg(
         prefs_pair=mean(some, pl.col("lo").is_not_null()),
         prefs_pair_ret=mean(all_ret, all_ret),
         prefs_pair_imp=mean(some, some),
