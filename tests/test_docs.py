@@ -173,6 +173,16 @@ def test_the_ndcg_page_shows_values_computed_at_build_time(site: Path):
     assert f"{(q1 + 0.5) / 2:.6f}" in text or f"{(q1 + 0.5) / 2:.5f}" in text
 
 
+def test_the_comparing_page_shows_a_test_too_weak_for_its_data(site: Path):
+    """Run at build time: 5 paired queries cannot make Wilcoxon significant (smallest p = 2/2^5 =
+    0.0625 >= 0.05), so p is null, the note says why and a SmallSampleWarning names the row."""
+    text = _rendered_text((site / "comparing.html").read_text(encoding="utf-8"))
+    assert "n too small" in text and "null" in text
+    assert "SmallSampleWarning: compare: the wilcoxon test was not run on 1 of 1 rows" in text
+    assert f"the smallest p it could give is {2 / 2**5:.4g}" in text and "alpha 0.05" in text
+    assert "Traceback" not in text
+
+
 # -- "Coming from ..." --------------------------------------------------------------------------
 def _sections(markdown: str) -> dict[str, list[str]]:
     """``## heading`` -> the ``python`` blocks under it (indented blocks inside tabs included)."""
@@ -278,6 +288,27 @@ def test_readme_lists_every_registered_metric_and_links_to_files_that_exist():
     links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README)
     assert len(links) > 10
     assert [link for link in links if not (ROOT / link).is_file()] == []
+
+
+def test_the_trec_eval_line_run_on_trec_evals_test_files_prints_out_test():
+    """The README's one-line trec_eval replacement names generic files; the docs page shows it on
+    trec_eval's own test files.  That exact command, run through the installed console script,
+    prints trec_eval's expected output file byte for byte, and the lines the page shows are its
+    first lines."""
+    readme_line = re.search(r"`(rank-polars trec-eval [^`]+)`", README).group(1).split()
+    page = (DOCS / "trec-eval.md").read_text(encoding="utf-8")
+    block = re.search(r"```console\n\$ (rank-polars trec-eval [^\n]+)\n(.*?)\n(?:\.\.\.|\$)", page, flags=re.S)
+    assert block is not None, "docs/trec-eval.md has no console block starting with a rank-polars trec-eval line"
+    argv = block.group(1).split()
+    assert argv[:2] == readme_line[:2] == ["rank-polars", "trec-eval"] and len(argv) == len(readme_line)
+    assert argv[2:] == ["qrels.test", "results.test"]
+    script = Path(sys.executable).parent / "rank-polars"
+    done = subprocess.run([str(script), *argv[1:]], cwd=TREC_TEST, capture_output=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, b"")
+    expected = (TREC_TEST / "out.test").read_bytes()
+    assert done.stdout == expected
+    shown = block.group(2).splitlines()
+    assert len(shown) >= 3 and expected.decode().splitlines()[: len(shown)] == shown
 
 
 def test_readme_python_example_runs_and_prints_the_table_shown(tmp_path: Path, monkeypatch):
