@@ -1,7 +1,10 @@
 """``rank-polars trec-eval`` against trec_eval 10's own expected output files, byte for byte.
 
 The expected files and the commands that wrote them are trec_eval's (``tests/trec_eval_files.py``);
-error cases check trec_eval's exit status and message, read from its v10 source.
+error cases check trec_eval's exit status and message, read from its v10 source.  The expected
+texts of the preference and judgment-group cases written here (``TREC_EVAL_10_SAYS``) are what
+trec_eval 10.0 printed for the same inputs (built from usnistgov/trec_eval at f425365, the
+release's commit).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from .trec_eval_files import COMMANDS, TEST_DIR
 
 CORE = ["out.test", "out.test.a", "out.test.aq", "out.test.aqc", "out.test.aqcM", "out.test.aql",
         "out.test.meas_params"]
+STRETCH = ["out.test.aqZ", "out.test.prefs", "out.test.qrels_prefs", "out.test.qrels_jg"]
 OFFICIAL = {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
             "recip_rank"}
 
@@ -50,7 +54,7 @@ def official(label: str) -> bool:
     return label in OFFICIAL or label.startswith(("P_", "iprec_at_recall_"))
 
 
-@pytest.mark.parametrize("name", CORE)
+@pytest.mark.parametrize("name", CORE + STRETCH)
 def test_expected_file_byte_for_byte(name: str) -> None:
     args, qrels, results = COMMANDS[name]
     code, out, err = trec_eval([*args, qrels, results])
@@ -58,7 +62,7 @@ def test_expected_file_byte_for_byte(name: str) -> None:
     assert out == (TEST_DIR / name).read_bytes()
 
 
-@pytest.mark.parametrize("name", CORE)
+@pytest.mark.parametrize("name", CORE + STRETCH)
 def test_click_entry_point_byte_for_byte(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     args, qrels, results = COMMANDS[name]
     monkeypatch.chdir(TEST_DIR)
@@ -67,17 +71,35 @@ def test_click_entry_point_byte_for_byte(name: str, monkeypatch: pytest.MonkeyPa
     assert result.stdout_bytes == (TEST_DIR / name).read_bytes()
 
 
-def test_zscores_file_byte_for_byte() -> None:
-    # trec_eval's Makefile: -q -m all_trec -Z zscores_file qrels.test results.test -> out.test.aqZ
-    code, out, err = trec_eval(["-q", "-m", "all_trec", "-Z", "zscores_file", "qrels.test", "results.test"])
-    assert (code, err) == (0, "")
-    assert out == (TEST_DIR / "out.test.aqZ").read_bytes()
-
-
 def test_comment_lines_in_qrels() -> None:
-    # trec_eval's Makefile: qrels.test.with-comments gives out.test too
+    # trec_eval's Makefile: qrels.test.with-comments gives out.test, qrels.comments.123 out.test.qrels_jg
     code, out, _ = trec_eval(["qrels.test.with-comments", "results.test"])
     assert (code, out) == (0, (TEST_DIR / "out.test").read_bytes())
+    code, out, _ = trec_eval(["-m", "qrels_jg", "-q", "-R", "qrels_jg", "qrels.comments.123", "results.test"])
+    assert (code, out) == (0, (TEST_DIR / "out.test.qrels_jg").read_bytes())
+
+
+def test_comment_lines_in_prefs(tmp_path: Path) -> None:
+    # trec_eval's Makefile: prefs.comment.test (prefs.test with comment lines) gives out.test.prefs
+    lines = (TEST_DIR / "prefs.test").read_text().splitlines(keepends=True)
+    commented = "".join(f"# comment {i}\n{line}" if i % 7 == 0 else line for i, line in enumerate(lines))
+    prefs = _write(tmp_path / "prefs.comment.test", commented)
+    code, out, _ = trec_eval(["-m", "all_prefs", "-q", "-R", "prefs", prefs, "prefs.results.test"])
+    assert (code, out) == (0, (TEST_DIR / "out.test.prefs").read_bytes())
+
+
+@pytest.mark.parametrize("fmt, text", [("qrels", "{}"), ("qrels_prefs", "{}"), ("qrels_jg", "{}"),
+                                       ("prefs", "{} s")])
+def test_second_of_two_comment_lines_is_data(tmp_path: Path, fmt: str, text: str) -> None:
+    # get_qrels*.c / get_prefs.c skip one '#' line, then parse the next line whatever it starts with
+    # (trec_eval 10 prints the same for qrels: "result qid '#b' not found", status 4)
+    body = "# a\n" + text.format("#b c d") + " 1\n" + text.format("301 0 CR93E-1282") + " 1\n"
+    code, out, err = trec_eval(["-R", fmt, _write(tmp_path / "rel", body), "results.test"])
+    assert (code, out, err) == (4, b"", "trec_eval: result qid '#b' not found in qrels\n")
+    lone = _write(tmp_path / "rel2", "# a\n# b\n" + text.format("301 0 x") + " 1\n")
+    reader = {"qrels": "get_qrels", "qrels_jg": "get_qrels_jg", "prefs": "get_prefs"}.get(fmt, "get_qrels_prefs")
+    assert trec_eval(["-R", fmt, lone, "results.test"])[0::2] == (
+        2, f"trec_eval.{reader}: Malformed line 1\ntrec_eval: Quit in file '{lone}'\n")
 
 
 @pytest.mark.parametrize("argv", [
@@ -216,3 +238,150 @@ def test_level_zero_judged_only_and_collection_size(tmp_path: Path) -> None:
     # utility.1,-1,0,1 with -N 100: 1*rel_ret - 1*nonrel_ret + 0 + 1*(100 + rel_ret - ret - rel) = 1 - 3 + 96
     code, out, _ = trec_eval(["-n", "-q", "-m", "utility.1,-1,0,1", "-N", "100", qrels, run_file])
     assert out.decode() == "utility_1,-1,0,1      \tq\t94.0000\n"
+
+
+# --- preferences and judgment groups, against trec_eval 10.0's own output for the same inputs ---
+
+# get_prefs.c's examples: q1 is one sub-group (13 preferences: 5 for d4, 4 for d1, 2 each for d2, d6);
+# q2's user u1 has two sub-groups (1>2, 1>3, 2>3, 2>4 and the transitive 1>4), user u2 one (3>9>1)
+PREFS = ("q1 u1 s1 d1 3.0\nq1 u1 s1 d2 2.0\nq1 u1 s1 d3 0.0\nq1 u1 s1 d4 6.0\nq1 u1 s1 d5 0.0\n"
+         "q1 u1 s1 d6 2.0\nq2 u1 sub1 d1 3\nq2 u1 sub1 d2 2\nq2 u1 sub1 d3 1\nq2 u1 sub2 d2 5\n"
+         "q2 u1 sub2 d4 4\nq2 u2 a d3 2\nq2 u2 a d1 0\nq2 u2 a d9 1\n")
+PREFS_RUN = ("q1 Q0 d4 1 3 r\nq1 Q0 d1 2 2 r\nq1 Q0 d2 3 1 r\nq1 Q0 zz 4 1 r\nq2 Q0 d4 1 5 r\n"
+             "q2 Q0 d3 2 4 r\nq2 Q0 d1 3 4 r\nq2 Q0 d9 4 1 r\n")
+TREC_EVAL_10_SAYS = {
+    ("-q", "-m", "prefs"): """\
+prefs_num_prefs_poss  \tq1\t13
+prefs_num_prefs_ful   \tq1\t11
+prefs_num_prefs_ful_ret\tq1\t3
+prefs_simp            \tq1\t0.8462
+prefs_pair            \tq1\t0.8462
+prefs_avgjg           \tq1\t0.8462
+prefs_num_prefs_poss  \tq2\t8
+prefs_num_prefs_ful   \tq2\t3
+prefs_num_prefs_ful_ret\tq2\t2
+prefs_simp            \tq2\t0.3750
+prefs_pair            \tq2\t0.3571
+prefs_avgjg           \tq2\t0.3667
+runid                 \tall\tr
+num_q                 \tall\t2
+prefs_num_prefs_poss  \tall\t21
+prefs_num_prefs_ful   \tall\t14
+prefs_num_prefs_ful_ret\tall\t5
+prefs_simp            \tall\t0.6106
+prefs_pair            \tall\t0.6016
+prefs_avgjg           \tall\t0.6064
+""",
+    ("-q", "-c", "-M2", "-m", "prefs_avgjg_Rnonrel", "-m", "prefs_avgjg_Rnonrel_ret", "-m", "prefs_pair_imp",
+     "-m", "prefs_simp_ret"): """\
+prefs_avgjg_Rnonrel   \tq1\t0.6190
+prefs_simp_ret        \tq1\t1.0000
+prefs_avgjg_Rnonrel_ret\tq1\t0.5556
+prefs_pair_imp        \tq1\t1.0000
+prefs_avgjg_Rnonrel   \tq2\t0.2381
+prefs_simp_ret        \tq2\t0.0000
+prefs_avgjg_Rnonrel_ret\tq2\t0.0000
+prefs_pair_imp        \tq2\t0.3000
+prefs_avgjg_Rnonrel   \tall\t0.4286
+prefs_simp_ret        \tall\t0.5000
+prefs_avgjg_Rnonrel_ret\tall\t0.2778
+prefs_pair_imp        \tall\t0.6500
+""",
+}
+
+
+@pytest.mark.parametrize("args", list(TREC_EVAL_10_SAYS))
+def test_preferences_as_trec_eval_10_prints_them(tmp_path: Path, args: tuple[str, ...]) -> None:
+    prefs, run_file = _write(tmp_path / "prefs", PREFS), _write(tmp_path / "run", PREFS_RUN)
+    code, out, err = trec_eval([*args, "-R", "prefs", prefs, run_file])
+    assert (code, err, out.decode()) == (0, "", TREC_EVAL_10_SAYS[args])
+
+
+PREFS_RUN_2 = "q0 Q0 a 1 1 r\nq1 Q0 a 1 1 r\nq1 Q0 b 1 2 r\n"
+
+
+@pytest.mark.parametrize("rel, run_text, args, status, message", [
+    # one sub-group giving a document two levels
+    ("q1 g s a 2\nq1 g s b 1\nq1 g s a 1\n", PREFS_RUN_2, ["-R", "prefs", "-m", "prefs"], 4,
+     "trec_eval.form_prefs_counts: Internal docid 1 occurs with different rel_level in same jsg\n"
+     "trec_eval: Can't calculate measure 'prefs_num_prefs_poss'\n"),
+    # level 0 in one sub-group, above 0 in another of the same group
+    ("q1 g s1 a 2\nq1 g s1 b 0\nq1 g s2 b 1\nq1 g s2 c 0\n", PREFS_RUN_2, ["-R", "prefs", "-m", "prefs"], 4,
+     "trec_eval.form_prefs_counts: doc 'b' has both 0 and non-0 rel_level assigned\n"
+     "trec_eval: Can't calculate measure 'prefs_num_prefs_poss'\n"),
+    # a>b in one sub-group, b>a in another: trec_eval calls abort() (status 134 in a shell)
+    ("q1 g s1 a 2\nq1 g s1 b 1\nq1 g s2 b 2\nq1 g s2 a 1\n", PREFS_RUN_2, ["-R", "prefs", "-m", "prefs"], 134,
+     "trec_eval.form_prefs_counts: Pref inconsistency found\n"
+     "      internal rank 0 and internal rank 1 are conflicted\n"),
+    # a docno twice in a ranking (printed without a newline)
+    ("q1 g s a 1\nq1 g s b 0\n", "q1 Q0 b 1 2 r\nq1 Q0 b 1 1 r\n", ["-R", "prefs", "-m", "prefs"], 4,
+     "trec_eval.form_prefs_counts: duplicate docs btrec_eval: Can't calculate measure 'prefs_num_prefs_poss'\n"),
+    # a docno twice in one judgment group, found when the file is read
+    ("q0 0 a 1\nq0 0 b 0\nq0 1 a 0\nq0 1 a 1\n", PREFS_RUN_2, ["-R", "qrels_jg", "-m", "qrels_jg"], 2,
+     "trec_eval.get_qrels: duplicate docs a\ntrec_eval: Quit in file '{rel}'\n"),
+    # measures that read another format stop at the first query, the first such measure named
+    ("q1 g s1 a 2\nq1 g s1 b 0\n", PREFS_RUN_2, ["-R", "prefs", "-m", "map", "-m", "prefs_simp"], 4,
+     "trec_eval.form_res_qrels: rel_info format not qrels or results format not trec_results\n"
+     "trec_eval: Can't calculate measure 'map'\n"),
+    ("q0 0 a 1\nq0 0 b 0\n", PREFS_RUN_2, ["-R", "qrels_jg", "-m", "P_avgjg.5", "-m", "prefs_simp"], 4,
+     "trec_eval.form_prefs_info: prefs_info format not (prefs or qrels_prefs) or results format not "
+     "trec_results\ntrec_eval: Can't calculate measure 'prefs_simp'\n"),
+    ("q0 0 a 1\nq0 0 b 0\n", PREFS_RUN_2, ["-m", "map_avgjg"], 4,
+     "trec_eval: rel_info format not qrels_jg or results format not trec_results\n"
+     "trec_eval: Can't calculate measure 'map_avgjg'\n"),
+    # qrels_prefs reads four fields; the official measures need a qrels file
+    ("q0 g s a\n", PREFS_RUN_2, ["-R", "qrels_prefs"], 4,
+     "trec_eval.form_res_qrels: rel_info format not qrels or results format not trec_results\n"
+     "trec_eval: Can't calculate measure 'num_ret'\n"),
+    ("q0 g s a\n", PREFS_RUN_2, ["-R", "prefs"], 2,
+     "trec_eval.get_prefs: Malformed line 1\ntrec_eval: Quit in file '{rel}'\n"),
+    ("q1 g s1 a 2\nq1 g s1 b 0\n", "q0 Q0 a 1 1 r\n", ["-R", "prefs", "-m", "prefs_simp"], 4,
+     "trec_eval: result qid 'q1' not found in qrels\n"),
+])
+def test_preference_errors_as_trec_eval_10_reports_them(tmp_path: Path, rel: str, run_text: str, args: list[str],
+                                                         status: int, message: str) -> None:
+    rel_file, run_file = _write(tmp_path / "rel", rel), _write(tmp_path / "run", run_text)
+    code, out, err = trec_eval([*args, rel_file, run_file])
+    assert (code, out, err) == (status, b"", message.format(rel=rel_file))
+
+
+def test_queries_before_a_preference_error_are_printed(tmp_path: Path) -> None:
+    # trec_eval 10 printed q0's lines, then stopped at q1 (its 0/non-0 check)
+    rel = _write(tmp_path / "rel", "q0 g s a 1\nq0 g s b 0\nq1 g s1 a 2\nq1 g s1 b 0\nq1 g s2 b 1\n")
+    code, out, err = trec_eval(["-q", "-m", "prefs_simp", "-R", "prefs", rel, _write(tmp_path / "run", PREFS_RUN_2)])
+    assert (code, out.decode()) == (4, "prefs_simp            \tq0\t1.0000\n")
+    assert err.startswith("trec_eval.form_prefs_counts: doc 'b' has both 0 and non-0")
+
+
+def test_judgment_groups_average_the_groups(tmp_path: Path) -> None:
+    # by hand: group 0 judges a relevant (map 1, P_2 0.5), group 1 judges b relevant (map 0.5, P_2 0.5)
+    rel = _write(tmp_path / "rel", "q 0 a 1\nq 0 b 0\nq 1 a 0\nq 1 b 1\n")
+    run_file = _write(tmp_path / "run", "q Q0 a 1 2 r\nq Q0 b 2 1 r\n")
+    code, out, _ = trec_eval(["-q", "-n", "-R", "qrels_jg", "-m", "map_avgjg", "-m", "P_avgjg.1,2", rel, run_file])
+    assert (code, out.decode()) == (0, "map_avgjg             \tq\t0.7500\nP_avgjg_1             \tq\t0.5000\n"
+                                       "P_avgjg_2             \tq\t0.5000\n")
+
+
+def test_prefs_at_scale_is_vectorised(tmp_path: Path) -> None:
+    """qrels_prefs over 200 queries x 300 judged documents (about 4.5M preference pairs) in seconds."""
+    rng = np.random.default_rng(3)
+    nq, nd = 200, 300
+    docs = np.tile(np.arange(nd), nq).astype(str)
+    qids = np.repeat(np.arange(nq), nd).astype(str)
+    pl.DataFrame({"q": qids, "i": "0", "d": docs, "g": rng.integers(0, 3, nq * nd)}).write_csv(
+        tmp_path / "qrels", separator=" ", include_header=False)
+    pl.DataFrame({"q": qids, "i": "Q0", "d": docs, "r": 0, "s": rng.random(nq * nd).round(3), "t": "big"}).write_csv(
+        tmp_path / "run", separator=" ", include_header=False)
+    start = time.perf_counter()
+    code, out, err = trec_eval(["-m", "all_prefs", "-R", "qrels_prefs", str(tmp_path / "qrels"), str(tmp_path / "run")])
+    assert (code, err) == (0, "")
+    assert b"num_q                 \tall\t200\n" in out
+    assert time.perf_counter() - start < 120
+
+
+def test_debug_after_the_command_is_trec_evals_argument() -> None:
+    # trec_eval has no --debug (its long option is --Debug_level): a usage error, not rank-polars' flag
+    result = CliRunner().invoke(main, ["trec-eval", "--debug", "qrels", "run"])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("trec_eval: unrecognized option '--debug'\nUsage: trec_eval")
+    assert "Traceback" not in result.output

@@ -97,17 +97,22 @@ def _run(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
     if rel.height == 0 or (run_frame.height == 0 and opts.complete):
         raise TrecEvalExit(7, "trec_eval: No queries with both results and relevance info\n")
 
-    failure = first(wrong_format(columns, opts.rel_format), _first_failure(kind, rel, run_frame, columns, opts))
+    table, failure = _evaluate(kind, rel, run_frame, columns, opts)
+    failure = first(wrong_format(columns, opts.rel_format), failure)
     if failure is not None:
         # trec_eval has printed the queries before the one it stops at
         before = rel.select("query").unique().sort("query").head(failure.index)
         if opts.query and before.height:
-            table = _table(kind, rel.join(before, on="query", how="semi"), run_frame, columns, opts)
+            if table is None:
+                table = _evaluate(kind, rel.join(before, on="query", how="semi"), run_frame, columns, opts,
+                                  checked=True)[0]
+            table = table.join(before, on="query", how="semi", maintain_order="left")
             if zscores is not None:
                 table = to_zscores(table, columns, zscores)
             _write(stdout, query_lines(table, columns, zscores is not None))
         raise TrecEvalExit(failure.status, failure.message)
-    table = _table(kind, rel, run_frame, columns, opts)
+    if table is None:
+        table = _evaluate(kind, rel, run_frame, columns, opts, checked=True)[0]
     if zscores is not None:
         table = to_zscores(table, columns, zscores)
     z = zscores is not None
@@ -118,19 +123,16 @@ def _run(argv: list[str], stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
-def _first_failure(kind: str, rel: pl.DataFrame, run: pl.DataFrame, columns: list[Column],
-                   opts: Options) -> Failure | None:
+def _evaluate(kind: str, rel: pl.DataFrame, run: pl.DataFrame, columns: list[Column], opts: Options,
+              checked: bool = False) -> tuple[pl.DataFrame | None, Failure | None]:
+    """The per-query table (``query`` in evaluation order, one column per printed label) and the
+    first failure.  For qrels, the failure is found first and the table left to the caller (None):
+    the measures are then computed only on the queries trec_eval evaluates."""
     if kind == "prefs":
-        return prefs.first_failure(run, rel, columns, opts)
+        return prefs.evaluate(run, rel, columns, opts)
     if kind == "jg":
-        return judgment_groups.first_failure(run, rel, columns, opts)
-    return first_failure(rel, run, rank(run, rel, opts), opts, columns)
-
-
-def _table(kind: str, rel: pl.DataFrame, run: pl.DataFrame, columns: list[Column], opts: Options) -> pl.DataFrame:
-    """``query`` (evaluation order) and one column per printed label."""
-    if kind == "prefs":
-        return prefs.per_query(run, rel, columns, opts)
-    if kind == "jg":
-        return judgment_groups.per_query(run, rel, columns, opts)
-    return per_query(rank(run, rel, opts), rel, columns, opts)
+        return judgment_groups.evaluate(run, rel, columns, opts)
+    ranked = rank(run, rel, opts)
+    if checked:
+        return per_query(ranked, rel, columns, opts), None
+    return None, first_failure(rel, run, ranked, opts, columns)

@@ -17,7 +17,7 @@ import warnings
 import polars as pl
 
 from ..errors import CoverageWarning
-from ..evaluate import evaluate
+from ..evaluate import evaluate as evaluate_specs
 from .checks import duplicate_docs, first, first_reader, missing_query
 from .evaluation import Failure, rank, specs
 from .measures import Column
@@ -28,6 +28,17 @@ _SEP = "\x1f"  # joins query and group into one key; trec_eval's fields never co
 
 def _key() -> pl.Expr:
     return pl.concat_str("query", pl.lit(_SEP), "jg").alias("key")
+
+
+def evaluate(run: pl.DataFrame, qrels_jg: pl.DataFrame, columns: list[Column],
+             opts: Options) -> tuple[pl.DataFrame, Failure | None]:
+    """``query`` (evaluation order) with one column per printed judgment-group label, and the
+    first query at which trec_eval stops (the values of the queries before it are the ones it printed)."""
+    failure = first_failure(run, qrels_jg, columns, opts)
+    if failure is not None:  # only the queries before it are evaluated (later ones may not be computable)
+        before = qrels_jg.select("query").unique().sort("query").head(failure.index)
+        qrels_jg = qrels_jg.join(before, on="query", how="semi")
+    return per_query(run, qrels_jg, columns, opts), failure
 
 
 def per_query(run: pl.DataFrame, qrels_jg: pl.DataFrame, columns: list[Column], opts: Options) -> pl.DataFrame:
@@ -44,7 +55,7 @@ def per_query(run: pl.DataFrame, qrels_jg: pl.DataFrame, columns: list[Column], 
     unique = list(dict.fromkeys(wanted.values()))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CoverageWarning)
-        values = evaluate(ranked.select("query", "item", "position"), unique,
+        values = evaluate_specs(ranked.select("query", "item", "position"), unique,
                           qrels=judgments.rename({"grade": "relevance"}), per_query=True, missing="zero")
     values = values.select(pl.col("query").alias("key"), *(pl.col(s.name).alias(label) for label, s in wanted.items()))
     # summed in trec_eval's order (groups by name), then divided: the same rounding as its ``+=``

@@ -199,28 +199,40 @@ def _pair_measures(both: pl.DataFrame, njr: pl.DataFrame) -> pl.DataFrame:
     per_pair = both.group_by("query", lo.alias("lo"), hi.alias("hi")).agg(
         share=(pl.col("x") < pl.col("y")).mean()
     ).join(njr, on="query")
-    # trec_eval's loops: the pairs of retrieved documents first, then retrieved-unretrieved, each by rank
-    per_pair = per_pair.sort("query", pl.col("hi") >= pl.col("njr"), "lo", "hi")
     some, all_ret = pl.col("lo") < pl.col("njr"), pl.col("hi") < pl.col("njr")
-    share = pl.col("share")
+    # summed in trec_eval's loop order (retrieved pairs first, then retrieved-unretrieved, each by
+    # rank), so that the rounding is the same; adding the 0.0 of a pair left out changes nothing
+    order = [~all_ret, "lo", "hi"]
 
     def mean(where: pl.Expr, counted: pl.Expr) -> pl.Expr:
         n = counted.sum()
-        return pl.when(n > 0).then(share.filter(where).sum() / n).otherwise(0.0)
+        total = pl.when(where).then(pl.col("share")).otherwise(0.0).sort_by(order).sum()
+        return pl.when(n > 0).then(total / n).otherwise(0.0)
 
-    return per_pair.group_by("query", maintain_order=True).agg(
+    return per_pair.group_by("query").agg(
         prefs_pair=mean(some, pl.col("lo").is_not_null()),
         prefs_pair_ret=mean(all_ret, all_ret),
         prefs_pair_imp=mean(some, some),
     )
 
 
-def per_query(run: pl.DataFrame, prefs: pl.DataFrame, columns: list[Column], opts: Options) -> pl.DataFrame:
-    """``query`` (evaluation order) and one column per printed preference label."""
+def evaluate(run: pl.DataFrame, prefs: pl.DataFrame, columns: list[Column],
+             opts: Options) -> tuple[pl.DataFrame, Failure | None]:
+    """``query`` (evaluation order) with one column per printed preference label, and the first
+    query at which trec_eval stops (the values of the queries before it are the ones it printed)."""
     queries = prefs.select("query").unique().sort("query")
+    reader = first_reader(columns, "prefs")
+    if reader is None:  # runid and num_q only: trec_eval never reads the preferences
+        return queries, missing_query(queries, run, opts)
     docids, njr = judged_ranks(run, prefs, opts)
     lines = _lines(prefs, docids)
-    both, _ = pairs(lines)
+    both, same = pairs(lines)
+    table = _measures(queries, both, lines, njr, columns)
+    return table, _first_failure(queries, run, lines, both, same, reader, opts)
+
+
+def _measures(queries: pl.DataFrame, both: pl.DataFrame, lines: pl.DataFrame, njr: pl.DataFrame,
+              columns: list[Column]) -> pl.DataFrame:
     mem = members(lines)
     counts = group_counts(both, mem, njr)
     c = {k: pl.col(k) for k in counts.columns}
@@ -268,17 +280,11 @@ def _rnonrel(both: pl.DataFrame, lines: pl.DataFrame, mem: pl.DataFrame, counts:
     return _ratio_mean(per_jg, pl.col("ratio"), name, nan_is_zero=True)
 
 
-def first_failure(run: pl.DataFrame, prefs: pl.DataFrame, columns: list[Column], opts: Options) -> Failure | None:
+def _first_failure(queries: pl.DataFrame, run: pl.DataFrame, lines: pl.DataFrame, both: pl.DataFrame,
+                   same: pl.DataFrame, reader: tuple[int, str], opts: Options) -> Failure | None:
     """The first query at which trec_eval stops: no results (without ``-c``), duplicate documents,
     or preferences it rejects (a document at two levels of one sub-group, at level 0 and above 0
     in one group, or preferred both ways after the closure — on which trec_eval aborts)."""
-    queries = prefs.select("query").unique().sort("query")
-    reader = first_reader(columns, "prefs")
-    if reader is None:
-        return missing_query(queries, run, opts)
-    docids, _ = judged_ranks(run, prefs, opts)
-    lines = _lines(prefs, docids)
-    both, same = pairs(lines)
     errors = [
         same.sort(*_JG, "level", "level_y", "x", descending=[False, False, True, True, False])
         .group_by(_JG, maintain_order=True).first()
