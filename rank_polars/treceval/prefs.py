@@ -38,7 +38,6 @@ from .measures import Column
 from .options import Options
 
 _JG = ["query", "jg"]
-_MAX_CLOSURE_ROUNDS = 10_000
 
 
 def ranking(run: pl.DataFrame, opts: Options) -> pl.DataFrame:
@@ -78,7 +77,7 @@ def _lines(prefs: pl.DataFrame, docids: pl.DataFrame) -> pl.DataFrame:
 def _closure(edges: pl.DataFrame) -> pl.DataFrame:
     """Transitive closure of ``query, jg, x, y`` (x preferred to y), all groups at once."""
     closure = delta = edges.unique()
-    for _ in range(_MAX_CLOSURE_ROUNDS):
+    while True:  # each round adds paths one step longer; it ends, as the pairs of a group are finite
         step = delta.join(edges.rename({"x": "m", "y": "y2"}), left_on=[*_JG, "y"], right_on=[*_JG, "m"])
         new = step.select(*_JG, "x", y="y2").unique().join(closure, on=[*_JG, "x", "y"], how="anti")
         if new.height == 0:
@@ -219,7 +218,34 @@ def _pair_measures(both: pl.DataFrame, njr: pl.DataFrame) -> pl.DataFrame:
 def evaluate(run: pl.DataFrame, prefs: pl.DataFrame, columns: list[Column],
              opts: Options) -> tuple[pl.DataFrame, Failure | None]:
     """``query`` (evaluation order) with one column per printed preference label, and the first
-    query at which trec_eval stops (the values of the queries before it are the ones it printed)."""
+    query at which trec_eval stops (the values of the queries before it are the ones it printed).
+
+    Examples
+    --------
+    get_prefs.c's first example: one user ranks six documents (13 preferences); the run
+    retrieves d4, d1, d2 in that order, so 11 are fulfilled, 3 with both documents retrieved.
+
+    >>> import polars as pl
+    >>> from rank_polars.treceval.measures import Selection
+    >>> from rank_polars.treceval.options import Options
+    >>> levels = {"d1": 3.0, "d2": 2.0, "d3": 0.0, "d4": 6.0, "d5": 0.0, "d6": 2.0}
+    >>> prefs = pl.DataFrame({"query": "q1", "jg": "u1", "jsg": "s1", "item": list(levels),
+    ...                       "level": list(levels.values())})
+    >>> run = pl.DataFrame({"query": "q1", "item": ["d4", "d1", "d2"], "score": [3.0, 2.0, 1.0]})
+    >>> selection = Selection()
+    >>> selection.mark("prefs")
+    >>> table, failure = evaluate(run, prefs, selection.columns(), Options())
+    >>> table.select("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret",
+    ...              pl.col("prefs_simp").round(4)), failure
+    (shape: (1, 4)
+    ┌──────────────────────┬─────────────────────┬─────────────────────────┬────────────┐
+    │ prefs_num_prefs_poss ┆ prefs_num_prefs_ful ┆ prefs_num_prefs_ful_ret ┆ prefs_simp │
+    │ ---                  ┆ ---                 ┆ ---                     ┆ ---        │
+    │ f64                  ┆ f64                 ┆ f64                     ┆ f64        │
+    ╞══════════════════════╪═════════════════════╪═════════════════════════╪════════════╡
+    │ 13.0                 ┆ 11.0                ┆ 3.0                     ┆ 0.8462     │
+    └──────────────────────┴─────────────────────┴─────────────────────────┴────────────┘, None)
+    """
     queries = prefs.select("query").unique().sort("query")
     reader = first_reader(columns, "prefs")
     if reader is None:  # runid and num_q only: trec_eval never reads the preferences
