@@ -15,12 +15,12 @@ import pytest
 
 import rank_polars as rp
 from rank_polars.engines import duckdb_engine
-from rank_polars.engines.sql_engine import POS_BITS, POS_WORDS, positions_distinct_sql, quote
+from rank_polars.engines.sql_engine import POS_TOP, positions_distinct_sql, quote
 from rank_polars.errors import DataError
 from rank_polars.plan import RANK
 
 ENGINES = ["polars", "duckdb"]
-TOP = POS_BITS * POS_WORDS  # the deepest position the proof covers (1008)
+TOP = POS_TOP  # the deepest position the proof covers (1024)
 
 
 def quiet(fn, *args, **kwargs):
@@ -42,13 +42,13 @@ def ranking(positions: list[int], relevant: dict[int, int] | None = None, query:
 
 PROOF_CASES = [
     ("1..10", list(range(1, 11))),
-    ("word boundary 63/64 distinct", [62, 63, 64, 65]),
+    ("63..65 distinct", [62, 63, 64, 65]),
     ("63 twice", [63, 63, 64]),
     ("64 twice", [1, 64, 64]),
-    ("1 and 64 (same bit, other word)", [1, 64]),
-    ("1..1008", list(range(1, TOP + 1))),
-    ("1008 twice", [TOP, TOP]),
-    ("beyond 1008", [1, TOP + 1]),
+    ("1 and 65", [1, 65]),
+    ("1..1024", list(range(1, TOP + 1))),
+    ("1024 twice", [TOP, TOP]),
+    ("beyond 1024", [1, TOP + 1]),
     ("position 0", [0, 1]),
     ("negative", [-62, 1]),
     ("gaps", [3, 70, 700]),
@@ -114,7 +114,7 @@ def test_a_ranking_the_proof_cannot_clear_is_checked_exactly(log, rr, engine):
 # (id, log): a relevant row shares its position with another row: refused, proof or not
 REFUSED = [
     ("at position 1", ranking([1, 1, 2], {0: 1})),
-    ("at the word boundary 64", ranking([*range(1, 65), 64], {63: 1})),
+    ("at position 64", ranking([*range(1, 65), 64], {63: 1})),
     ("deeper than the proof", ranking([*range(1, 1101), 1050], {1049: 1})),
     ("in the second of two rankings", pl.concat([ranking([1, 2], {0: 1}), ranking([1, 2, 2], {1: 1}, query="q2")])),
 ]
