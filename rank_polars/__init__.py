@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from . import exprs, namespace  # noqa: F401  (namespace registers ``.ranking`` on import)
 from .errors import CoverageWarning, DataError, MetricNameError, RankPolarsError, SmallSampleWarning
 from .measures import Measure, parse
@@ -12,11 +14,30 @@ from .measures.rr import RR as rr
 from .measures.set_based import F1 as f1, Precision as precision, Recall as recall
 from .measures.set_based import RPrecision as rprec, Success as success
 from .evaluate import evaluate
-from .sqlgen import to_sql
 from .compare import compare
 from .diagnose import diagnose
 from .io import read_trec_qrels, read_trec_run
-from . import datasets, sql_macros
+
+if TYPE_CHECKING:
+    from . import datasets, sql_macros
+    from .sqlgen import to_sql
+
+# Loaded on first use, so that ``import rank_polars`` stays light: sqlglot (to_sql) and the
+# sample data are not needed to evaluate a log.  (Only names that are not also the names of
+# their own submodules: importing ``rank_polars.compare`` would replace a lazy ``compare``.)
+_LAZY = {"to_sql": ("sqlgen", "to_sql"), "datasets": ("datasets", None), "sql_macros": ("sql_macros", None)}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'rank_polars' has no attribute {name!r}")
+    import importlib
+
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(f".{module_name}", __name__)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
 
 __version__ = "0.1.0"
 
