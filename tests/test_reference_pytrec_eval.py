@@ -75,18 +75,24 @@ def to_frames(run: dict, qrels: dict) -> tuple[pl.DataFrame, pl.DataFrame]:
     return run_df, qrels_df
 
 
+def assert_agrees(run: dict, qrels: dict, names: dict[str, str], expected: dict, **kwargs) -> None:
+    """Our per-query values (``names``: pytrec_eval measure -> our metric) equal pytrec_eval's
+    ``expected`` to 1e-9, on the same queries (pytrec_eval skips judged queries absent from the run)."""
+    run_df, qrels_df = to_frames(run, qrels)
+    got = rp.evaluate(run_df, list(names.values()), qrels=qrels_df, per_query=True, missing="skip", **kwargs)
+    assert sorted(got["query"].to_list()) == sorted(expected)
+    for row in got.iter_rows(named=True):
+        for measure, name in names.items():
+            assert row[name] == pytest.approx(expected[row["query"]][measure], abs=1e-9), (row["query"], measure)
+
+
 @settings(max_examples=150, deadline=None)
 @given(data=collections(), level=st.sampled_from([1, 2]))
 def test_agrees_with_pytrec_eval(data, level):
     run, qrels = data
     expected = pytrec_eval.RelevanceEvaluator(qrels, TREC, relevance_level=level).evaluate(run)
     names = {m: t.format(rel="(rel=2)" if level == 2 else "") for m, t in MEASURES.items()}
-    run_df, qrels_df = to_frames(run, qrels)
-    got = rp.evaluate(run_df, list(names.values()), qrels=qrels_df, per_query=True, missing="skip")
-    assert sorted(got["query"].to_list()) == sorted(expected)
-    for row in got.iter_rows(named=True):
-        for measure, name in names.items():
-            assert row[name] == pytest.approx(expected[row["query"]][measure], abs=1e-9), (row["query"], measure)
+    assert_agrees(run, qrels, names, expected)
 
 
 @settings(max_examples=150, deadline=None)

@@ -17,7 +17,7 @@ import rank_polars as rp
 from rank_polars.io import read_trec_qrels, read_trec_run
 from rank_polars.measures import parse
 
-from .test_reference_pytrec_eval import collections, to_frames
+from .test_reference_pytrec_eval import assert_agrees, collections, to_frames
 from .trec_eval_files import TEST_DIR, read_expected
 
 # trec_eval's printed name -> our spelling ({rel}: ", rel=2"-style suffix for -l2 where -l applies)
@@ -129,12 +129,7 @@ def test_agrees_with_pytrec_eval(data) -> None:
     for level in (1, 2):
         expected = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC), relevance_level=level).evaluate(run)
         names = {m: t.format(rel="" if level == 1 else "(rel=2)") for m, t in PYTREC.items()}
-        run_df, qrels_df = to_frames(run, qrels)
-        got = rp.evaluate(run_df, list(names.values()), qrels=qrels_df, per_query=True, missing="skip")
-        assert sorted(got["query"].to_list()) == sorted(expected)
-        for row in got.iter_rows(named=True):
-            for measure, name in names.items():
-                assert row[name] == pytest.approx(expected[row["query"]][measure], abs=1e-9), (row["query"], measure)
+        assert_agrees(run, qrels, names, expected)
 
 
 @settings(max_examples=40, deadline=None)
