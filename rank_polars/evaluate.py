@@ -221,27 +221,32 @@ def _files(source: object) -> str:
 
 def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: str, streaming: bool,
                      display: Progress, files: str = "") -> pl.DataFrame:
-    from .engines.polars_engine import contributes_expr
+    from .engines.polars_engine import contributes_expr, repeat_sources
     from .engines.polars_engine import per_query as plan_per_query
 
     # the two checking passes (over every row of the run, over every judgment) run together
     # and keep one row per ranking / judged query; the judgments stay a lazy scan
+    checks = contributing_stat_names(inputs, duplicates, plan)
     passes = [run_stats_polars(inputs, duplicates, plan)]
     if inputs.qrels is not None:
         passes.append(qrels_stats_polars(inputs, contributes_expr(plan)))
+    repeat_pass = repeat_sources(plan, inputs, checks)
+    if repeat_pass is not None:
+        passes.append(repeat_pass)
     # no common-subplan caching: the two judgment passes share a scan, which Polars would
     # otherwise cache whole (38.5M judgments: +1.3 GiB at 200M rows) instead of streaming it
     no_cache = pl.QueryOptFlags(comm_subplan_elim=False)
     checking = "checking the run" + (" and judgments" if inputs.qrels is not None else "") + files
     with display.phase(checking):
-        stats, *judged = pl.collect_all(passes, engine="streaming" if streaming else "auto", optimizations=no_cache)
+        stats, *rest = pl.collect_all(passes, engine="streaming" if streaming else "auto", optimizations=no_cache)
+    judged = rest[0] if inputs.qrels is not None else None
+    repeat_keys = rest[-1] if repeat_pass is not None else None
     check_run(stats, inputs)
-    if judged:
-        check_qrels(judged[0], inputs)
-    uni = universe(stats, inputs, judged[0] if judged else None, missing)
-    checks = contributing_stat_names(inputs, duplicates, plan)
+    if judged is not None:
+        check_qrels(judged, inputs)
+    uni = universe(stats, inputs, judged, missing)
     with display.phase(f"metric pass ({len(plan.outputs)} metrics, {uni.height:,} queries)"):
-        table = _collect(plan_per_query(plan, inputs, uni, checks), streaming)
+        table = _collect(plan_per_query(plan, inputs, uni, checks, repeat_keys), streaming)
     return check_contributing(table, inputs, checks)
 
 

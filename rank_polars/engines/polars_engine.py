@@ -20,7 +20,7 @@ import polars as pl
 from .. import _dsl as d
 from ..inputs import Inputs
 from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, QGRADE, RANK, SCORE, Plan
-from ..validate import check_column, repeat_checks, repeats_polars, stat_exprs
+from ..validate import check_column, repeat_checks, repeat_keys_polars, repeats_polars, stat_exprs
 
 
 def _col(n: d.Node) -> pl.Expr:
@@ -85,11 +85,26 @@ def ranked_run(inputs: Inputs) -> pl.LazyFrame:
     return run
 
 
-def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[str] = ()) -> pl.LazyFrame:
+def repeat_sources(plan: Plan, inputs: Inputs, checks: Sequence[str]) -> pl.LazyFrame | None:
+    """With the run's own labels, the contributing rows are a filter of the run at the reader:
+    their (ranking, position / item) hashes are collected with the checking passes, so the
+    metric pass finds the rows sharing them by ``is_in`` (streams) instead of a join (holds
+    the run).  With judgments the contributing rows need the join itself: None."""
+    repeats = repeat_checks(inputs.run_labels, list(checks))
+    if not repeats or not inputs.run_labels or inputs.order != "position":
+        return None
+    contributing = inputs.run.filter(contributes_expr(plan))
+    return repeat_keys_polars(contributing, inputs.keys, repeats)
+
+
+def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[str] = (),
+              repeat_keys: pl.DataFrame | None = None) -> pl.LazyFrame:
     """One row per evaluated (group, query): the keys and one column per requested metric.
 
     ``checks``: statistics of :mod:`rank_polars.validate` to count over the contributing
-    rows (the duplicate counts), added as ``check_column(stat)`` columns.
+    rows (the duplicate counts), added as ``check_column(stat)`` columns.  ``repeat_keys``:
+    the contributing rows' (ranking, value) hashes, collected beforehand
+    (:func:`repeat_sources`), for the repeat checks.
     """
     keys = inputs.keys
     run = ranked_run(inputs)
@@ -179,7 +194,8 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
     # a null group key is a group like any other (nulls_equal on every join on the keys)
     table = stats.join(row_aggs, on=keys, how="left", nulls_equal=True)
     if repeats:
-        table = table.join(repeats_polars(run, contributing, keys, repeats), on=keys, how="left", nulls_equal=True)
+        counted = repeats_polars(run, contributing, keys, repeats, repeat_keys)
+        table = table.join(counted, on=keys, how="left", nulls_equal=True)
     table = table.with_columns(
         *(pl.col(n).fill_null(0.0) for n in plan.row_aggs), *(pl.col(check_column(c)).fill_null(0) for c in checks)
     )
