@@ -89,7 +89,7 @@ def evaluate(
         (trec_eval ``-c``, ir_measures), ``"skip"`` leaves it out (trec_eval 9, pytrec_eval).
     engine
         ``"polars"`` (lazy, streaming by default), ``"duckdb"`` (same numbers, in SQL; bounded
-        by ``duckdb_memory_limit``, default half the memory up to 2 GiB, spilling to
+        by ``duckdb_memory_limit``, default half the memory up to 1.5 GiB, spilling to
         ``duckdb_temp_directory``) or ``"spark"`` (the same SQL in Spark, through ``spark=``
         or the active ``SparkSession``; ``run`` / ``qrels`` may then also be Spark DataFrames
         or table names).  With ``"spark"``, ``per_query="spark"`` returns the per-query values
@@ -113,7 +113,7 @@ def evaluate(
         different labels).  ``"fast"`` skips the run's duplicate counts (repeated judgments of
         a contributing item are always refused: which grade wins would depend on row order).
     duckdb_memory_limit, duckdb_temp_directory
-        DuckDB's ``memory_limit`` (e.g. ``"8GB"``; default half the memory, at most 2 GiB)
+        DuckDB's ``memory_limit`` (e.g. ``"8GB"``; default half the memory, at most 1.5 GiB)
         and the folder it spills to (default a fresh temporary folder, removed afterwards).
     spark
         With ``engine="spark"``: the ``SparkSession`` to run in (default the active one).

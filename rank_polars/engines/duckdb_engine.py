@@ -56,10 +56,10 @@ def _bool_labels_as_numbers(con: duckdb.DuckDBPyConnection, run: str, relevance:
     return f"(SELECT * REPLACE (CAST({quote(relevance)} AS TINYINT) AS {quote(relevance)}) FROM {run})"
 
 
-# The default memory limit: half of the memory this process may use, at most 2 GiB (at
+# The default memory limit: half of the memory this process may use, at most 1.5 GiB (at
 # least 256 MiB).  DuckDB's own default, 80% of RAM, is shared by nothing: on a busy
 # machine or in a container it is what makes a large evaluation die instead of spilling.
-DEFAULT_FRACTION, DEFAULT_CAP, DEFAULT_FLOOR = 0.5, 2 << 30, 256 << 20
+DEFAULT_FRACTION, DEFAULT_CAP, DEFAULT_FLOOR = 0.5, 3 << 29, 256 << 20
 
 
 def available_memory() -> int | None:
@@ -80,7 +80,7 @@ def available_memory() -> int | None:
 
 
 def default_memory_limit() -> str:
-    """``memory_limit`` when none is given: see ``DEFAULT_FRACTION`` (e.g. ``'2048MiB'``)."""
+    """``memory_limit`` when none is given: see ``DEFAULT_FRACTION`` (e.g. ``'1536MiB'``)."""
     total = available_memory()
     limit = DEFAULT_CAP if total is None else max(DEFAULT_FLOOR, min(DEFAULT_CAP, int(total * DEFAULT_FRACTION)))
     return f"{limit >> 20}MiB"
@@ -89,7 +89,7 @@ def default_memory_limit() -> str:
 class DuckDBEngine(SqlRunner):
     """Evaluate a plan in an embedded DuckDB connection (one per call), bounded in memory.
 
-    ``memory_limit`` (default :func:`default_memory_limit`: half the memory, at most 2 GiB)
+    ``memory_limit`` (default :func:`default_memory_limit`: half the memory, at most 1.5 GiB)
     and ``temp_directory`` (default: a fresh folder under the system's temporary directory,
     removed afterwards) are DuckDB's settings: what does not fit spills there.
     """
