@@ -30,7 +30,6 @@ info labels labels (run): 0: 1 (50.0%), 1: 1 (50.0%)
 from __future__ import annotations
 
 import contextlib
-import tempfile
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Sequence
 
@@ -164,11 +163,11 @@ def diagnose(
     by_cols = [by] if isinstance(by, str) else list(by or [])
     with _runner(engine, spark, duckdb_memory_limit, duckdb_temp_directory) as runner:
         if engine == "spark":  # Spark frames, table names, paths: read by Spark
-            from .engines.spark_engine import _schema_frame, spark_frame
+            from .engines.spark_engine import schema_frame, spark_frame
 
             run = spark_frame(runner.spark, run, "run")
             qrels = None if qrels is None else spark_frame(runner.spark, qrels, "qrels")
-            run_lf, qrels_lf = _schema_frame(run), None if qrels is None else _schema_frame(qrels)
+            run_lf, qrels_lf = schema_frame(run), None if qrels is None else schema_frame(qrels)
         else:
             run_lf, qrels_lf = scan(run, "run"), None if qrels is None else scan(qrels, "qrels")
         if not _columns_ok(out, run_lf.collect_schema(), qrels_lf, columns, by_cols):
@@ -240,11 +239,7 @@ def _runner(engine: str, spark: Any, memory_limit: str | None, temp_directory: s
     else:
         from .engines.duckdb_engine import DuckDBEngine
 
-        duck = DuckDBEngine(memory_limit=memory_limit, temp_directory=temp_directory)
-        with contextlib.ExitStack() as stack:  # as DuckDBEngine.evaluate opens its connection
-            duck._spill = temp_directory or stack.enter_context(tempfile.TemporaryDirectory(prefix="rank_polars-duckdb-"))
-            duck.con = duck.connect(duck._spill)
-            stack.callback(duck.con.close)
+        with DuckDBEngine(memory_limit=memory_limit, temp_directory=temp_directory).session() as duck:
             yield duck
 
 

@@ -1,4 +1,4 @@
-"""Cases from other libraries' test suites (``../shared/conformance/peer_cases.json``).
+"""Cases from other libraries' test suites (``tests/data/conformance/peer_cases.json``, vendored).
 
 Two kinds of reference are checked:
 

@@ -1,7 +1,7 @@
 """trec_eval's own test collection: every per-query value to 1e-9, in every scenario.
 
 Expected values were written by trec_eval (and pytrec_eval for trec_eval 9 semantics); see
-``../shared/conformance/README.md``.
+``tests/data/conformance/README.md`` (vendored).
 """
 
 from __future__ import annotations

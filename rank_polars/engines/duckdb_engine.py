@@ -16,7 +16,7 @@ import contextlib
 import os
 import re
 import tempfile
-from typing import Any
+from typing import Any, Iterator
 
 import duckdb
 import polars as pl
@@ -144,12 +144,19 @@ class DuckDBEngine(SqlRunner):
             src.run = _bool_labels_as_numbers(self.con, src.run, src.relevance)
         return src
 
-    def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> pl.DataFrame:
-        """One row per evaluated (group, query): the internal keys and one Float64 column per metric."""
+    @contextlib.contextmanager
+    def session(self) -> Iterator[DuckDBEngine]:
+        """An open connection for the duration (spilling to ``temp_directory``, or to a fresh
+        temporary folder removed afterwards); evaluate and diagnose run inside one."""
         with contextlib.ExitStack() as stack:
             self._spill = self.temp_directory or stack.enter_context(tempfile.TemporaryDirectory(prefix="rank_polars-duckdb-"))
             self.con = self.connect(self._spill)
             stack.callback(self._close)
+            yield self
+
+    def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> pl.DataFrame:
+        """One row per evaluated (group, query): the internal keys and one Float64 column per metric."""
+        with self.session():
             return super().evaluate(plan, inputs, missing=missing, duplicates=duplicates)
 
     def _close(self) -> None:

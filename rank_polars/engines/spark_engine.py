@@ -148,7 +148,7 @@ def spark_frame(spark: SparkSession, source: Any, what: str) -> DataFrame:
     return spark.createDataFrame(frame.to_arrow(compat_level=pl.CompatLevel.oldest()))
 
 
-def _schema_frame(frame: DataFrame) -> pl.LazyFrame:
+def schema_frame(frame: DataFrame) -> pl.LazyFrame:
     """An empty Polars frame with the Spark frame's columns and types (for the schema checks)."""
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -180,8 +180,8 @@ class SparkEngine(SqlRunner):
         messages); the Spark frames, ids cast alike on both sides, kept as the sources."""
         run_frame = spark_frame(self.spark, run, "run")
         qrels_frame = None if qrels is None else spark_frame(self.spark, qrels, "qrels")
-        run_schema = _schema_frame(run_frame)
-        qrels_schema = None if qrels_frame is None else _schema_frame(qrels_frame)
+        run_schema = schema_frame(run_frame)
+        qrels_schema = None if qrels_frame is None else schema_frame(qrels_frame)
         inputs = prepare(run_schema, qrels=qrels_schema, by=by, columns=columns, labels=labels, order=order)
         if qrels_frame is not None and qrels_schema is not None:
             casts = rio.id_casts(run_schema.collect_schema(), qrels_schema.collect_schema(), (columns.query, columns.item))
@@ -251,4 +251,4 @@ class SparkEngine(SqlRunner):
         check_values(table, plan, inputs)
 
 
-__all__ = ["SparkEngine", "session", "spark_frame", "to_spark_sql"]
+__all__ = ["SparkEngine", "schema_frame", "session", "spark_frame", "to_spark_sql"]
