@@ -12,6 +12,8 @@ from .measures import MetricLike, parse_all
 from .measures.base import GM_FLOOR, Measure
 from .plan import ITEM, Q, RANK, SCORE, Plan, build_plan
 from .progress import Progress, ProgressLike, resolve
+from .proof import COLUMNS as proof_columns
+from .proof import PositionProof
 from .validate import (
     Missing,
     check_contributing,
@@ -23,6 +25,7 @@ from .validate import (
     check_values,
     contributing_stat_names,
     qrels_stats_polars,
+    repeat_checks,
     run_stats_polars,
     universe,
 )
@@ -227,7 +230,9 @@ def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: s
     # the two checking passes (over every row of the run, over every judgment) run together
     # and keep one row per ranking / judged query; the judgments stay a lazy scan
     checks = contributing_stat_names(inputs, duplicates, plan)
-    passes = [run_stats_polars(inputs, duplicates, plan)]
+    # repeated positions are counted only in the rankings this proof leaves open
+    proof = PositionProof() if "rank_dup" in repeat_checks(inputs.run_labels, checks) else None
+    passes = [run_stats_polars(inputs, duplicates, plan, proof)]
     if inputs.qrels is not None:
         passes.append(qrels_stats_polars(inputs, contributes_expr(plan)))
     repeat_pass = repeat_sources(plan, inputs, checks)
@@ -242,11 +247,17 @@ def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: s
     judged = rest[0] if inputs.qrels is not None else None
     repeat_keys = rest[-1] if repeat_pass is not None else None
     check_run(stats, inputs)
+    unproven = None
+    if proof is not None:
+        unproven = proof.unproven(stats, inputs.keys)
+        stats = stats.drop(proof_columns)
+        if not unproven.height:
+            checks = [c for c in checks if c != "rank_dup"]
     if judged is not None:
         check_qrels(judged, inputs)
     uni = universe(stats, inputs, judged, missing)
     with display.phase(f"metric pass ({len(plan.outputs)} metrics, {uni.height:,} queries)"):
-        table = _collect(plan_per_query(plan, inputs, uni, checks, repeat_keys), streaming)
+        table = _collect(plan_per_query(plan, inputs, uni, checks, repeat_keys, unproven), streaming)
     return check_contributing(table, inputs, checks)
 
 

@@ -16,6 +16,7 @@ import polars as pl
 from .errors import DataError, MetricNameError, RankPolarsError, examples, warn
 from .inputs import Inputs
 from .plan import GRADE, ITEM, N_RET, Q, QGRADE, RANK, SCORE, Plan
+from .proof import PositionProof
 
 Missing = Literal["zero", "skip"]
 
@@ -195,26 +196,33 @@ def repeat_keys_polars(contributing: pl.LazyFrame, keys: list[str], names: list[
 
 
 def repeats_polars(run: pl.LazyFrame, contributing: pl.LazyFrame, keys: list[str], names: list[str],
-                   shown: pl.DataFrame | None = None) -> pl.LazyFrame:
+                   shown: pl.DataFrame | None = None, unproven: pl.DataFrame | None = None) -> pl.LazyFrame:
     """Per ranking, the counts of :func:`repeat_checks` as ``check_column(name)`` columns.
 
     Items are compared by their 64-bit hash, as ``item_dup`` counts them: the join then
     carries 8 bytes, not a string.  A collision can only add a row that is counted only if
     its hash repeats in its ranking: a spurious error, never a missed one.  With ``shown``
     (:func:`repeat_keys_polars`, collected) the rows are found by ``is_in`` on one hash of
-    (ranking, value) instead of a join (same rule for collisions).
+    (ranking, value) instead of a join (same rule for collisions).  With ``unproven`` (the
+    keys of the rankings :class:`~rank_polars.proof.PositionProof` left open) the positions
+    are counted in those rankings only (found by ``is_in`` on a hash of the keys: a
+    collision only adds a ranking to count).
     """
     counts = None
     for name in names:
         col, value = _repeat_value(name)
+        rows = run
+        if name == "rank_dup" and unproven is not None:
+            open_keys = unproven.select(pl.struct(*keys).hash()).to_series()
+            rows = run.filter(pl.struct(*keys).hash().is_in(open_keys.implode()))
         # a null position or id is refused on its own (rank_null, item_null): not a repeat
         if shown is not None:
             hashes = shown[name].explode()
-            probe = run.filter(pl.col(col).is_not_null()).select(*keys, value.alias(col))
+            probe = rows.filter(pl.col(col).is_not_null()).select(*keys, value.alias(col))
             shared = probe.filter(pl.struct(*keys, col).hash().is_in(hashes.implode()))
         else:
             seen = contributing.filter(pl.col(col).is_not_null()).select(*keys, value.alias(col))
-            shared = run.select(*keys, value.alias(col)).join(seen, on=[*keys, col], how="semi", nulls_equal=True)
+            shared = rows.select(*keys, value.alias(col)).join(seen, on=[*keys, col], how="semi", nulls_equal=True)
         count = shared.group_by(keys).agg((pl.len() - pl.col(col).n_unique()).cast(pl.Int64).alias(check_column(name)))
         counts = count if counts is None else counts.join(count, on=keys, how="full", coalesce=True, nulls_equal=True)
     assert counts is not None
@@ -230,10 +238,12 @@ def stat_exprs(names: list[str]) -> list[pl.Expr]:
     return [_STATS[name][0]().cast(pl.Int64).alias(name) for name in names]
 
 
-def run_stats_polars(inputs: Inputs, duplicates: str, plan: Plan) -> pl.LazyFrame:
-    """One row per ranking: its length and every check's count of offending rows."""
+def run_stats_polars(inputs: Inputs, duplicates: str, plan: Plan, proof: PositionProof | None = None) -> pl.LazyFrame:
+    """One row per ranking: its length and every check's count of offending rows (and, with
+    ``proof``, its columns: see :mod:`rank_polars.proof`)."""
     aggs = [pl.len().alias(N_RET), *stat_exprs(stat_names(inputs, duplicates, plan))]
-    return inputs.run.group_by(inputs.keys).agg(aggs)
+    run = inputs.run if proof is None else proof.with_word(inputs.run)
+    return run.group_by(inputs.keys).agg(*aggs, *(proof.aggs() if proof is not None else []))
 
 
 def check_contributing(table: pl.DataFrame, inputs: Inputs, names: list[str]) -> pl.DataFrame:

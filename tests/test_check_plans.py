@@ -1,5 +1,7 @@
 """The cheap forms of the default checks are exact: the DuckDB engine's proof that a ranking's
-positions are distinct (sql_engine.positions_distinct_sql) and the semi-join it spares.
+positions are distinct (sql_engine.positions_distinct_sql), the Polars engine's randomized
+proof (rank_polars.proof, wrong with probability 2^-64 per ranking), and the semi-join they
+spare.
 
 Expected values are worked out by hand below; the proof is compared with Python's own
 ``len(set(positions)) == len(positions)``.
@@ -14,10 +16,11 @@ import polars as pl
 import pytest
 
 import rank_polars as rp
+from rank_polars import proof, validate
 from rank_polars.engines import duckdb_engine
 from rank_polars.engines.sql_engine import POS_TOP, positions_distinct_sql, quote
 from rank_polars.errors import DataError
-from rank_polars.plan import RANK
+from rank_polars.plan import N_RET, RANK
 
 ENGINES = ["polars", "duckdb"]
 TOP = POS_TOP  # the deepest position the proof covers (1024)
@@ -69,6 +72,63 @@ def test_the_position_proof_is_false_with_a_null_position():
     con = duckdb.connect()
     con.register("t", pl.DataFrame({RANK: [1, None, 2]}, schema={RANK: pl.Int64}).to_arrow())
     assert con.sql(f"SELECT {positions_distinct_sql()} FROM t").fetchall()[0][0] == 0
+
+
+# the Polars proof needs the positions to fill lo..hi: gaps leave it open (the exact count runs)
+POLARS_CASES = [
+    *PROOF_CASES,
+    ("1..1024, Polars covers deeper", list(range(1, 1101))),
+    ("deepest covered", list(range(proof.DEPTH - 2, proof.DEPTH + 1))),
+    ("one beyond", [proof.DEPTH + 1]),
+    ("1..8 with the same sum and sum of squares", [1, 1, 4, 5, 5, 6, 6, 8]),
+    ("one row", [7]),
+    ("1..3 shuffled", [3, 1, 2]),
+]
+
+
+def _polars_proven(positions: list[int | None], draw: proof.PositionProof | None = None) -> bool:
+    draw = draw or proof.PositionProof()
+    rows = pl.LazyFrame({"q": ["q1"] * len(positions), RANK: positions}, schema={"q": pl.String, RANK: pl.Int64})
+    stats = draw.with_word(rows).group_by("q").agg(pl.len().alias(N_RET), *draw.aggs()).collect()
+    return draw.unproven(stats, ["q"]).height == 0
+
+
+@pytest.mark.parametrize("positions", [c[1] for c in POLARS_CASES], ids=[c[0] for c in POLARS_CASES])
+def test_the_polars_proof_holds_exactly_for_distinct_positions_filling_their_range(positions):
+    dense = max(positions) - min(positions) + 1 == len(positions)
+    expected = len(set(positions)) == len(positions) and dense and min(positions) >= 1 and max(positions) <= proof.DEPTH
+    assert _polars_proven(positions) == expected
+
+
+def test_the_polars_proof_never_clears_a_repeat_over_many_draws():
+    # each draw of the words is independent: a repeat passes one with probability 2^-64
+    for _ in range(200):
+        assert not _polars_proven([1, 2, 2, 4])
+    assert _polars_proven([1, None, 2]) is False
+
+
+def test_the_polars_engine_counts_repeats_only_in_rankings_the_proof_leaves_open(monkeypatch):
+    seen: list[tuple[list[str], pl.DataFrame | None]] = []
+    original = validate.repeats_polars
+
+    def spy(run, contributing, keys, names, shown=None, unproven=None):
+        seen.append((list(names), unproven))
+        return original(run, contributing, keys, names, shown, unproven)
+
+    monkeypatch.setattr(validate, "repeats_polars", spy)
+    monkeypatch.setattr("rank_polars.engines.polars_engine.repeats_polars", spy)
+    clean = pl.concat([ranking([1, 2, 3], {1: 1}), ranking([1, 2], {0: 1}, query="q2")])
+    quiet(rp.evaluate, clean, ["rr"])
+    # every ranking proven: positions are not looked up again (the items are: labels in the run)
+    (names, _), = seen
+    assert names == ["item_dup"]
+    seen.clear()
+    harmless = pl.concat([ranking([1, 2, 2], {0: 1}), ranking([1, 2], {0: 1}, query="q2")])
+    out = quiet(rp.evaluate, harmless, ["rr"], per_query=True)
+    assert out["rr"].to_list() == [1.0, 1.0]
+    (names, unproven), = seen
+    assert names == ["rank_dup", "item_dup"]
+    assert unproven is not None and unproven.to_series(-1).to_list() == ["q1"]
 
 
 def _metric_sql(monkeypatch, log: pl.DataFrame, **kwargs) -> str:

@@ -98,13 +98,15 @@ def repeat_sources(plan: Plan, inputs: Inputs, checks: Sequence[str]) -> pl.Lazy
 
 
 def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[str] = (),
-              repeat_keys: pl.DataFrame | None = None) -> pl.LazyFrame:
+              repeat_keys: pl.DataFrame | None = None, unproven: pl.DataFrame | None = None) -> pl.LazyFrame:
     """One row per evaluated (group, query): the keys and one column per requested metric.
 
     ``checks``: statistics of :mod:`rank_polars.validate` to count over the contributing
     rows (the duplicate counts), added as ``check_column(stat)`` columns.  ``repeat_keys``:
     the contributing rows' (ranking, value) hashes, collected beforehand
-    (:func:`repeat_sources`), for the repeat checks.
+    (:func:`repeat_sources`), for the repeat checks; ``unproven``: the rankings whose
+    positions the checking pass did not prove distinct (:mod:`rank_polars.proof`), the only
+    ones where repeated positions are counted.
     """
     keys = inputs.keys
     run = ranked_run(inputs)
@@ -194,7 +196,7 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
     # a null group key is a group like any other (nulls_equal on every join on the keys)
     table = stats.join(row_aggs, on=keys, how="left", nulls_equal=True)
     if repeats:
-        counted = repeats_polars(run, contributing, keys, repeats, repeat_keys)
+        counted = repeats_polars(run, contributing, keys, repeats, repeat_keys, unproven)
         table = table.join(counted, on=keys, how="left", nulls_equal=True)
     table = table.with_columns(
         *(pl.col(n).fill_null(0.0) for n in plan.row_aggs), *(pl.col(check_column(c)).fill_null(0) for c in checks)
