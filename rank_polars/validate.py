@@ -9,7 +9,7 @@ give the number of items of each ranking and the set of queries to evaluate.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Sequence
 
 import polars as pl
 
@@ -181,22 +181,24 @@ def _repeat_value(name: str) -> tuple[str, pl.Expr]:
     return (RANK, pl.col(RANK)) if name == "rank_dup" else (ITEM, pl.col(ITEM).hash())
 
 
-def repeat_keys_polars(contributing: pl.LazyFrame, keys: list[str], names: list[str]) -> pl.LazyFrame:
+def repeat_keys_polars(contributing: pl.LazyFrame, keys: list[str], names: list[str]) -> list[pl.LazyFrame]:
     """The (ranking, position or item) pairs of the contributing rows, one 64-bit hash each
-    (a column per name): small (~5% of a log), collected before the metric pass so that
-    :func:`repeats_polars` finds the rows sharing them with ``is_in``, which streams, where a
-    join of the whole run with them does not (Polars' streaming joins hold the probe side:
-    13.7 GiB at 200M rows)."""
+    (a frame of the query and one column per name): small (~5% of a log), collected before the metric
+    pass so that :func:`repeats_polars` finds the rows sharing them with ``is_in``, which
+    streams, where a join of the whole run with them does not (Polars' streaming joins hold
+    the probe side: 13.7 GiB at 200M rows).  Collected as a column, not imploded: a
+    streaming ``implode`` of 11M hashes peaked at 1.42 GiB, the column at 0.20.  The query
+    lets a metric pass over a range of queries probe only that range's hashes."""
     frames = []
     for name in names:
         col, value = _repeat_value(name)
-        frames.append(contributing.filter(pl.col(col).is_not_null())
-                      .select(pl.struct(*keys, value.alias(col)).hash().unique().implode().alias(name)))
-    return pl.concat(frames, how="horizontal")  # one row: a list of hashes per check
+        hashes = pl.struct(*keys, value.alias(col)).hash().alias(name)
+        frames.append(contributing.filter(pl.col(col).is_not_null()).select(Q, hashes))
+    return frames
 
 
 def repeats_polars(run: pl.LazyFrame, contributing: pl.LazyFrame, keys: list[str], names: list[str],
-                   shown: pl.DataFrame | None = None, unproven: pl.DataFrame | None = None) -> pl.LazyFrame:
+                   shown: dict[str, pl.Series] | None = None, unproven: pl.DataFrame | None = None) -> pl.LazyFrame:
     """Per ranking, the counts of :func:`repeat_checks` as ``check_column(name)`` columns.
 
     Items are compared by their 64-bit hash, as ``item_dup`` counts them: the join then
@@ -211,17 +213,17 @@ def repeats_polars(run: pl.LazyFrame, contributing: pl.LazyFrame, keys: list[str
     counts = None
     for name in names:
         col, value = _repeat_value(name)
-        rows = run
+        rows, source = run, contributing
         if name == "rank_dup" and unproven is not None:
-            open_keys = unproven.select(pl.struct(*keys).hash()).to_series()
-            rows = run.filter(pl.struct(*keys).hash().is_in(open_keys.implode()))
+            open_keys = pl.struct(*keys).hash().is_in(unproven.select(pl.struct(*keys).hash()).to_series().implode())
+            rows, source = run.filter(open_keys), contributing.filter(open_keys)
         # a null position or id is refused on its own (rank_null, item_null): not a repeat
-        if shown is not None:
-            hashes = shown[name].explode()
+        if shown is not None and name in shown:
+            hashes = shown[name]
             probe = rows.filter(pl.col(col).is_not_null()).select(*keys, value.alias(col))
             shared = probe.filter(pl.struct(*keys, col).hash().is_in(hashes.implode()))
         else:
-            seen = contributing.filter(pl.col(col).is_not_null()).select(*keys, value.alias(col))
+            seen = source.filter(pl.col(col).is_not_null()).select(*keys, value.alias(col))
             shared = rows.select(*keys, value.alias(col)).join(seen, on=[*keys, col], how="semi", nulls_equal=True)
         count = shared.group_by(keys).agg((pl.len() - pl.col(col).n_unique()).cast(pl.Int64).alias(check_column(name)))
         counts = count if counts is None else counts.join(count, on=keys, how="full", coalesce=True, nulls_equal=True)
@@ -238,10 +240,11 @@ def stat_exprs(names: list[str]) -> list[pl.Expr]:
     return [_STATS[name][0]().cast(pl.Int64).alias(name) for name in names]
 
 
-def run_stats_polars(inputs: Inputs, duplicates: str, plan: Plan, proof: PositionProof | None = None) -> pl.LazyFrame:
+def run_stats_polars(inputs: Inputs, duplicates: str, plan: Plan, proof: PositionProof | None = None,
+                     extra: Sequence[pl.Expr] = ()) -> pl.LazyFrame:
     """One row per ranking: its length and every check's count of offending rows (and, with
-    ``proof``, its columns: see :mod:`rank_polars.proof`)."""
-    aggs = [pl.len().alias(N_RET), *stat_exprs(stat_names(inputs, duplicates, plan))]
+    ``proof``, its columns: see :mod:`rank_polars.proof`; and the ``extra`` aggregates)."""
+    aggs = [pl.len().alias(N_RET), *stat_exprs(stat_names(inputs, duplicates, plan)), *extra]
     run = inputs.run if proof is None else proof.with_word(inputs.run)
     return run.group_by(inputs.keys).agg(*aggs, *(proof.aggs() if proof is not None else []))
 
@@ -328,7 +331,7 @@ def qrels_stats_polars(inputs: Inputs, contributes: pl.Expr) -> pl.LazyFrame:
     """
     assert inputs.qrels is not None
     grade = pl.col(GRADE)
-    counts = [pl.len().alias("q_n"), pl.col(ITEM).null_count().alias("q_item_null"),
+    counts = [pl.len().alias("q_n"), contributes.sum().alias("q_contributing"), pl.col(ITEM).null_count().alias("q_item_null"),
               grade.null_count().alias("q_grade_null"), (grade.is_nan() | grade.is_infinite()).sum().alias("q_grade_nan")]
     stats = inputs.qrels.group_by(Q).agg(e.cast(pl.Int64) for e in counts)
     judgments = inputs.qrels if inputs.checks == "strict" else inputs.qrels.filter(contributes)

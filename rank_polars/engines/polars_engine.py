@@ -85,20 +85,61 @@ def ranked_run(inputs: Inputs) -> pl.LazyFrame:
     return run
 
 
-def repeat_sources(plan: Plan, inputs: Inputs, checks: Sequence[str]) -> pl.LazyFrame | None:
+def repeat_sources(plan: Plan, inputs: Inputs, checks: Sequence[str]) -> list[pl.LazyFrame]:
     """With the run's own labels, the contributing rows are a filter of the run at the reader:
     their (ranking, position / item) hashes are collected with the checking passes, so the
     metric pass finds the rows sharing them by ``is_in`` (streams) instead of a join (holds
-    the run).  With judgments the contributing rows need the join itself: None."""
-    repeats = repeat_checks(inputs.run_labels, list(checks))
+    the run).  With judgments the contributing rows need the join itself: none.  Repeated
+    positions are left to :mod:`rank_polars.proof` (the rankings it leaves open are few, and
+    are counted by a join of their rows alone)."""
+    repeats = [c for c in repeat_checks(inputs.run_labels, list(checks)) if c != "rank_dup"]
     if not repeats or not inputs.run_labels or inputs.order != "position":
-        return None
+        return []
     contributing = inputs.run.filter(contributes_expr(plan))
     return repeat_keys_polars(contributing, inputs.keys, repeats)
 
 
+#: The contributing rows the metric pass may hold at once: the join's build side (the
+#: contributing judgments) and the windows over the contributing rows of the run, ~90 bytes
+#: each (measured at 200M rows).  Beyond it the pass runs once per range of query ids,
+#: each range a streaming query of its own (:func:`query_ranges`).
+HELD_ROWS = 4_000_000
+HELD = "__rp_held"  # per ranking or judged query: the rows it adds to the metric pass
+
+
+def held_rows(uni: pl.DataFrame, judged: pl.DataFrame | None, stats: pl.DataFrame) -> pl.DataFrame:
+    """Per query, the rows the metric pass holds for it (``Q``, ``HELD``): with judgments its
+    contributing judgments, once for the join's build side and once per ranking (at most as
+    many hits); with the run's labels, its contributing rows."""
+    if judged is None:
+        return stats.group_by(Q).agg(pl.col(HELD).sum())
+    rankings = uni.group_by(Q).agg(pl.len().alias("__rp_rankings"))
+    held = judged.select(Q, pl.col("q_contributing")).join(rankings, on=Q, how="inner")
+    return held.select(Q, (pl.col("q_contributing") * (1 + pl.col("__rp_rankings"))).alias(HELD))
+
+
+def query_ranges(held: pl.DataFrame, budget: int | None = None) -> list[pl.Expr | None]:
+    """Predicates on the query id cutting the queries, in id order, into ranges that each hold
+    about ``budget`` rows (``[None]``: one pass).  Ranges of ids, not hashes: a Parquet log
+    sorted by query then skips the row groups outside each range, so the ranges read the log
+    about once in all."""
+    budget = HELD_ROWS if budget is None else budget
+    total = int(held[HELD].sum() or 0)
+    parts = -(-total // budget)
+    if parts <= 1:
+        return [None]
+    cum = held.sort(Q).with_columns(pl.col(HELD).cum_sum().alias("__rp_cum"))
+    cuts = sorted({cum.filter(pl.col("__rp_cum") > total * i // parts)[Q][0] for i in range(1, parts)})
+    bounds: list[str | None] = [None, *cuts, None]
+    ranges = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        terms = ([pl.col(Q) >= lo] if lo is not None else []) + ([pl.col(Q) < hi] if hi is not None else [])
+        ranges.append(pl.all_horizontal(terms))
+    return ranges
+
+
 def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[str] = (),
-              repeat_keys: pl.DataFrame | None = None, unproven: pl.DataFrame | None = None) -> pl.LazyFrame:
+              repeat_keys: dict[str, pl.Series] | None = None, unproven: pl.DataFrame | None = None) -> pl.LazyFrame:
     """One row per evaluated (group, query): the keys and one column per requested metric.
 
     ``checks``: statistics of :mod:`rank_polars.validate` to count over the contributing
