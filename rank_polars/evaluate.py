@@ -92,7 +92,8 @@ def evaluate(
         A judged query absent from a group's run: ``"zero"`` scores it 0 and counts it
         (trec_eval ``-c``, ir_measures), ``"skip"`` leaves it out (trec_eval 9, pytrec_eval).
     engine
-        ``"polars"`` (lazy, streaming by default), ``"duckdb"`` (same numbers, in SQL; bounded
+        ``"polars"`` (lazy, streaming by default; past 4M contributing rows the metric pass
+        runs per range of query ids, see the "Engines and scale" page), ``"duckdb"`` (same numbers, in SQL; bounded
         by ``duckdb_memory_limit``, default half the memory up to 1.5 GiB, spilling to
         ``duckdb_temp_directory``) or ``"spark"`` (the same SQL in Spark, through ``spark=``
         or the active ``SparkSession``; ``run`` / ``qrels`` may then also be Spark DataFrames
