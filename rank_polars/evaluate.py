@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Literal, Sequence
 
 import polars as pl
@@ -226,8 +225,7 @@ def _files(source: object) -> str:
 
 def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: str, streaming: bool,
                      display: Progress, files: str = "") -> pl.DataFrame:
-    from .engines.polars_engine import HELD, contributes_expr, held_rows, query_ranges, repeat_sources
-    from .engines.polars_engine import per_query as plan_per_query
+    from .engines.polars_engine import HELD, contributes_expr, held_rows, metric_passes, repeat_sources
 
     # the two checking passes (over every row of the run, over every judgment) run together
     # and keep one row per ranking / judged query; the judgments stay a lazy scan
@@ -258,19 +256,13 @@ def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: s
     if judged is not None:
         check_qrels(judged, inputs)
     uni = universe(stats, inputs, judged, missing)
-    # bounded memory: past HELD_ROWS the metric pass runs per range of query ids (but ERR's
-    # top grade is taken over all judgments at once)
-    ranges = query_ranges(held_rows(uni, judged, stats)) if streaming and not plan.global_aggs else [None]
+    held = held_rows(uni, judged, stats) if streaming else None
+    passes = metric_passes(plan, inputs, uni, checks, shown, unproven, held)
     tables = []
-    with display.phase(f"metric pass ({len(plan.outputs)} metrics, {uni.height:,} queries)", total=len(ranges), unit="query ranges") as step:
-        for part in ranges:
-            part_inputs, part_uni, part_shown = inputs, uni, shown
-            if part is not None:
-                qrels = inputs.qrels.filter(part) if inputs.qrels is not None else None
-                part_inputs, part_uni = replace(inputs, run=inputs.run.filter(part), qrels=qrels), uni.filter(part)
-                part_shown = [frame.filter(part) for frame in shown]
-            repeat_keys = {frame.columns[-1]: frame.to_series(-1) for frame in part_shown} or None
-            tables.append(_collect(plan_per_query(plan, part_inputs, part_uni, checks, repeat_keys, unproven), streaming))
+    title = f"metric pass ({len(plan.outputs)} metrics, {uni.height:,} queries)"
+    with display.phase(title, total=len(passes), unit="query ranges") as step:
+        for metric_pass in passes:
+            tables.append(_collect(metric_pass, streaming))
             step(1)
     return check_contributing(pl.concat(tables), inputs, checks)
 

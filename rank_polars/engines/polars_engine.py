@@ -9,10 +9,15 @@ Shape of the plan, chosen so that it streams and stays lean on large logs:
    window over judgments only;
 4. per-query row aggregates over the contributing rows (running sums are windows over
    those rows only), then each metric's formula, 0-filled for rankings without hits.
+
+Steps 2-4 hold the contributing judgments and rows; Polars' streaming engine does not
+spill, so past ``HELD_ROWS`` of them they run once per range of query ids
+(:func:`metric_passes`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Sequence
 
 import polars as pl
@@ -136,6 +141,25 @@ def query_ranges(held: pl.DataFrame, budget: int | None = None) -> list[pl.Expr 
         terms = ([pl.col(Q) >= lo] if lo is not None else []) + ([pl.col(Q) < hi] if hi is not None else [])
         ranges.append(pl.all_horizontal(terms))
     return ranges
+
+
+def metric_passes(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[str], shown: list[pl.DataFrame],
+                  unproven: pl.DataFrame | None, held: pl.DataFrame | None) -> list[pl.LazyFrame]:
+    """The metric pass (:func:`per_query`), one per range of query ids when ``held``
+    (:func:`held_rows`) exceeds the budget; ``shown``: the collected repeat hashes of
+    :func:`repeat_sources`, with their query.  ERR's pass is never cut: it reads the top
+    grade of all judgments."""
+    ranges = query_ranges(held) if held is not None and not plan.global_aggs else [None]
+    passes = []
+    for part in ranges:
+        part_inputs, part_uni, part_shown = inputs, uni, shown
+        if part is not None:  # the filters reach the Parquet readers (row groups skipped)
+            qrels = inputs.qrels.filter(part) if inputs.qrels is not None else None
+            part_inputs, part_uni = replace(inputs, run=inputs.run.filter(part), qrels=qrels), uni.filter(part)
+            part_shown = [frame.filter(part) for frame in shown]
+        repeat_keys = {frame.columns[-1]: frame.to_series(-1) for frame in part_shown} or None
+        passes.append(per_query(plan, part_inputs, part_uni, checks, repeat_keys, unproven))
+    return passes
 
 
 def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[str] = (),
