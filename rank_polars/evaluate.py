@@ -92,8 +92,8 @@ def evaluate(
         (trec_eval ``-c``, ir_measures), ``"skip"`` leaves it out (trec_eval 9, pytrec_eval).
     engine
         ``"polars"`` (lazy, streaming by default; past 4M contributing rows the metric pass
-        runs per range of query ids, see the "Engines and scale" page), ``"duckdb"`` (same numbers, in SQL; bounded
-        by ``duckdb_memory_limit``, default half the memory up to 1.5 GiB, spilling to
+        runs per range of query ids, see the "Engines and scale" page), ``"duckdb"`` (same
+        numbers, in SQL; bounded by ``duckdb_memory_limit``, default half the memory up to 1.5 GiB, spilling to
         ``duckdb_temp_directory``) or ``"spark"`` (the same SQL in Spark, through ``spark=``
         or the active ``SparkSession``; ``run`` / ``qrels`` may then also be Spark DataFrames
         or table names).  With ``"spark"``, ``per_query="spark"`` returns the per-query values
@@ -232,8 +232,9 @@ def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: s
     checks = contributing_stat_names(inputs, duplicates, plan)
     # repeated positions are counted only in the rankings this proof leaves open
     proof = PositionProof() if "rank_dup" in repeat_checks(inputs.run_labels, checks) else None
-    held = [contributes_expr(plan).sum().alias(HELD)] if inputs.qrels is None else []
-    passes = [run_stats_polars(inputs, duplicates, plan, proof, held)]
+    # without judgments, the rows the metric pass will hold are counted in the same pass
+    held_count = [contributes_expr(plan).sum().alias(HELD)] if inputs.qrels is None else []
+    passes = [run_stats_polars(inputs, duplicates, plan, proof, held_count)]
     if inputs.qrels is not None:
         passes.append(qrels_stats_polars(inputs, contributes_expr(plan)))
     repeat_passes = repeat_sources(plan, inputs, checks)
@@ -257,11 +258,11 @@ def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: s
         check_qrels(judged, inputs)
     uni = universe(stats, inputs, judged, missing)
     held = held_rows(uni, judged, stats) if streaming else None
-    passes = metric_passes(plan, inputs, uni, checks, shown, unproven, held)
+    ranged = metric_passes(plan, inputs, uni, checks, shown, unproven, held)
     tables = []
     title = f"metric pass ({len(plan.outputs)} metrics, {uni.height:,} queries)"
-    with display.phase(title, total=len(passes), unit="query ranges") as step:
-        for metric_pass in passes:
+    with display.phase(title, total=len(ranged), unit="query ranges") as step:
+        for metric_pass in ranged:
             tables.append(_collect(metric_pass, streaming))
             step(1)
     return check_contributing(pl.concat(tables), inputs, checks)

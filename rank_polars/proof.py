@@ -14,8 +14,9 @@ every position of ``lo..hi``; it is proven when ``sum(T[p] for its rows)`` equal
 ``sum(T[lo..hi])`` (mod 2^64).  If some position repeats, another one of ``lo..hi`` is
 missing: its word enters the difference of the two sums with coefficient -1, a unit mod 2^64,
 so the sums agree with probability exactly 2^-64 over the draw of ``T``, whatever the data
-(the Schwartz-Zippel argument).  The DuckDB engine proves the same exactly with a bitstring
-(``bitstring_agg``), which Polars has no aggregate for.
+(the Schwartz-Zippel argument).  The DuckDB engine proves the same exactly with the bits of
+a 128-bit integer per ranking (``sql_engine.positions_distinct_sql``, positions up to 127);
+Polars has no such aggregate, and 64-bit ``bitwise_or`` words cost as much as the semi-join.
 """
 
 from __future__ import annotations

@@ -183,8 +183,8 @@ def _repeat_value(name: str) -> tuple[str, pl.Expr]:
 
 def repeat_keys_polars(contributing: pl.LazyFrame, keys: list[str], names: list[str]) -> list[pl.LazyFrame]:
     """The (ranking, position or item) pairs of the contributing rows, one 64-bit hash each
-    (a frame of the query and one column per name): small (~5% of a log), collected before the metric
-    pass so that :func:`repeats_polars` finds the rows sharing them with ``is_in``, which
+    (per name, a frame of the query and a column of hashes named after the check): small
+    (~5% of a log), collected before the metric pass so that :func:`repeats_polars` finds the rows sharing them with ``is_in``, which
     streams, where a join of the whole run with them does not (Polars' streaming joins hold
     the probe side: 13.7 GiB at 200M rows).  Collected as a column, not imploded: a
     streaming ``implode`` of 11M hashes peaked at 1.42 GiB, the column at 0.20.  The query
