@@ -1,0 +1,131 @@
+"""Parquet files, folders, globs and lists: checked from their footers, scanned lazily."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import polars as pl
+
+from ..errors import DataError, RankPolarsError
+from .paths import check_exists, files_of
+
+PARQUET_MAGIC = b"PAR1"
+
+
+@dataclass(frozen=True)
+class ParquetFiles:
+    """Checked Parquet files that both engines read themselves (DuckDB: ``read_parquet``).
+
+    ``hive`` lists the ``key=value`` folder names of the paths (partition columns, read as
+    text by both engines); ``schema`` is given when files differ only in integer or float
+    width (widened); ``casts`` are id columns read as another type (see ``id_casts``).
+    """
+
+    files: tuple[str, ...]
+    hive: tuple[str, ...] = ()
+    schema: tuple[tuple[str, pl.DataType], ...] | None = None
+    casts: tuple[tuple[str, pl.DataType], ...] = ()
+
+    def scan(self) -> pl.LazyFrame:
+        options = {}
+        if self.schema is not None:
+            options = {"schema": dict(self.schema),
+                       "cast_options": pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast")}
+        lf = pl.scan_parquet(list(self.files), glob=False, hive_partitioning=bool(self.hive),
+                             hive_schema={k: pl.String for k in self.hive} or None, **options)
+        return lf.with_columns(pl.col(c).cast(t) for c, t in self.casts) if self.casts else lf
+
+    def with_casts(self, casts: Mapping[str, pl.DataType]) -> ParquetFiles:
+        return replace(self, casts=tuple(casts.items())) if casts else self
+
+
+def _hive_pairs(path: str) -> dict[str, str]:
+    parts = Path(path).parent.parts
+    return dict(part.split("=", 1) for part in parts if "=" in part and not part.startswith("="))
+
+
+def _footer_schema(path: str, what: str) -> pl.Schema:
+    p = Path(path)
+    size = p.stat().st_size
+    if size == 0:
+        raise DataError(f"{what}: {p} is empty (0 bytes)")
+    with open(p, "rb") as f:
+        head = f.read(4)
+        f.seek(max(size - 4, 0))
+        tail = f.read(4)
+    if head != PARQUET_MAGIC:
+        raise DataError(f"{what}: {p} is not a Parquet file (it does not start with PAR1); a folder, glob "
+                        "or list must name Parquet files")
+    if tail != PARQUET_MAGIC or size < 12:
+        raise DataError(f"{what}: {p} is a truncated Parquet file (it does not end with PAR1)")
+    try:
+        return pl.Schema(pl.read_parquet_schema(p))
+    except Exception as e:  # a corrupt footer: Polars raises several types
+        raise DataError(f"{what}: {p} is a corrupt Parquet file: {str(e).splitlines()[0]}") from None
+
+
+def _widened(a: pl.DataType, b: pl.DataType) -> pl.DataType | None:
+    """The type two files' columns are read as, when that loses nothing; else None."""
+    ints = (pl.Int8, pl.Int16, pl.Int32, pl.Int64)
+    if a in ints and b in ints:
+        return pl.Int64()
+    if a in (pl.Float32, pl.Float64) and b in (pl.Float32, pl.Float64):
+        return pl.Float64()
+    return None
+
+
+def parquet_files(paths: Sequence[str], what: str = "run") -> ParquetFiles:
+    """Check the files (magic bytes, footers, one schema, hive values) and describe them."""
+    schemas = {f: _footer_schema(f, what) for f in paths}
+    first = paths[0]
+    names = schemas[first]
+    widened: dict[str, pl.DataType] = {}
+    for f, schema in schemas.items():
+        for col in set(names) ^ set(schema):
+            has, lacks = (first, f) if col in names else (f, first)
+            raise DataError(f"{what}: the files disagree on their columns: {col!r} is in {has} but not in {lacks}")
+        for col, dtype in schema.items():
+            if dtype != names[col]:
+                common = _widened(dtype, widened.get(col, names[col]))
+                if common is None:
+                    raise DataError(f"{what}: the files disagree on column {col!r}: {names[col]} in {first}, "
+                                    f"{dtype} in {f}; rewrite them with one type")
+                widened[col] = common
+    hive = _hive_pairs(first)
+    for f in paths:
+        pairs = _hive_pairs(f)
+        if pairs.keys() != hive.keys():
+            raise DataError(f"{what}: the files disagree on partition folders: {first} has {sorted(hive)}, "
+                            f"{f} has {sorted(pairs)}")
+        for key in set(pairs) & set(schemas[f]):
+            _same_partition_value(f, key, pairs[key], what)
+    schema = tuple({c: widened.get(c, t) for c, t in names.items()}.items()) if widened else None
+    return ParquetFiles(tuple(paths), tuple(hive), schema)
+
+
+def _same_partition_value(path: str, key: str, value: str, what: str) -> None:
+    """A file inside ``key=value`` that has its own ``key`` column must agree with the folder."""
+    column = pl.col(key).cast(pl.String)
+    other = pl.scan_parquet(path, glob=False, hive_partitioning=False).select(column).filter(
+        column.ne_missing(value)).head(1).collect()
+    if other.height:
+        raise DataError(f"{what}: conflicting partition value: {path} is in folder {key}={value} but its "
+                        f"{key!r} column holds {other.item()!r}; rename the column or move the file")
+
+
+def parquet_source(source: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], what: str = "run") -> ParquetFiles:
+    """The checked files of a Parquet path, glob, folder or list of paths."""
+    if isinstance(source, (str, os.PathLike)):
+        check_exists(source, what)
+        paths = [str(f) for f in files_of(source)]
+    else:
+        paths = []
+        for s in source:
+            check_exists(s, what)
+            paths += [str(f) for f in files_of(s)]
+        if not paths:
+            raise RankPolarsError(f"{what}: an empty list of paths")
+    return parquet_files(paths, what)

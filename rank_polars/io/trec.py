@@ -1,0 +1,157 @@
+"""TREC runs (``qid Q0 docno rank score runid``) and qrels (``qid iter docno rel``), read as trec_eval 10 does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from ..errors import DataError, examples
+from .text import first_bytes, read_error
+
+DECIMAL = r"[+-]?(\d+\.?\d*|\.\d+)"
+
+# A TREC run line has six fields or more (trec_eval ignores the rest), a qrels line exactly four.
+_TREC_RUN = r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s.*)?$"
+_TREC_QRELS = r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$"
+
+
+def _lines(path: Path, what: str) -> pl.DataFrame:
+    """``lineno, line`` of the data lines (blank and ``#`` lines dropped, numbers kept)."""
+    first_bytes(path, what)
+    try:
+        lines = pl.read_csv(path, has_header=False, new_columns=["line"], separator="\x1f", quote_char=None,
+                            schema_overrides={"line": pl.String}, truncate_ragged_lines=True)
+    except pl.exceptions.ComputeError as e:
+        raise read_error(path, what, e) from None
+    lines = lines.with_row_index("lineno", offset=1)
+    text = pl.col("line").str.strip_chars()
+    return lines.filter(text.is_not_null() & (text != "") & ~text.str.starts_with("#"))
+
+
+def _fields(path: Path, pattern: str, n: int, what: str, layout: str) -> pl.DataFrame:
+    lines = _lines(path, what)
+    if lines.height == 0:
+        raise DataError(f"{what}: {path} has no {layout} lines (only blank or # comment lines)")
+    parts = lines.with_columns(pl.col("line").str.extract_groups(pattern).alias("f"))
+    bad = parts.filter(pl.col("f").struct.field("1").is_null())
+    if bad.height:
+        row = bad.row(0, named=True)
+        more = f" ({bad.height} bad lines)" if bad.height > 1 else ""
+        raise DataError(f"{what}: {path}: line {row['lineno']} is not a TREC {what} line ({layout}): "
+                        f"{row['line'][:80]!r}{more}")
+    return parts.select("lineno", *(pl.col("f").struct.field(str(i + 1)).alias(f"c{i}") for i in range(n)))
+
+
+def _bad_field(df: pl.DataFrame, ok: pl.Expr, field: str, path: Path, what: str, expected: str) -> None:
+    bad = df.filter(~ok)
+    if bad.height:
+        row = bad.row(0, named=True)
+        more = f" ({bad.height} lines)" if bad.height > 1 else ""
+        raise DataError(f"{what}: {path}: line {row['lineno']}: the {field} {row['value']!r} is not {expected}{more}")
+
+
+def _no_duplicates(df: pl.DataFrame, path: Path, what: str) -> None:
+    dup = df.filter(pl.struct("query", "item").is_duplicated())
+    if dup.height:
+        pairs = dup.group_by("query", "item", maintain_order=True).agg(pl.col("lineno"))
+        shown = (f"query {q!r} doc {d!r} (lines {', '.join(map(str, lines))})" for q, d, lines in pairs.iter_rows())
+        raise DataError(f"{what}: {path}: duplicate docs, as trec_eval refuses: {examples(shown, 3, quote=False)}")
+
+
+def read_trec_run(path: str | Path) -> pl.DataFrame:
+    """Read a TREC run file (``qid Q0 docno rank score runid``) as trec_eval 10 does.
+
+    Blank lines and lines whose first non-blank character is ``#`` are skipped; fields are
+    separated by any whitespace and fields after the sixth are ignored.  The rank column is
+    ignored (items are ordered by score, ties by docno descending, as trec_eval), ids are
+    text, and the run's name (``runid``) is kept per line.
+
+    Parameters
+    ----------
+    path
+        The run file.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``query`` (str), ``item`` (str), ``score`` (f64), ``runid`` (str), in file order.
+
+    Raises
+    ------
+    DataError
+        A malformed line or a score that is not a number (with the file and line number),
+        or a document listed twice for a query (trec_eval: "duplicate docs").
+
+    Examples
+    --------
+    >>> import rank_polars as rp, tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "run.txt"
+    >>> _ = path.write_text("# my run\\n1 Q0 d7 1 2.5 bm25\\n1 Q0 007 2 1.5 bm25\\n")
+    >>> rp.read_trec_run(path)
+    shape: (2, 4)
+    ┌───────┬──────┬───────┬───────┐
+    │ query ┆ item ┆ score ┆ runid │
+    │ ---   ┆ ---  ┆ ---   ┆ ---   │
+    │ str   ┆ str  ┆ f64   ┆ str   │
+    ╞═══════╪══════╪═══════╪═══════╡
+    │ 1     ┆ d7   ┆ 2.5   ┆ bm25  │
+    │ 1     ┆ 007  ┆ 1.5   ┆ bm25  │
+    └───────┴──────┴───────┴───────┘
+    """
+    p = Path(path)
+    df = _fields(p, _TREC_RUN, 6, "run", "qid Q0 docno rank score runid")
+    df = df.select("lineno", query="c0", item="c2", value="c4", runid="c5")
+    score = pl.col("value").cast(pl.Float64, strict=False)
+    _bad_field(df, score.is_not_null(), "score (5th field)", p, "run", "a number")
+    _no_duplicates(df, p, "run")
+    return df.select("query", "item", score.alias("score"), "runid")
+
+
+def read_trec_qrels(path: str | Path) -> pl.DataFrame:
+    """Read TREC qrels (``qid iter docno rel``) as trec_eval 10 does.
+
+    Blank lines and lines whose first non-blank character is ``#`` are skipped.  The grade
+    is read like C's ``atol``: a decimal grade is truncated toward zero (``2.7`` is 2,
+    ``-0.5`` is 0); negative grades are kept (judged, not relevant).  Ids are text.
+
+    Parameters
+    ----------
+    path
+        The qrels file.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``query`` (str), ``item`` (str), ``relevance`` (i64), in file order.
+
+    Raises
+    ------
+    DataError
+        A line without exactly four fields or with a grade that is not a number (with the
+        file and line number), or a document judged twice for a query.
+
+    Examples
+    --------
+    >>> import rank_polars as rp, tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "qrels"
+    >>> _ = path.write_text("1 0 d7 2.7\\n1 0 007 1\\n1 0 d9 -1\\n")
+    >>> rp.read_trec_qrels(path)
+    shape: (3, 3)
+    ┌───────┬──────┬───────────┐
+    │ query ┆ item ┆ relevance │
+    │ ---   ┆ ---  ┆ ---       │
+    │ str   ┆ str  ┆ i64       │
+    ╞═══════╪══════╪═══════════╡
+    │ 1     ┆ d7   ┆ 2         │
+    │ 1     ┆ 007  ┆ 1         │
+    │ 1     ┆ d9   ┆ -1        │
+    └───────┴──────┴───────────┘
+    """
+    p = Path(path)
+    df = _fields(p, _TREC_QRELS, 4, "qrels", "qid iter docno rel")
+    df = df.select("lineno", query="c0", item="c2", value="c3")
+    _bad_field(df, pl.col("value").str.contains(f"^{DECIMAL}$"), "grade (4th field)", p, "qrels", "a number")
+    _no_duplicates(df, p, "qrels")
+    whole = pl.col("value").str.extract(r"^([+-]?\d+)").cast(pl.Int64).fill_null(0)  # atol: the integer part
+    return df.select("query", "item", whole.alias("relevance"))
