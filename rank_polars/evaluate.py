@@ -9,7 +9,9 @@ import polars as pl
 from .errors import RankPolarsError
 from .inputs import Columns, Inputs, Source, prepare
 from .measures import MetricLike, parse_all
+from .engines.base import FamilyFrames, Outputs, attach, polars_family_values, split_outputs
 from .measures.base import GM_FLOOR, Measure
+from .measures.counts import NumQ
 from .plan import ITEM, Q, RANK, SCORE, Plan, build_plan
 from .progress import Progress, ProgressLike, resolve
 from .proof import COLUMNS as proof_columns
@@ -31,6 +33,7 @@ from .validate import (
 )
 
 Engine = Literal["polars", "duckdb", "spark"]
+_UNIVERSE_ONLY = "__rp_num_q"  # the plan's one metric when only measure families are requested
 
 
 def evaluate(
@@ -174,7 +177,18 @@ def evaluate(
     check_metrics_argument(metrics)
     outputs = parse_all(metrics)
     check_output_names(by_cols, [label for label, _ in outputs], query, per_query)
-    plan = build_plan(outputs)
+    plan_outputs, families = split_outputs(outputs)
+    if families and per_query:
+        catalog = next((label for label, spec in families if spec.AGGREGATE == "catalog"), None)
+        if catalog is not None:
+            raise RankPolarsError(f"metric {catalog!r} is one value per group over all its lists: it has no per-query "
+                                  "value (evaluate it without per_query)")
+        if per_query == "spark":
+            raise RankPolarsError(f"per_query='spark' keeps the plan's metrics in Spark; {families[0][0]!r} is "
+                                  "computed by its family: use per_query=True")
+    # only measure families requested: the plan still checks the inputs and gives the
+    # universe of (group, query) pairs, with one free metric (num_q reads no row)
+    plan = build_plan(plan_outputs or [(_UNIVERSE_ONLY, NumQ())])
     if engine == "spark":  # Spark frames and table names too; the same schema checks
         from .engines.spark_engine import SparkEngine
 
@@ -194,16 +208,16 @@ def evaluate(
 
         runner = DuckDBEngine(memory_limit=duckdb_memory_limit, temp_directory=duckdb_temp_directory)
         with display.phase(f"evaluating in DuckDB{_files(run)}"):
-            table = runner.evaluate(plan, inputs, missing=missing, duplicates=duplicates)
+            table = runner.evaluate(plan, inputs, missing=missing, duplicates=duplicates, families=families)
     elif engine == "spark":
         with display.phase("evaluating in Spark"):
             if per_query == "spark":
                 return spark_runner.keep(plan, inputs, missing=missing, duplicates=duplicates)
-            table = spark_runner.evaluate(plan, inputs, missing=missing, duplicates=duplicates)
+            table = spark_runner.evaluate(plan, inputs, missing=missing, duplicates=duplicates, families=families)
     else:
-        table = _evaluate_polars(plan, inputs, missing, duplicates, streaming, display, _files(run))
+        table = _evaluate_polars(plan, inputs, missing, duplicates, streaming, display, _files(run), families)
     check_values(table, plan, inputs)
-    return finish(table, plan, inputs, per_query)
+    return finish(table, outputs, inputs, per_query)
 
 
 def _collect(lf: pl.LazyFrame, streaming: bool) -> pl.DataFrame:
@@ -224,8 +238,8 @@ def _files(source: object) -> str:
 
 
 def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: str, streaming: bool,
-                     display: Progress, files: str = "") -> pl.DataFrame:
-    from .engines.polars_engine import HELD, contributes_expr, held_rows, metric_passes, repeat_sources
+                     display: Progress, files: str = "", families: Outputs = ()) -> pl.DataFrame:
+    from .engines.polars_engine import HELD, contributes_expr, held_rows, metric_passes, ranked_run, repeat_sources
 
     # the two checking passes (over every row of the run, over every judgment) run together
     # and keep one row per ranking / judged query; the judgments stay a lazy scan
@@ -265,7 +279,12 @@ def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: s
         for metric_pass in ranged:
             tables.append(_collect(metric_pass, streaming))
             step(1)
-    return check_contributing(pl.concat(tables), inputs, checks)
+    table = check_contributing(pl.concat(tables), inputs, checks)
+    if not families:
+        return table
+    frames = FamilyFrames(ranked_run(inputs), inputs.qrels, uni, inputs.keys, inputs.columns)
+    with display.phase(f"measure families ({len(families)} metrics)"):
+        return attach(table, polars_family_values(families, frames, streaming), inputs.keys)
 
 
 def _keep_first(inputs: Inputs) -> pl.LazyFrame:
@@ -280,9 +299,12 @@ def aggregate_expr(label: str, measure: Measure) -> pl.Expr:
     """The per-query column ``label`` combined over queries as the spec's ``AGGREGATE`` says.
 
     ``"mean"``; ``"sum"`` (the ``num_*`` counts); ``"gmean"``: trec_eval's geometric mean
-    ``exp(mean(ln(max(x, 1e-5))))`` (``gm_map``, ``gm_bpref``).
+    ``exp(mean(ln(max(x, 1e-5))))`` (``gm_map``, ``gm_bpref``); ``"catalog"``: the group's
+    one value (a measure family's, :mod:`rank_polars.engines.base`).
     """
     col = pl.col(label)
+    if measure.AGGREGATE == "catalog":  # one value per group, on each of its rows
+        return col.first()
     if measure.AGGREGATE == "sum":
         return col.sum()
     if measure.AGGREGATE == "gmean":
@@ -290,17 +312,21 @@ def aggregate_expr(label: str, measure: Measure) -> pl.Expr:
     return col.mean()
 
 
-def finish(table: pl.DataFrame, plan: Plan, inputs: Inputs, per_query: bool) -> pl.DataFrame:
+def finish(table: pl.DataFrame, outputs: Plan | Sequence[tuple[str, Measure]], inputs: Inputs,
+           per_query: bool) -> pl.DataFrame:
     """One row per group, each metric aggregated over queries as its spec says
     (:func:`aggregate_expr`: mean, sum or geometric mean), or the per-query rows; with the
-    user's column names restored."""
+    user's column names restored.  ``outputs``: the requested ``(label, spec)`` pairs (or a
+    plan, for its outputs)."""
+    if isinstance(outputs, Plan):
+        outputs = outputs.outputs
     by_int = inputs.by_internal
     names = dict(zip(by_int, inputs.by))
-    labels = [label for label, _ in plan.outputs]
+    labels = [label for label, _ in outputs]
     if per_query:
         out = table.sort([*by_int, Q], nulls_last=True).rename({**names, Q: inputs.columns.query})
         return out.select(*inputs.by, inputs.columns.query, *labels)
-    means = [aggregate_expr(label, measure) for label, measure in plan.outputs]
+    means = [aggregate_expr(label, measure) for label, measure in outputs]
     if by_int:
         out = table.group_by(by_int).agg(pl.len().alias("queries"), *means).sort(by_int, nulls_last=True)
     else:

@@ -26,6 +26,7 @@ from ..inputs import Inputs
 from ..io import ParquetFiles
 from ..plan import Plan
 from ..validate import Missing
+from .base import Outputs
 from .sql_engine import Source, literal, quote
 from .sql_runner import SqlRunner
 
@@ -154,10 +155,11 @@ class DuckDBEngine(SqlRunner):
             stack.callback(self._close)
             yield self
 
-    def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> pl.DataFrame:
+    def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str,
+                 families: Outputs = ()) -> pl.DataFrame:
         """One row per evaluated (group, query): the internal keys and one Float64 column per metric."""
         with self.session():
-            return super().evaluate(plan, inputs, missing=missing, duplicates=duplicates)
+            return super().evaluate(plan, inputs, missing=missing, duplicates=duplicates, families=families)
 
     def _close(self) -> None:
         if self.con is not None:

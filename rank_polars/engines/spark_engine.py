@@ -36,6 +36,7 @@ from ..errors import RankPolarsError
 from ..inputs import Columns, Inputs, prepare, resolve
 from ..plan import Plan
 from ..validate import Missing, check_contributing, check_values, check_column
+from .base import Outputs
 from .dialects import transpile
 from .sql_engine import metric_column, quote
 from .sql_runner import PER_QUERY, SqlRunner, labelled
@@ -211,9 +212,10 @@ class SparkEngine(SqlRunner):
             self.spark.catalog.dropTempView(view)
         self.views.clear()
 
-    def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> pl.DataFrame:
+    def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str,
+                 families: Outputs = ()) -> pl.DataFrame:
         try:
-            return super().evaluate(plan, inputs, missing=missing, duplicates=duplicates)
+            return super().evaluate(plan, inputs, missing=missing, duplicates=duplicates, families=families)
         finally:
             self.close()
 

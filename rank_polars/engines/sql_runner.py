@@ -35,11 +35,13 @@ from ..validate import (
     stat_names,
     universe,
 )
+from .base import Engine, FamilySql, Outputs, attach, sql_family_values
 from .sql_engine import (
     POSITIONS_DISTINCT,
     QRELS,
     RUN,
     STATS_SQL,
+    UNIVERSE,
     Query,
     Source,
     compile_expr,
@@ -48,13 +50,15 @@ from .sql_engine import (
     positions_distinct_sql,
     qrels_stats_sql,
     quote,
+    ranked_cte,
 )
 
 PER_QUERY = "__rp_per_query"  # the last CTE of sql_engine.per_query_query
 UNIVERSE_GIVEN = "__rp_universe_given"
+FAMILY_RUN = "__rp_family_run"  # the ranked run, as the measure families read it
 
 
-class SqlRunner:
+class SqlRunner(Engine):
     """The three statements of an evaluation, run by a subclass's database."""
 
     # whether statement 1 tries to prove each ranking's positions distinct (integer bit
@@ -98,11 +102,22 @@ class SqlRunner:
         proven = ["rank_dup"] if POSITIONS_DISTINCT in stats.columns and stats[POSITIONS_DISTINCT].min() == 1 else []
         return per_query_query(plan, src, table, checks=checks, proven=proven), checks
 
-    def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> pl.DataFrame:
-        """One row per evaluated (group, query): the internal keys and one Float64 column per metric."""
+    def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str,
+                 families: Outputs = ()) -> pl.DataFrame:
+        """One row per evaluated (group, query): the internal keys and one Float64 column per
+        metric (the plan's, then the families' of :mod:`rank_polars.engines.base`)."""
         q, checks = self.checked_pass(plan, inputs, missing=missing, duplicates=duplicates)
         table = check_contributing(self.query(q.render(f"SELECT * FROM {quote(PER_QUERY)}")), inputs, checks)
-        return labelled(table, plan)
+        table = labelled(table, plan)
+        if not families:
+            return table
+        # the families read the metric pass's CTEs (run, judgments, universe) and the ranked run
+        ranked = ranked_cte(Source(run="", qrels=None, by=list(inputs.by), order=inputs.order))
+        ctes = Query([*q.ctes, (FAMILY_RUN, ranked)])
+        tables = FamilySql(run=quote(FAMILY_RUN), qrels=quote(QRELS) if inputs.qrels is not None else None,
+                           universe=quote(UNIVERSE), keys=inputs.keys, columns=inputs.columns,
+                           relation=self.relation, query=self.query)
+        return attach(table, sql_family_values(families, tables, ctes.render), inputs.keys)
 
     def qrels_stats(self, plan: Plan, src: Source, inputs: Inputs) -> pl.DataFrame:
         """Statement 2, unchecked: one row per judged query (computed in the database: the

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal
 from .. import _dsl as d
 from ..errors import MetricNameError
 
-Aggregate = Literal["mean", "sum", "gmean"]
+Aggregate = Literal["mean", "sum", "gmean", "catalog"]
 
 GM_FLOOR = 1e-5
 """trec_eval's floor under a geometric mean (``MIN_GEO_MEAN``): ``exp(mean(ln(max(x, 1e-5))))``."""
@@ -111,7 +111,9 @@ class Measure:
     DOC: ClassVar[str] = ""
     #: How ``evaluate`` combines the per-query values of a group (trec_eval's 'all' line):
     #: ``"mean"``; ``"sum"`` (the ``num_*`` counts); ``"gmean"``, the geometric mean of the
-    #: values floored at :data:`GM_FLOOR` (``gm_map``, ``gm_bpref``).
+    #: values floored at :data:`GM_FLOOR` (``gm_map``, ``gm_bpref``); ``"catalog"``, one value
+    #: per group computed over all its lists, not from per-query values (a
+    #: :class:`FamilyMeasure` only: catalogue coverage, exposure Gini).
     AGGREGATE: ClassVar[Aggregate] = "mean"
     #: The parameter that ``NAME@x`` sets when it is not a rank cutoff (``iprec@0.5``: recall).
     AT_PARAM: ClassVar[str | None] = None
@@ -233,3 +235,66 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
     return str(v)
+
+
+#: The roles an auxiliary table carried by a :class:`FamilyMeasure` may play.  Its query and
+#: item columns carry the run's names (``evaluate(..., query="user")``); the other columns
+#: are the family's own.
+ROLES: dict[str, str] = {
+    "history": "past interactions (query, item, ...): popularity, co-occurrence, a user's own history",
+    "catalog": "the items that could be shown (item, ...)",
+    "features": "item -> a vector or categories (item, ...)",
+    "subtopics": "subtopic judgments (query, subtopic, item, relevance)",
+}
+
+
+class FamilyMeasure(Measure):
+    """A measure that is not a formula of the plan: its family computes it in each engine.
+
+    Some measures need more than the run and its judgments (a history of interactions, a
+    catalogue, item features, subtopic judgments), or are one number per group over all its
+    lists rather than a mean over queries.  Such a spec declares:
+
+    * ``FAMILY``: the dotted name of the module holding the family's compute functions
+      (``polars_values`` and ``sql_values``, see :mod:`rank_polars.engines.base`); a
+      string, so that specs import no engine;
+    * ``SOURCES``: ``{keyword: role}`` (a role of :data:`ROLES`) for the auxiliary tables the
+      spec carries, e.g. ``history=train``: any source ``evaluate`` accepts for the run
+      (a DataFrame, a LazyFrame, Parquet paths); ``None`` when not given;
+    * ``AGGREGATE``: ``"mean"`` / ``"sum"`` / ``"gmean"`` when the family returns one value
+      per (group, query), which then joins the other metrics' per-query table (``missing``,
+      ``per_query`` and ``compare`` keep working), or ``"catalog"`` when it returns one
+      value per group.
+
+    The tables are not part of the name (a frame has none): two specs that differ only in
+    their tables are equal, and one ``evaluate`` call refuses the second as requested twice;
+    compare them in separate calls.
+
+    >>> class Shown(FamilyMeasure):
+    ...     NAME = "shown_example"
+    ...     FAMILY = "tests.family_example"
+    ...     SOURCES = {"catalog": "catalog"}
+    ...     AGGREGATE = "catalog"
+    >>> spec = Shown(k=10, catalog=None)
+    >>> spec, spec.sources, spec.AGGREGATE
+    (shown_example@10, {'catalog': None}, 'catalog')
+    """
+
+    FAMILY: ClassVar[str]
+    SOURCES: ClassVar[dict[str, str]] = {}
+
+    sources: dict[str, Any]
+
+    def __init__(self, k: int | None = None, **params: Any) -> None:
+        tables = {name: params.pop(name) for name in list(params) if name in self.SOURCES}
+        super().__init__(k, **params)
+        object.__setattr__(self, "sources", {name: tables.get(name) for name in self.SOURCES})
+
+    def replace(self, **params: Any) -> Measure:
+        return type(self)(**{"k": self.k, **self.params, **self.sources, **params})
+
+    def value(self) -> d.Node:
+        raise TypeError(f"{self.NAME} is computed by its family ({self.FAMILY}), not by a plan formula")
+
+    def contributes(self) -> d.Node:
+        return d.Lit(False)

@@ -1,0 +1,194 @@
+"""What every engine offers, and the path by which a measure family plugs into all of them.
+
+An engine (:class:`rank_polars.engines.polars_engine.PolarsEngine`,
+:class:`rank_polars.engines.duckdb_engine.DuckDBEngine`,
+:class:`rank_polars.engines.spark_engine.SparkEngine`) turns a checked plan and its inputs
+into one row per evaluated (group, query): :meth:`Engine.evaluate`.  ``evaluate`` only
+orchestrates (parse, plan, read, engine, checks, finish).
+
+**Measure families.**  A measure that is not a formula of the plan (it reads a history, a
+catalogue, item features or subtopic judgments, or it is one number per group over all of
+its lists) is a :class:`rank_polars.measures.base.FamilyMeasure`.  Its ``FAMILY`` names a
+module with two functions, one per kind of engine:
+
+``polars_values(outputs, frames: FamilyFrames) -> pl.LazyFrame``
+    ``outputs``: the ``(label, spec)`` pairs of that family and kind requested in one call.
+``sql_values(outputs, tables: FamilySql) -> str``
+    A ``SELECT`` (DuckDB dialect; Spark's is translated) over the names ``tables`` gives.
+
+Both return the keys (``frames.keys``: the group columns then the query) and one Float64
+column per label when the specs' ``AGGREGATE`` is a mean/sum/gmean over queries, or the
+group columns alone (``frames.groups``) and one column per label for ``"catalog"``.  The
+engine then joins them with the plan's table (:func:`attach`): per-query values onto each
+evaluated (group, query), 0 where the family returned no row (as a ranking without a
+contributing row scores 0), so ``missing``, ``per_query`` and the aggregation keep
+working; per-group values onto each row of their group, read once per group by ``finish``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import polars as pl
+
+from ..errors import RankPolarsError
+from ..inputs import Columns, Inputs, resolve, scan
+from ..measures.base import FamilyMeasure, Measure
+from ..plan import ITEM, Q, Plan
+from ..validate import Missing
+
+Outputs = Sequence[tuple[str, FamilyMeasure]]
+
+
+class Engine(ABC):
+    """The one interface of the three engines."""
+
+    @abstractmethod
+    def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str,
+                 families: Outputs = ()) -> pl.DataFrame:
+        """One row per evaluated (group, query): the internal keys, one Float64 column per
+        output of ``plan`` and of ``families`` (:func:`attach`)."""
+
+
+def split_outputs(outputs: Sequence[tuple[str, Measure]]) -> tuple[list[tuple[str, Measure]], list[tuple[str, FamilyMeasure]]]:
+    """The outputs computed by the plan, and those computed by their family."""
+    plan = [(label, m) for label, m in outputs if not isinstance(m, FamilyMeasure)]
+    families = [(label, m) for label, m in outputs if isinstance(m, FamilyMeasure)]
+    return plan, families
+
+
+def family_groups(families: Outputs) -> list[tuple[Any, bool, list[tuple[str, FamilyMeasure]]]]:
+    """``(module, catalog, outputs)`` for each family and kind, in the order first requested:
+    one call of the family's function per group."""
+    groups: dict[tuple[str, bool], list[tuple[str, FamilyMeasure]]] = {}
+    for label, spec in families:
+        groups.setdefault((spec.FAMILY, spec.AGGREGATE == "catalog"), []).append((label, spec))
+    out = []
+    for (name, catalog), outputs in groups.items():
+        try:
+            module = importlib.import_module(name)
+        except ImportError as e:
+            raise RankPolarsError(f"metric {outputs[0][0]!r}: its family module {name!r} cannot be imported: {e}") from None
+        out.append((module, catalog, outputs))
+    return out
+
+
+def _source(spec: FamilyMeasure, name: str) -> Any:
+    if name not in spec.SOURCES:
+        raise RankPolarsError(f"{spec.NAME} carries no table {name!r}; it declares {', '.join(spec.SOURCES) or 'none'}")
+    source = spec.sources[name]
+    if source is None:
+        raise RankPolarsError(f"{spec.NAME} needs {name}= ({spec.SOURCES[name]}): e.g. rp.{spec.NAME}({name}=frame)")
+    return source
+
+
+def _internal(names: Sequence[str], columns: Columns) -> dict[str, str]:
+    """The run's query / item column names in an auxiliary table, to the internal names."""
+    return {user: internal for user, internal in ((columns.query, Q), (columns.item, ITEM)) if user in names}
+
+
+@dataclass
+class FamilyFrames:
+    """What a family's ``polars_values`` reads.
+
+    ``run``: the run ranked (keys, ``ITEM``, ``RANK``, and ``GRADE`` when the run's labels are
+    read); ``qrels``: the judgments (``Q``, ``ITEM``, ``GRADE``) or None; ``universe``: the
+    evaluated (group, query) pairs with ``N_RET``, after ``missing``.
+    """
+
+    run: pl.LazyFrame
+    qrels: pl.LazyFrame | None
+    universe: pl.DataFrame
+    keys: list[str]
+    columns: Columns
+
+    @property
+    def groups(self) -> list[str]:
+        return self.keys[:-1]
+
+    def source(self, spec: FamilyMeasure, name: str) -> pl.LazyFrame:
+        """The table ``spec`` carries as ``name`` (e.g. ``"history"``), its query and item
+        columns renamed to ``Q`` / ``ITEM``."""
+        frame = scan(_source(spec, name), f"{spec.NAME} {name}")
+        return frame.rename(_internal(frame.collect_schema().names(), self.columns))
+
+
+@dataclass
+class FamilySql:
+    """What a family's ``sql_values`` reads: CTE names of the statement it is placed in.
+
+    ``run``: the ranked run (keys, ``ITEM``, ``RANK``, ``GRADE`` with the run's labels);
+    ``qrels``: the judgments (``Q``, ``ITEM``, ``GRADE``, ``JUDGED``) or None;
+    ``universe``: the evaluated (group, query) pairs with ``N_RET``.
+    """
+
+    run: str
+    qrels: str | None
+    universe: str
+    keys: list[str]
+    columns: Columns
+    relation: Callable[[Any, str, str], str]
+    query: Callable[[str], pl.DataFrame]
+    _names: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def groups(self) -> list[str]:
+        return self.keys[:-1]
+
+    def source(self, spec: FamilyMeasure, name: str) -> str:
+        """A table expression over the table ``spec`` carries as ``name``, its query and item
+        columns also under ``Q`` / ``ITEM``."""
+        from .sql_engine import quote
+
+        source = _source(spec, name)
+        key = id(source)
+        if key not in self._names:
+            resolved = source if type(source).__module__.startswith("pyspark") else resolve(source, f"{spec.NAME} {name}")
+            self._names[key] = self.relation(resolved, f"__rp_aux{len(self._names)}", f"{spec.NAME} {name}")
+        table = self._names[key]
+        names = self.query(f"SELECT * FROM {table} AS t LIMIT 0").columns
+        extra = ", ".join(f"{quote(user)} AS {quote(internal)}" for user, internal in _internal(names, self.columns).items())
+        return f"(SELECT *{', ' + extra if extra else ''} FROM {table} AS {quote('__rp_t')})"
+
+
+def attach(table: pl.DataFrame, results: Sequence[tuple[bool, Outputs, pl.DataFrame]], keys: list[str]) -> pl.DataFrame:
+    """The per-query ``table`` with the families' values: per-query ones joined on the keys
+    (0 where a family returned no row), per-group ones (``catalog``) on the group columns."""
+    for catalog, outputs, values in results:
+        labels = [label for label, _ in outputs]
+        on = keys[:-1] if catalog else keys
+        missing = [c for c in [*on, *labels] if c not in values.columns]
+        if missing:
+            raise RankPolarsError(f"family of {labels[0]!r} returned no column {missing[0]!r}")
+        values = values.select(*on, *(pl.col(label).cast(pl.Float64) for label in labels))
+        if values.select(on).is_duplicated().any() if on else values.height > 1:
+            raise RankPolarsError(f"family of {labels[0]!r} returned more than one row per {'group' if catalog else 'query'}")
+        if on:
+            table = table.join(values, on=on, how="left", nulls_equal=True, maintain_order="left")
+        else:
+            table = table.join(values, how="cross")
+        if not catalog:
+            table = table.with_columns(pl.col(label).fill_null(0.0) for label in labels)
+    return table
+
+
+def polars_family_values(families: Outputs, frames: FamilyFrames, streaming: bool = True) -> list[tuple[bool, Outputs, pl.DataFrame]]:
+    """Every family's values, computed by its ``polars_values``, collected together."""
+    groups = family_groups(families)
+    lazy = [module.polars_values(outputs, frames) for module, _, outputs in groups]
+    collected = pl.collect_all(lazy, engine="streaming" if streaming else "auto") if lazy else []
+    return [(catalog, outputs, values) for (_, catalog, outputs), values in zip(groups, collected)]
+
+
+def sql_family_values(families: Outputs, tables: FamilySql, render: Callable[[str], str]) -> list[tuple[bool, Outputs, pl.DataFrame]]:
+    """Every family's values, each statement of its ``sql_values`` rendered over the CTEs of
+    the metric pass (``render``) and run by ``tables.query``."""
+    return [(catalog, outputs, tables.query(render(module.sql_values(outputs, tables))))
+            for module, catalog, outputs in family_groups(families)]
+
+
+__all__ = ["Engine", "FamilyFrames", "FamilySql", "attach", "family_groups", "polars_family_values",
+           "split_outputs", "sql_family_values"]
