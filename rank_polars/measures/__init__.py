@@ -66,6 +66,7 @@ from .ap import AP
 from .base import Measure, Param
 from .counts import NumNonrelJudgedRet, NumQ, NumRel, NumRelRet, NumRet, Unjudged
 from .dcg import CG, DCG, IDCG, NDCG
+from .diversity import MEASURES as DIVERSITY
 from .gain import RNDCG, G, BinG, NDCGRel
 from .gm import GMAP, GMBpref
 from .infap import InfAP
@@ -80,6 +81,7 @@ MEASURES: tuple[type[Measure], ...] = (
     CG, DCG, IDCG, NDCG, AP, GMAP, RR, Precision, Recall, F1, Success, RPrecision, Bpref, GMBpref, ERR, RBP, Judged,
     IPrec, IPrecAvg, SetP, SetR, SetF, SetAP, Utility, NumQ, NumRet, NumRel, NumRelRet, NumNonrelJudgedRet, Unjudged,
     InfAP, G, BinG, NDCGRel, RNDCG, RBPResid,  # part B
+    *DIVERSITY,  # ndeval's family (issue 18)
 )
 
 REGISTRY: dict[str, type[Measure]] = {}

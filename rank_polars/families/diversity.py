@@ -1,0 +1,246 @@
+"""ndeval's measures (:mod:`rank_polars.measures.diversity`) in the Polars and DuckDB engines.
+
+Two parts, shared by both engines and by the drop-in ``rank-polars ndeval``:
+
+* **the greedy ideal** (:func:`ideal_gains`), from the judgments alone: one vectorised step
+  per rank over all queries at once (score every unplaced relevant item by the gains its
+  subtopics still carry, keep each query's best, ties to the larger item id, decay the
+  gains of its subtopics).  It is iterative, so it is computed once per call and joined:
+  in DuckDB it runs as the same steps in SQL, each a statement over the remaining rows;
+* **the run's gains**: the number of earlier items relevant to the same subtopic is a
+  window count, so a ranking's ``G_i`` and every measure are one pass (:func:`run_values`
+  in Polars, :func:`run_sql` in SQL).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import polars as pl
+
+from ..errors import RankPolarsError
+from ..plan import ITEM, Q, RANK
+
+SUB = "__rp_subtopic"
+POS = "__rp_ideal_rank"
+G = "__rp_gain"
+C = "__rp_seen"
+
+#: ndeval's default depth for the ideal of nNRBP: the whole list; a tail whose weights
+#: sum below this fraction of the first rank's cannot change a double
+_TAIL = 1e-17
+
+
+def relevant_pairs(subtopics: pl.LazyFrame, column: str, relevance: str, rel: float | None) -> pl.LazyFrame:
+    """``Q, SUB, ITEM`` of the relevant judgments (each pair once), from ``Q, column, ITEM, relevance``."""
+    relevant = pl.col(relevance) > 0 if rel is None else pl.col(relevance) >= rel
+    return (subtopics.filter(relevant)
+            .select(Q, pl.col(column).alias(SUB), ITEM).unique())
+
+
+def check_subtopics(subtopics: pl.LazyFrame, column: str, relevance: str) -> None:
+    """Refuse what ndeval would score silently wrong: null ids or grades, negative grades,
+    and a (query, subtopic, item) judged twice (ndeval counts it twice in R_s)."""
+    stats = subtopics.select(
+        pl.any_horizontal(pl.col(Q, column, ITEM, relevance).is_null()).sum().alias("nulls"),
+        (pl.col(relevance) < 0).sum().alias("negative"),
+        (pl.len() - pl.struct(Q, column, ITEM).n_unique()).alias("repeated"),
+    ).collect().row(0, named=True)
+    if stats["nulls"]:
+        raise RankPolarsError(f"subtopic judgments: {stats['nulls']} rows with a null query, {column}, item or "
+                              f"{relevance}")
+    if stats["negative"]:
+        bad = subtopics.filter(pl.col(relevance) < 0).select(Q).unique().head(3).collect()[Q].to_list()
+        raise RankPolarsError(f"subtopic judgments: {relevance} must be >= 0 (ndeval refuses a negative judgment); "
+                              f"{stats['negative']} rows, e.g. queries {bad}")
+    if stats["repeated"]:
+        bad = (subtopics.group_by(Q, column, ITEM).len().filter(pl.col("len") > 1)
+               .select(Q).unique().head(3).collect()[Q].to_list())
+        raise RankPolarsError(f"subtopic judgments: {stats['repeated']} repeated (query, {column}, item) rows, "
+                              f"e.g. queries {bad}")
+
+
+def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.DataFrame:
+    """``Q, POS, G``: ndeval's greedy ideal ranking of each query's relevant items, to ``depth``.
+
+    At each rank, every unplaced item scores the sum of the gains its subtopics still carry
+    (1, times 1 - alpha per placed item relevant to it; summed in subtopic order, as
+    ndeval); the best item of each query is placed (ties: the larger item id), then its
+    subtopics' gains decay.  Items relevant to nothing add 0 and are left out.
+
+    >>> pairs = pl.DataFrame({"__rp_q": ["t"] * 4, "__rp_subtopic": [1, 2, 1, 3],
+    ...                       "__rp_item": ["a", "a", "b", "c"]})
+    >>> ideal_gains(pairs, 0.5, None).rows()
+    [('t', 1, 2.0), ('t', 2, 1.0), ('t', 3, 0.5)]
+    """
+    left = pairs.select(Q, SUB, ITEM).sort(Q, ITEM, SUB)
+    gains = left.select(Q, SUB).unique().with_columns(pl.lit(1.0).alias(G))
+    picks = []
+    rank = 0
+    while left.height and (depth is None or rank < depth):
+        rank += 1
+        scored = (left.join(gains, on=[Q, SUB], how="left", maintain_order="left")
+                  .group_by(Q, ITEM, maintain_order=True).agg(pl.col(G).sum()))
+        best = (scored.filter(pl.col(G) == pl.col(G).max().over(Q))
+                .group_by(Q).agg(pl.col(ITEM).max(), pl.col(G).first()))
+        picks.append(best.select(Q, pl.lit(rank, pl.Int64).alias(POS), G))
+        placed = left.join(best.select(Q, ITEM), on=[Q, ITEM], how="semi")
+        gains = (gains.join(placed.select(Q, SUB, pl.lit(True).alias("__hit")), on=[Q, SUB], how="left")
+                 .select(Q, SUB, pl.when(pl.col("__hit")).then(pl.col(G) * (1.0 - alpha)).otherwise(pl.col(G)).alias(G)))
+        left = left.join(best.select(Q, ITEM), on=[Q, ITEM], how="anti", maintain_order="left")
+    if not picks:
+        return pl.DataFrame(schema={Q: pairs.schema[Q], POS: pl.Int64, G: pl.Float64})
+    return pl.concat(picks).sort(Q, POS)
+
+
+def nrbp_depth(beta: float, most: int) -> int | None:
+    """How deep nNRBP's ideal must go: past it, ``beta^(i-1) * most`` summed is below 1e-17
+    of the first rank's weight, so the double sum cannot change (None: the whole list)."""
+    if beta >= 1.0:
+        return None
+    if beta <= 0.0:
+        return 1
+    return int(math.ceil(math.log(_TAIL * (1.0 - beta) / max(most, 1)) / math.log(beta))) + 2
+
+
+def ideal_ideal(alpha: float, k: int, discount: str) -> float:
+    """ndeval's "ideal ideal" divisor over |S| = 1 at cutoff k (computed as ndeval does, rank
+    by rank): every subtopic covered at every rank; 1 at k = 1, which ndeval leaves undivided."""
+    if k == 1:
+        return 1.0
+    gain, total = 1.0, 0.0
+    for i in range(k):
+        total += gain * (math.log(2.0) / math.log(i + 2.0) if discount == "log2" else 1.0 / (i + 1))
+        gain *= 1.0 - alpha
+    return total
+
+
+def _gain_exprs(alpha: float, beta: float | None, k: int | None, kind: str, rank: str) -> pl.Expr:
+    """The per-list sum behind ``kind`` over rows carrying ``G`` at ``rank``."""
+    cut = pl.col(rank) <= k if k is not None else pl.lit(True)
+    if kind in ("dcg", "ndcg"):
+        return (pl.col(G) / (pl.col(rank) + 1).cast(pl.Float64).log(2)).filter(cut).sum()
+    if kind in ("err", "nerr"):
+        return (pl.col(G) / pl.col(rank)).filter(cut).sum()
+    assert beta is not None
+    return (pl.col(G) * pl.lit(beta, pl.Float64).pow(pl.col(rank) - 1)).sum()
+
+
+def _key(spec: Any) -> tuple[Any, ...]:
+    return (spec.params["alpha"], spec.params["rel"], spec.params["judged_only"], spec.params["subtopic"],
+            id(spec.sources.get("subtopics")))
+
+
+def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], outputs: Sequence[tuple[str, Any]],
+               relevance: str) -> pl.LazyFrame:
+    """The keys and one column per ``(label, spec)``: every spec shares ``alpha``, ``rel``,
+    ``judged_only`` and its judgments.  ``run``: keys, ``ITEM``, ``RANK`` (1, 2, ... per list);
+    ``subtopics``: ``Q``, the spec's subtopic column, ``ITEM``, ``relevance``."""
+    first = outputs[0][1]
+    alpha, rel = first.params["alpha"], first.params["rel"]
+    column = first.params["subtopic"]
+    keys = list(keys)
+    if first.params["judged_only"]:
+        judged = subtopics.select(Q, ITEM).unique()
+        run = (run.join(judged, on=[Q, ITEM], how="semi")
+               .with_columns(pl.col(RANK).rank("ordinal").over(keys).cast(pl.Int64)))
+    pairs = relevant_pairs(subtopics, column, relevance, rel)
+    size = pairs.group_by(Q).agg(pl.col(SUB).n_unique().cast(pl.Float64).alias("__S"))
+    per_sub = pairs.group_by(Q, SUB).agg(pl.len().cast(pl.Float64).alias("__R"))
+    rows = (run.select(*keys, ITEM, RANK).join(pairs, on=[Q, ITEM], how="inner")
+            .with_columns((pl.col(RANK).rank("ordinal").over([*keys, SUB]) - 1).alias(C)))
+    gains = (rows.sort(*keys, RANK, SUB)
+             .group_by(*keys, RANK, maintain_order=True)
+             .agg(pl.lit(1.0 - alpha, pl.Float64).pow(pl.col(C)).sum().alias(G)))
+    kinds = {spec.KIND for _, spec in outputs}
+    need_ideal = kinds & {"ndcg", "nerr", "nnrbp"}
+    ideal = None
+    if need_ideal:
+        pairs_df = pairs.collect()
+        depth: int | None = max((spec.k or 0 for _, spec in outputs if spec.KIND in ("ndcg", "nerr")), default=0)
+        if "nnrbp" in kinds:
+            most = pairs_df.group_by(Q).agg(pl.col(SUB).n_unique()).get_column(SUB).max() if pairs_df.height else 1
+            deep = [nrbp_depth(spec.params["beta"], int(most or 1)) for _, spec in outputs if spec.KIND == "nnrbp"]
+            depth = None if None in deep else max([depth or 0, *[d for d in deep if d is not None]])
+        ideal = ideal_gains(pairs_df, alpha, depth).lazy()
+    aggs: list[pl.Expr] = []
+    ideal_aggs: list[pl.Expr] = []
+    for i, (label, spec) in enumerate(outputs):
+        kind, k = spec.KIND, spec.k
+        beta = spec.params.get("beta")
+        if kind in ("dcg", "ndcg", "err", "nerr", "nrbp", "nnrbp"):
+            aggs.append(_gain_exprs(alpha, beta, k, kind, RANK).alias(f"__v{i}"))
+        if kind in ("ndcg", "nerr", "nnrbp"):
+            ideal_aggs.append(_gain_exprs(alpha, beta, k, kind, POS).alias(f"__i{i}"))
+    table = gains.group_by(keys).agg(aggs) if aggs else None
+    counted = []
+    for i, (label, spec) in enumerate(outputs):
+        if spec.KIND == "p":
+            counted.append((pl.col(RANK) <= spec.k).sum().cast(pl.Float64).alias(f"__v{i}"))
+        elif spec.KIND == "strec":
+            counted.append(pl.col(SUB).filter(pl.col(RANK) <= spec.k).n_unique().cast(pl.Float64).alias(f"__v{i}"))
+    if counted:
+        part = rows.group_by(keys).agg(counted)
+        table = part if table is None else table.join(part, on=keys, how="full", coalesce=True, nulls_equal=True)
+    if "map" in kinds:
+        ap = (rows.join(per_sub, on=[Q, SUB])
+              .group_by([*keys, SUB]).agg(((pl.col(C) + 1) / pl.col(RANK)).sum().truediv(pl.col("__R").first()).alias("__ap"))
+              .group_by(keys).agg(pl.col("__ap").sum().alias("__map")))
+        table = ap if table is None else table.join(ap, on=keys, how="full", coalesce=True, nulls_equal=True)
+    assert table is not None
+    table = table.join(size, on=Q, how="left")
+    if ideal_aggs:
+        table = table.join(ideal.group_by(Q).agg(ideal_aggs), on=Q, how="left")
+    values = []
+    for i, (label, spec) in enumerate(outputs):
+        kind, k = spec.KIND, spec.k
+        v, s = pl.col(f"__v{i}") if kind != "map" else pl.col("__map"), pl.col("__S")
+        if kind == "dcg":
+            out = v / (s * ideal_ideal(alpha, k, "log2")) if k > 1 else v
+        elif kind == "err":
+            out = v / (s * ideal_ideal(alpha, k, "rank")) if k > 1 else v
+        elif kind in ("ndcg", "nerr", "nnrbp"):
+            out = pl.when(v > 0).then(v / pl.col(f"__i{i}")).otherwise(0.0)
+        elif kind == "nrbp":
+            out = v * (1.0 - (1.0 - alpha) * spec.params["beta"]) / s
+        elif kind == "p":
+            out = v / (k * s)
+        else:  # strec, map
+            out = v / s
+        values.append(out.fill_null(0.0).cast(pl.Float64).alias(label))
+    return table.select(*keys, *values)
+
+
+def polars_values(outputs: Sequence[tuple[str, Any]], frames: Any) -> pl.LazyFrame:
+    """The family hook (:mod:`rank_polars.engines.base`): every requested diversity measure."""
+    groups: dict[tuple[Any, ...], list[tuple[str, Any]]] = {}
+    for label, spec in outputs:
+        groups.setdefault(_key(spec), []).append((label, spec))
+    parts = []
+    for same in groups.values():
+        spec = same[0][1]
+        source = frames.source(spec, "subtopics")
+        table = _subtopic_table(source, spec, frames.columns)
+        parts.append(run_values(frames.run, table, frames.keys, same, "__rp_relevance"))
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.join(part, on=frames.keys, how="full", coalesce=True, nulls_equal=True)
+    return out
+
+
+def _subtopic_table(source: pl.LazyFrame, spec: Any, columns: Any) -> pl.LazyFrame:
+    """``Q, subtopic, ITEM, __rp_relevance`` from a subtopic table (query / item already renamed)."""
+    column = spec.params["subtopic"]
+    names = source.collect_schema().names()
+    for need, what in ((Q, columns.query), (column, column), (ITEM, columns.item), (columns.relevance, columns.relevance)):
+        if need not in names:
+            raise RankPolarsError(f"{spec.NAME}: the subtopic judgments have no column {what!r} "
+                                  f"(columns: {', '.join(n for n in names if not n.startswith('__rp'))})")
+    table = source.select(Q, column, ITEM, pl.col(columns.relevance).alias("__rp_relevance"))
+    check_subtopics(table, column, "__rp_relevance")
+    return table
+
+
+__all__ = ["check_subtopics", "ideal_gains", "ideal_ideal", "nrbp_depth", "polars_values", "relevant_pairs",
+           "run_values"]
