@@ -242,5 +242,158 @@ def _subtopic_table(source: pl.LazyFrame, spec: Any, columns: Any) -> pl.LazyFra
     return table
 
 
-__all__ = ["check_subtopics", "ideal_gains", "ideal_ideal", "nrbp_depth", "polars_values", "relevant_pairs",
-           "run_values"]
+
+# -- DuckDB ----------------------------------------------------------------------------------
+
+
+def _sql_sum(kind: str, k: int | None, beta: float | None, rank: str, gain: str) -> str:
+    cut = f"{rank} <= {k}" if k is not None else "TRUE"
+    if kind in ("dcg", "ndcg"):
+        term = f"{gain} / LOG2({rank} + 1)"
+    elif kind in ("err", "nerr"):
+        term = f"{gain} / {rank}"
+    else:
+        term, cut = f"{gain} * POW({float(beta)!r}, {rank} - 1)", "TRUE"
+    return f"COALESCE(SUM(CASE WHEN {cut} THEN {term} END), 0.0)"
+
+
+def ideal_sql(pairs: str, alpha: float, depth: int | None) -> str:
+    """The greedy ideal as a recursive CTE body (``Q, POS, G``) over ``pairs`` (``Q, SUB, ITEM``):
+    one recursion step per rank for all queries at once, as :func:`ideal_gains`.  The state is
+    each query's list of placed items; a subtopic's gain is ``(1 - alpha)^(placed items
+    relevant to it)``; the best unplaced item wins, ties to the larger item id."""
+    from ..engines.sql_engine import quote
+
+    q, sub, item = quote(Q), quote(SUB), quote(ITEM)
+    stop = f" WHERE s.pos < {depth}" if depth is not None else ""
+    return (
+        f"SELECT {q} AS q, 0 AS pos, 0.0::DOUBLE AS g, array_slice(list({item}), 1, 0) AS placed FROM {pairs} GROUP BY {q}"
+        " UNION ALL"
+        " SELECT s.q, s.pos + 1, b.g, list_append(s.placed, b.item) FROM __rp_ideal AS s, LATERAL ("
+        f"SELECT p.{item} AS item, SUM(POW({1.0 - alpha!r}, (SELECT COUNT(*) FROM {pairs} AS o WHERE o.{q} = p.{q}"
+        f" AND o.{sub} = p.{sub} AND list_contains(s.placed, o.{item})))) AS g"
+        f" FROM {pairs} AS p WHERE p.{q} = s.q AND NOT list_contains(s.placed, p.{item})"
+        f" GROUP BY p.{item} ORDER BY g DESC, p.{item} DESC LIMIT 1) AS b{stop}"
+    )
+
+
+def sql_values(outputs: Sequence[tuple[str, Any]], tables: Any) -> str:
+    """The family hook for the SQL engines: one ``SELECT`` (DuckDB dialect) per call, the
+    measures of each set of shared parameters in a subquery, full-joined on the keys."""
+    from ..engines.sql_engine import quote
+
+    groups: dict[tuple[Any, ...], list[tuple[str, Any]]] = {}
+    for label, spec in outputs:
+        groups.setdefault(_key(spec), []).append((label, spec))
+    keys = [quote(k) for k in tables.keys]
+    selects = [_sql_group(same, tables, quote) for same in groups.values()]
+    if len(selects) == 1:
+        return selects[0]
+    sql = f"SELECT * FROM ({selects[0]}) AS d0"
+    for i, select in enumerate(selects[1:], 1):
+        sql += f" FULL JOIN ({select}) AS d{i} USING ({', '.join(keys)})"
+    return sql
+
+
+def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> str:
+    first = outputs[0][1]
+    alpha, rel, column = first.params["alpha"], first.params["rel"], first.params["subtopic"]
+    source = tables.source(first, "subtopics")
+    names = tables.query(f"SELECT * FROM {source} AS t LIMIT 0").columns
+    relevance = tables.columns.relevance
+    for need, what in ((Q, tables.columns.query), (column, column), (ITEM, tables.columns.item), (relevance, relevance)):
+        if need not in names:
+            raise RankPolarsError(f"{first.NAME}: the subtopic judgments have no column {what!r} "
+                                  f"(columns: {', '.join(n for n in names if not n.startswith('__rp'))})")
+    q, sub, item, rank = quote(Q), quote(SUB), quote(ITEM), quote(RANK)
+    col, grade = quote(column), quote(relevance)
+    stats = tables.query(
+        f"SELECT COUNT(*) FILTER (WHERE {q} IS NULL OR {col} IS NULL OR {item} IS NULL OR {grade} IS NULL) AS nulls,"
+        f" COUNT(*) FILTER (WHERE {grade} < 0) AS negative,"
+        f" COUNT(*) - (SELECT COUNT(*) FROM (SELECT DISTINCT {q}, {col}, {item} FROM {source} AS u) AS d) AS repeated"
+        f" FROM {source} AS t")
+    if stats.row(0, named=True) != {"nulls": 0, "negative": 0, "repeated": 0}:
+        # the same messages as the Polars engine, from the same check
+        check_subtopics(tables.query(f"SELECT {q}, {col}, {item}, {grade} FROM {source} AS t").lazy(), column, relevance)
+    keys = [quote(k) for k in tables.keys]
+    keylist = ", ".join(keys)
+    where = f"{grade} > 0" if rel is None else f"{grade} >= {float(rel)!r}"
+    run = f"(SELECT {keylist}, {item}, {rank} FROM {tables.run})"
+    if first.params["judged_only"]:
+        run = (f"(SELECT {keylist}, {item}, ROW_NUMBER() OVER (PARTITION BY {keylist} ORDER BY {rank}) AS {rank}"
+               f" FROM {tables.run} AS r WHERE EXISTS (SELECT 1 FROM {source} AS j WHERE j.{q} = r.{q}"
+               f" AND j.{item} = r.{item}))")
+    kinds = {spec.KIND for _, spec in outputs}
+    ctes = [
+        f"__rp_pairs AS (SELECT DISTINCT {q}, {col} AS {sub}, {item} FROM {source} AS t WHERE {where})",
+        f"__rp_size AS (SELECT {q}, CAST(COUNT(DISTINCT {sub}) AS DOUBLE) AS s FROM __rp_pairs GROUP BY {q})",
+        f"__rp_rows AS (SELECT {', '.join('r.' + k for k in keys)}, r.{rank}, p.{sub},"
+        f" ROW_NUMBER() OVER (PARTITION BY {', '.join('r.' + k for k in keys)}, p.{sub} ORDER BY r.{rank}) - 1 AS c"
+        f" FROM {run} AS r JOIN __rp_pairs AS p ON r.{q} = p.{q} AND r.{item} = p.{item})",
+        f"__rp_gains AS (SELECT {keylist}, {rank}, SUM(POW({1.0 - alpha!r}, c)) AS g FROM __rp_rows"
+        f" GROUP BY {keylist}, {rank})",
+    ]
+    recursive = False
+    if kinds & {"ndcg", "nerr", "nnrbp"}:
+        depth: int | None = max((spec.k or 0 for _, spec in outputs if spec.KIND in ("ndcg", "nerr")), default=0)
+        if "nnrbp" in kinds:
+            most = tables.query(f"SELECT MAX(s) AS m FROM (SELECT COUNT(DISTINCT {col}) AS s FROM {source} AS t"
+                                f" WHERE {where} GROUP BY {q}) AS x").item() or 1
+            deep = [nrbp_depth(spec.params["beta"], int(most)) for _, spec in outputs if spec.KIND == "nnrbp"]
+            depth = None if None in deep else max([depth or 0, *[d for d in deep if d is not None]])
+        ctes.append(f"__rp_ideal(q, pos, g, placed) AS ({ideal_sql('__rp_pairs', alpha, depth)})")
+        recursive = True
+    sums, ideal_sums, counts = [], [], []
+    for i, (label, spec) in enumerate(outputs):
+        kind, k, beta = spec.KIND, spec.k, spec.params.get("beta")
+        if kind in ("dcg", "ndcg", "err", "nerr", "nrbp", "nnrbp"):
+            sums.append(f"{_sql_sum(kind, k, beta, rank, 'g')} AS v{i}")
+        if kind in ("ndcg", "nerr", "nnrbp"):
+            ideal_sums.append(f"{_sql_sum(kind, k, beta, 'pos', 'g')} AS i{i}")
+        if kind == "p":
+            counts.append(f"CAST(COUNT(*) FILTER (WHERE {rank} <= {k}) AS DOUBLE) AS v{i}")
+        elif kind == "strec":
+            counts.append(f"CAST(COUNT(DISTINCT {sub}) FILTER (WHERE {rank} <= {k}) AS DOUBLE) AS v{i}")
+    parts = []
+    if sums:
+        parts.append(f"(SELECT {keylist}, {', '.join(sums)} FROM __rp_gains GROUP BY {keylist})")
+    if counts:
+        parts.append(f"(SELECT {keylist}, {', '.join(counts)} FROM __rp_rows GROUP BY {keylist})")
+    if "map" in kinds:
+        parts.append(
+            f"(SELECT {keylist}, SUM(ap) AS vmap FROM (SELECT {', '.join('w.' + k for k in keys)}, w.{sub},"
+            f" SUM((w.c + 1.0) / w.{rank}) / ANY_VALUE(n.r) AS ap FROM __rp_rows AS w JOIN"
+            f" (SELECT {q}, {sub}, CAST(COUNT(*) AS DOUBLE) AS r FROM __rp_pairs GROUP BY {q}, {sub}) AS n"
+            f" ON w.{q} = n.{q} AND w.{sub} = n.{sub} GROUP BY {', '.join('w.' + k for k in keys)}, w.{sub}) AS a"
+            f" GROUP BY {keylist})")
+    # every ranking with a relevant row; the others score 0 (the engine fills them in)
+    body = f"(SELECT DISTINCT {keylist} FROM __rp_rows) AS b"
+    body += "".join(f" LEFT JOIN {p} AS x{j} USING ({keylist})" for j, p in enumerate(parts))
+    body += f" LEFT JOIN __rp_size AS z ON z.{q} = b.{q}"
+    if ideal_sums:
+        body += (f" LEFT JOIN (SELECT q, {', '.join(ideal_sums)} FROM __rp_ideal WHERE pos > 0 GROUP BY q) AS ii"
+                 f" ON ii.q = b.{q}")
+    values = []
+    for i, (label, spec) in enumerate(outputs):
+        kind, k = spec.KIND, spec.k
+        v = "vmap" if kind == "map" else f"v{i}"
+        if kind == "dcg":
+            out = f"{v} / (z.s * {ideal_ideal(alpha, k, 'log2')!r})" if k > 1 else v
+        elif kind == "err":
+            out = f"{v} / (z.s * {ideal_ideal(alpha, k, 'rank')!r})" if k > 1 else v
+        elif kind in ("ndcg", "nerr", "nnrbp"):
+            out = f"CASE WHEN {v} > 0 THEN {v} / i{i} ELSE 0.0 END"
+        elif kind == "nrbp":
+            out = f"{v} * {1.0 - (1.0 - alpha) * spec.params['beta']!r} / z.s"
+        elif kind == "p":
+            out = f"{v} / ({k} * z.s)"
+        else:
+            out = f"{v} / z.s"
+        values.append(f"COALESCE(CAST({out} AS DOUBLE), 0.0) AS {quote(label)}")
+    with_ = "WITH RECURSIVE " if recursive else "WITH "
+    inner = f"{with_}{', '.join(ctes)} SELECT {', '.join('b.' + k for k in keys)}, {', '.join(values)} FROM {body}"
+    return f"SELECT * FROM ({inner}) AS __rp_diversity"
+
+
+__all__ = ["check_subtopics", "ideal_gains", "ideal_ideal", "ideal_sql", "nrbp_depth", "polars_values", "relevant_pairs",
+           "run_values", "sql_values"]
