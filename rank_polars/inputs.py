@@ -100,7 +100,7 @@ def resolve(source: Source, what: str = "run", numeric: Mapping[str, pl.DataType
         return rio.parquet_source(source, what)
     if isinstance(source, Mapping):
         return rio.from_dict(source, what).lazy()
-    frame = rio.from_foreign(source)
+    frame = rio.from_foreign(source, what)
     if frame is None:
         raise RankPolarsError(f"{what}: cannot read a {type(source).__module__}.{type(source).__name__}; expected {ACCEPTED}")
     return frame
@@ -129,6 +129,14 @@ def _need(schema: pl.Schema, column: str, what: str, role: str) -> pl.DataType:
     return schema[column]
 
 
+def _scalar(dtype: pl.DataType, column: str, what: str, role: str) -> None:
+    """Ids and groups are matched and grouped by value: a list, struct or object per row has no one reading."""
+    if dtype.is_nested() or dtype == pl.Object:
+        hint = f"; explode it first (df.explode({column!r}))" if isinstance(dtype, (pl.List, pl.Array)) else ""
+        raise RankPolarsError(f"{what}: column {column!r} ({role}) is {dtype}; it must hold one text or number "
+                              f"per row{hint}")
+
+
 def _numeric(dtype: pl.DataType, column: str, what: str) -> None:
     if not (dtype.is_numeric() or dtype == pl.Boolean):
         raise RankPolarsError(f"{what}: column {column!r} must be numeric, got {dtype}")
@@ -147,10 +155,16 @@ def prepare(
     run_src = resolve(run, "run", numeric)
     qrels_src = None if qrels is None else resolve(qrels, "qrels", numeric)
     schema = lazy(run_src).collect_schema()
+    ids = ((columns.query, "query id"), (columns.item, "item id"))
+    for col, role in ids:  # before the id rule compares the sides: the run's own fault first
+        if col in schema:
+            _scalar(schema[col], col, "run", role)
     if qrels_src is not None:
         qschema = lazy(qrels_src).collect_schema()
-        for col, role in ((columns.query, "query id"), (columns.item, "item id"), (columns.relevance, "relevance grade")):
+        for col, role in (*ids, (columns.relevance, "relevance grade")):
             _need(qschema, col, "qrels", role)
+        for col, role in ids:
+            _scalar(qschema[col], col, "qrels", role)
         # ids read alike on both sides (io.id_casts: the one rule), in both engines
         casts = rio.id_casts(schema, qschema, (columns.query, columns.item))
         run_src, qrels_src = _with_casts(run_src, casts), _with_casts(qrels_src, casts)
@@ -167,8 +181,8 @@ def prepare(
         _need(schema, col, "run", "a 'by' grouping column")
         if col in (columns.query, columns.item):
             raise RankPolarsError(f"by: {col!r} is the query or item column; group by other columns")
-    _need(schema, columns.query, "run", "query id")
-    _need(schema, columns.item, "run", "item id")
+    for col, role in (*ids, *((c, "a 'by' grouping column") for c in by_cols)):
+        _scalar(_need(schema, col, "run", role), col, "run", role)
 
     select = [pl.col(c).alias(by_name(i)) for i, c in enumerate(by_cols)]
     select += [pl.col(columns.query).alias(Q), pl.col(columns.item).alias(ITEM)]

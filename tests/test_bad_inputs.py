@@ -375,3 +375,67 @@ def test_bigquery_refuses_a_name_it_would_read_as_a_path():
     # other dialects quote it as one name
     tree = __import__("sqlglot").parse_one(rp.to_sql(["p@1"], table="logs", dialect="trino", by="a.b_q"), read="trino")
     assert "a.b_q" in {i.name for i in tree.find_all(__import__("sqlglot").exp.Identifier)}
+
+
+# --- issue 17 §2: inputs that raised an engine's own exception --------------------------------
+
+def test_a_qrels_grade_beyond_int64_names_the_file_and_line(tmp_path):
+    from click.testing import CliRunner
+
+    from rank_polars.cli import main
+
+    qrels = tmp_path / "judged.qrels"
+    qrels.write_text("q1 0 x 1\nq1 0 y 9223372036854775808\n")
+    run_file = tmp_path / "run.txt"
+    run_file.write_text("q1 Q0 x 1 2.0 r\nq1 Q0 y 2 1.0 r\n")
+    fragment = rf"{qrels}: line 2: the grade \(4th field\) '9223372036854775808' is not within the 64-bit integer range"
+    with pytest.raises(DataError, match=fragment):
+        rp.read_trec_qrels(qrels)
+    for engine in ENGINES:
+        with pytest.raises(DataError, match=fragment):
+            rp.evaluate(run_file, ["p@1"], qrels=qrels, engine=engine)
+    result = CliRunner().invoke(main, ["evaluate", str(run_file), "--qrels", str(qrels), "-m", "p@1"])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "judged.qrels: line 2:" in result.stderr and "64-bit integer range" in result.stderr
+    # the largest grade that fits is read, as atol reads it
+    qrels.write_text("q1 0 x 9223372036854775807\n")
+    assert rp.read_trec_qrels(qrels)["relevance"].to_list() == [9223372036854775807]
+
+
+def test_pandas_inputs_that_arrow_cannot_convert_are_named():
+    pd = pytest.importorskip("pandas")
+    judgments = pd.DataFrame({"query": ["1", "1"], "item": ["a", "b"], "relevance": [1, 0]})
+    mixed = pd.DataFrame({"query": [1, "1"], "item": ["a", "b"], "score": [1.0, 2.0]})
+    twice = pd.DataFrame([["1", "a", 1.0, 2.0]], columns=["query", "item", "score", "score"])
+    index_and_column = pd.DataFrame({"query": ["1"], "item": ["a"], "score": [1.0]},
+                                    index=pd.Index(["1"], name="query"))
+    huge = pd.DataFrame({"query": ["1", "1"], "item": ["a", "b"], "score": [1.0, 2.0], "relevance": [2**64, 1]})
+    cases = [
+        (mixed, {"qrels": judgments}, "run: pandas column 'query' mixes int 1 and str '1'"),
+        (twice, {"qrels": judgments}, "run: the pandas DataFrame has more than one column (or index level) named 'score'"),
+        (index_and_column, {"qrels": judgments}, "named 'query'"),
+        (huge, {}, "run: cannot read column 'relevance' (object) of the pandas DataFrame: OverflowError"),
+    ]
+    for log, kwargs, fragment in cases:
+        for engine in ENGINES:
+            with pytest.raises(RankPolarsError) as e:
+                rp.evaluate(log, ["p@1"], engine=engine, **kwargs)
+            assert fragment in str(e.value)
+    with pytest.raises(RankPolarsError, match="qrels: pandas column 'query' mixes int 1 and str '1'"):
+        rp.evaluate(judgments, ["p@1"], qrels=mixed.rename(columns={"score": "relevance"}))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("side", ["run", "qrels", "both"])
+def test_a_list_id_column_is_refused_with_its_role(engine, side):
+    run_log = pl.DataFrame({"query": ["1", "1"], "item": ["a", "b"], "score": [2.0, 1.0]})
+    judged = pl.DataFrame({"query": ["1"], "item": ["a"], "relevance": [1]})
+    listed = {"run": run_log, "qrels": judged}
+    for name in (["run", "qrels"] if side == "both" else [side]):
+        listed[name] = listed[name].with_columns(pl.concat_list("item"))
+    with pytest.raises(RankPolarsError, match=r"column 'item' \(item id\) is List\(String\); it must hold one text "
+                                              r"or number per row; explode it first"):
+        rp.evaluate(listed["run"], ["p@1"], qrels=listed["qrels"], engine=engine)
+    with pytest.raises(RankPolarsError, match=r"run: column 'model' \(a 'by' grouping column\) is Struct"):
+        rp.evaluate(run_log.with_columns(model=pl.struct(pl.lit(1).alias("x"))), ["p@1"], qrels=judged, by="model",
+                    engine=engine)

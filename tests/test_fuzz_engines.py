@@ -127,3 +127,88 @@ def test_engines_and_sql_agree_on_odd_logs(data, by, per_query, checks, labels, 
     from_sql = con.sql(sql).pl()
     event("to_sql compared")
     assert_frame_equal(from_sql, want, check_dtypes=False, abs_tol=1e-9, rel_tol=1e-9)
+
+
+# --- the same logs handed over as pandas, pyarrow or dicts, with the dtypes those bring -----------
+
+ODDITIES = ["none", "mixed object ids", "duplicate column", "list items", "huge grade", "unsigned ids",
+            "categorical ids", "decimal grades", "int128 grades", "null-typed column"]
+
+
+def _odd_polars(frame: pl.DataFrame, oddity: str, label: str) -> pl.DataFrame:
+    """The dtypes Polars itself can hold (pandas and pyarrow receive them through to_pandas / to_arrow)."""
+    if oddity == "list items":
+        return frame.with_columns(pl.concat_list("item"))
+    if oddity == "unsigned ids" and frame.schema["query"].is_integer():
+        return frame.with_columns(pl.col("query").cast(pl.UInt64))
+    if oddity == "categorical ids":
+        return frame.with_columns(pl.col("query").cast(pl.String).cast(pl.Categorical))
+    if oddity == "decimal grades" and frame.schema[label].is_numeric():
+        return frame.with_columns(pl.col(label).cast(pl.Decimal(12, 2), strict=False))
+    if oddity == "int128 grades" and frame.schema[label].is_integer():
+        return frame.with_columns(pl.col(label).cast(pl.Int128))
+    if oddity == "null-typed column":
+        return frame.with_columns(pl.lit(None).alias(label))
+    return frame
+
+
+def as_form(frame: pl.DataFrame | None, form: str, oddity: str, what: str):
+    """``frame`` as a pandas DataFrame, a pyarrow Table, a pytrec_eval dict or itself, with ``oddity``."""
+    if frame is None:
+        return None
+    label = "relevance"
+    if form == "dict":  # {query: {item: value}}: ids become text, the value is the score or the grade
+        value = "score" if what == "run" else label
+        rows = frame.drop_nulls(["query", "item"]).unique(["query", "item"], keep="first", maintain_order=True)
+        if what == "run":
+            rows = rows.with_columns(score=-pl.col("position").cast(pl.Float64))
+        out: dict = {}
+        for q, d, v in rows.select("query", "item", value).iter_rows():
+            out.setdefault(1 if oddity == "mixed object ids" and q == rows["query"][0] else q, {})[d] = (
+                2**64 if oddity == "huge grade" and not out else v)
+        return out
+    frame = _odd_polars(frame, oddity, label)
+    if form == "polars":
+        return frame
+    if form == "pyarrow":
+        table = frame.to_arrow()
+        if oddity == "huge grade" and frame.height:
+            import pyarrow as pa
+            big = pa.array([2**64 - 1] + [0] * (frame.height - 1), pa.uint64())
+            table = table.set_column(table.schema.get_field_index(label), label, big)
+        return table
+    df = frame.to_pandas()
+    if oddity == "mixed object ids" and len(df):
+        df["query"] = df["query"].astype(object)
+        df.loc[0, "query"] = 7 if isinstance(df.loc[0, "query"], str) else "7"
+    elif oddity == "duplicate column":
+        import pandas as pd
+        df = pd.concat([df, df[["item"]]], axis=1)
+    elif oddity == "huge grade" and len(df):
+        df[label] = df[label].astype(object)
+        df.loc[0, label] = 2**64
+    return df
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=logs(), form=st.sampled_from(["pandas", "pyarrow", "dict", "polars"]), oddity=st.sampled_from(ODDITIES),
+       by=st.sampled_from([None, "model"]))
+def test_every_input_form_gives_numbers_or_a_rank_polars_error(data, form, oddity, by):
+    """pandas, pyarrow and dict inputs with odd dtypes: both engines agree, and never a raw exception."""
+    log, judgments = data
+    if form == "dict" and judgments is None:
+        judgments = log.select("query", "item", "relevance")
+    if form == "dict":
+        by = None  # a dict has no columns but the ids and one value
+    run = as_form(log, form, oddity, "run")
+    qrels = as_form(judgments, form, oddity, "qrels")
+    metrics = JUDGED_METRICS if qrels is not None else METRICS
+    event(f"{form}: {oddity}")
+    results = [outcome(lambda: rp.evaluate(run, metrics, qrels=qrels, by=by, engine=engine)) for engine in ("polars", "duckdb")]
+    want, got = results
+    event("refused" if isinstance(want, type) else "numbers")
+    if isinstance(want, type) or isinstance(got, type):
+        assert want == got, f"polars: {want}, duckdb: {got}"
+        return
+    assert_finite(want, metrics)
+    assert_frame_equal(got, want, check_dtypes=False, abs_tol=1e-9, rel_tol=1e-9)

@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import RankPolarsError
+from ..errors import RankPolarsError, examples
 
 
 def from_dict(source: Mapping[Any, Any], what: str) -> pl.DataFrame:
@@ -31,12 +31,76 @@ def from_dict(source: Mapping[Any, Any], what: str) -> pl.DataFrame:
                          values.cast(pl.Float64 if what == "run" or values.dtype == pl.Null else values.dtype)])
 
 
-def from_foreign(source: Any) -> pl.LazyFrame | None:
-    """pandas, pyarrow or any Arrow stream as a LazyFrame; None for anything else."""
+def _mixed_column(source: Any) -> tuple[str, list[Any]] | None:
+    """The first pandas object column whose values are of several Python types, and one value of each."""
+    for name in source.columns:
+        column = source[name]
+        if column.dtype != object:
+            continue
+        seen: dict[type, Any] = {}
+        for value in column.dropna():
+            seen.setdefault(type(value), value)
+        if len(seen) > 1:
+            return str(name), list(seen.values())
+    return None
+
+
+def _from_pandas(source: Any, what: str) -> pl.LazyFrame:
+    named = any(name is not None for name in source.index.names)
+    names = [str(n) for n in (list(source.index.names) if named else []) + list(source.columns) if n is not None]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise RankPolarsError(f"{what}: the pandas DataFrame has more than one column (or index level) named "
+                              f"{examples(twice)}; rename them, since a column is found by its name")
+    try:
+        return pl.from_pandas(source, include_index=named).lazy()
+    except Exception as e:  # pyarrow's ArrowInvalid/ArrowTypeError, OverflowError, ...: said with the column
+        mixed = _mixed_column(source)
+        if mixed is not None:
+            name, values = mixed
+            kinds = " and ".join(f"{type(v).__name__} {v!r}" for v in values[:3])
+            raise RankPolarsError(
+                f"{what}: pandas column {name!r} mixes {kinds}, which have no one type; convert it, e.g. "
+                f"df[{name!r}] = df[{name!r}].astype(str)"
+            ) from None
+        raise RankPolarsError(f"{what}: cannot read {_failing_column(source)}the pandas DataFrame: "
+                              f"{_first_line(e)}") from None
+
+
+def _failing_column(source: Any) -> str:
+    """``"column 'x' (object) of "`` for the first column that does not convert alone (only on the error path)."""
+    for name in source.columns:
+        try:
+            pl.from_pandas(source[[name]])
+        except Exception:  # noqa: BLE001 - any failure names this column
+            return f"column {str(name)!r} ({source[name].dtype}) of "
+    return ""
+
+
+def _first_line(error: Exception) -> str:
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0] if lines else ''}"
+
+
+def from_foreign(source: Any, what: str = "run") -> pl.LazyFrame | None:
+    """pandas, pyarrow or any Arrow stream as a LazyFrame; None for anything else.
+
+    A conversion the engines cannot make (a pandas object column mixing ``1`` and ``"1"``,
+    two columns of one name, an Arrow type Polars does not read) raises
+    :class:`RankPolarsError` naming the column.
+    """
     pd = sys.modules.get("pandas")
     if pd is not None and isinstance(source, pd.DataFrame):
-        named = any(name is not None for name in source.index.names)
-        return pl.from_pandas(source, include_index=named).lazy()
+        return _from_pandas(source, what)
+    try:
+        return _from_arrow(source)
+    except RankPolarsError:
+        raise
+    except Exception as e:  # pyarrow's and Polars' own errors: said with the input
+        raise RankPolarsError(f"{what}: cannot read the {type(source).__name__}: {_first_line(e)}") from None
+
+
+def _from_arrow(source: Any) -> pl.LazyFrame | None:
     pa = sys.modules.get("pyarrow")
     if pa is not None:
         ds = sys.modules.get("pyarrow.dataset")

@@ -128,8 +128,9 @@ def read_trec_qrels(path: str | Path) -> pl.DataFrame:
     Raises
     ------
     DataError
-        A line without exactly four fields or with a grade that is not a number (with the
-        file and line number), or a document judged twice for a query.
+        A line without exactly four fields, a grade that is not a number or whose integer
+        part is beyond 64 bits (with the file and line number), or a document judged twice
+        for a query.
 
     Examples
     --------
@@ -152,6 +153,9 @@ def read_trec_qrels(path: str | Path) -> pl.DataFrame:
     df = _fields(p, _TREC_QRELS, 4, "qrels", "qid iter docno rel")
     df = df.select("lineno", query="c0", item="c2", value="c3")
     _bad_field(df, pl.col("value").str.contains(f"^{DECIMAL}$"), "grade (4th field)", p, "qrels", "a number")
+    digits = pl.col("value").str.extract(r"^([+-]?\d+)")  # atol: the integer part (".5" has none: 0)
+    whole = digits.cast(pl.Int64, strict=False)
+    _bad_field(df, digits.is_null() | whole.is_not_null(), "grade (4th field)", p, "qrels",
+               "within the 64-bit integer range (-9223372036854775808 to 9223372036854775807)")
     _no_duplicates(df, p, "qrels")
-    whole = pl.col("value").str.extract(r"^([+-]?\d+)").cast(pl.Int64).fill_null(0)  # atol: the integer part
-    return df.select("query", "item", whole.alias("relevance"))
+    return df.select("query", "item", whole.fill_null(0).alias("relevance"))
