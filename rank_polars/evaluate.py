@@ -2,35 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Literal, Sequence
 
 import polars as pl
 
+from .engines.base import Engine as EngineBase
+from .engines.base import split_outputs
+from .engines.polars_engine import PolarsEngine
 from .errors import RankPolarsError
 from .inputs import Columns, Inputs, Source, prepare
 from .measures import MetricLike, parse_all
-from .engines.base import FamilyFrames, Outputs, attach, polars_family_values, split_outputs
 from .measures.base import GM_FLOOR, Measure
 from .measures.counts import NumQ
-from .plan import ITEM, Q, RANK, SCORE, Plan, build_plan
-from .progress import Progress, ProgressLike, resolve
-from .proof import COLUMNS as proof_columns
-from .proof import PositionProof
-from .validate import (
-    Missing,
-    check_contributing,
-    check_qrels,
-    check_metrics_argument,
-    check_names,
-    check_output_names,
-    check_run,
-    check_values,
-    contributing_stat_names,
-    qrels_stats_polars,
-    repeat_checks,
-    run_stats_polars,
-    universe,
-)
+from .plan import ITEM, RANK, SCORE, Q, Plan, build_plan
+from .progress import ProgressLike, resolve
+from .validate import Missing, check_metrics_argument, check_names, check_output_names, check_values
 
 Engine = Literal["polars", "duckdb", "spark"]
 _UNIVERSE_ONLY = "__rp_num_q"  # the plan's one metric when only measure families are requested
@@ -203,25 +190,25 @@ def evaluate(
     if duplicates == "first":
         inputs.run = _keep_first(inputs)
 
+    runner: EngineBase
+    phase: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
     if engine == "duckdb":
         from .engines.duckdb_engine import DuckDBEngine
 
         runner = DuckDBEngine(memory_limit=duckdb_memory_limit, temp_directory=duckdb_temp_directory)
-        with display.phase(f"evaluating in DuckDB{_files(run)}"):
-            table = runner.evaluate(plan, inputs, missing=missing, duplicates=duplicates, families=families)
+        phase = display.phase(f"evaluating in DuckDB{_files(run)}")
     elif engine == "spark":
-        with display.phase("evaluating in Spark"):
-            if per_query == "spark":
-                return spark_runner.keep(plan, inputs, missing=missing, duplicates=duplicates)
-            table = spark_runner.evaluate(plan, inputs, missing=missing, duplicates=duplicates, families=families)
+        runner = spark_runner
+        phase = display.phase("evaluating in Spark")
     else:
-        table = _evaluate_polars(plan, inputs, missing, duplicates, streaming, display, _files(run), families)
+        # the Polars engine reports its own phases (checking, metric passes)
+        runner = PolarsEngine(streaming, display, _files(run))
+    with phase:
+        if per_query == "spark":
+            return spark_runner.keep(plan, inputs, missing=missing, duplicates=duplicates)
+        table = runner.evaluate(plan, inputs, missing=missing, duplicates=duplicates, families=families)
     check_values(table, plan, inputs)
     return finish(table, outputs, inputs, per_query)
-
-
-def _collect(lf: pl.LazyFrame, streaming: bool) -> pl.DataFrame:
-    return lf.collect(engine="streaming" if streaming else "auto")
 
 
 def _files(source: object) -> str:
@@ -235,56 +222,6 @@ def _files(source: object) -> str:
     except (OSError, RankPolarsError):  # the readers name a bad path themselves
         return ""
     return f" ({n:,} files)" if n > 1 else ""
-
-
-def _evaluate_polars(plan: Plan, inputs: Inputs, missing: Missing, duplicates: str, streaming: bool,
-                     display: Progress, files: str = "", families: Outputs = ()) -> pl.DataFrame:
-    from .engines.polars_engine import HELD, contributes_expr, held_rows, metric_passes, ranked_run, repeat_sources
-
-    # the two checking passes (over every row of the run, over every judgment) run together
-    # and keep one row per ranking / judged query; the judgments stay a lazy scan
-    checks = contributing_stat_names(inputs, duplicates, plan)
-    # repeated positions are counted only in the rankings this proof leaves open
-    proof = PositionProof() if "rank_dup" in repeat_checks(inputs.run_labels, checks) else None
-    # without judgments, the rows the metric pass will hold are counted in the same pass
-    held_count = [contributes_expr(plan).sum().alias(HELD)] if inputs.qrels is None else []
-    passes = [run_stats_polars(inputs, duplicates, plan, proof, held_count)]
-    if inputs.qrels is not None:
-        passes.append(qrels_stats_polars(inputs, contributes_expr(plan)))
-    repeat_passes = repeat_sources(plan, inputs, checks)
-    passes.extend(repeat_passes)
-    # no common-subplan caching: the two judgment passes share a scan, which Polars would
-    # otherwise cache whole (38.5M judgments: +1.3 GiB at 200M rows) instead of streaming it
-    no_cache = pl.QueryOptFlags(comm_subplan_elim=False)
-    checking = "checking the run" + (" and judgments" if inputs.qrels is not None else "") + files
-    with display.phase(checking):
-        stats, *rest = pl.collect_all(passes, engine="streaming" if streaming else "auto", optimizations=no_cache)
-    judged = rest[0] if inputs.qrels is not None else None
-    shown = rest[len(rest) - len(repeat_passes):] if repeat_passes else []
-    check_run(stats, inputs)
-    unproven = None
-    if proof is not None:
-        unproven = proof.unproven(stats, inputs.keys)
-        stats = stats.drop(proof_columns)
-        if not unproven.height:
-            checks = [c for c in checks if c != "rank_dup"]
-    if judged is not None:
-        check_qrels(judged, inputs)
-    uni = universe(stats, inputs, judged, missing)
-    held = held_rows(uni, judged, stats) if streaming else None
-    ranged = metric_passes(plan, inputs, uni, checks, shown, unproven, held)
-    tables = []
-    title = f"metric pass ({len(plan.outputs)} metrics, {uni.height:,} queries)"
-    with display.phase(title, total=len(ranged), unit="query ranges") as step:
-        for metric_pass in ranged:
-            tables.append(_collect(metric_pass, streaming))
-            step(1)
-    table = check_contributing(pl.concat(tables), inputs, checks)
-    if not families:
-        return table
-    frames = FamilyFrames(ranked_run(inputs), inputs.qrels, uni, inputs.keys, inputs.columns)
-    with display.phase(f"measure families ({len(families)} metrics)"):
-        return attach(table, polars_family_values(families, frames, streaming), inputs.keys)
 
 
 def _keep_first(inputs: Inputs) -> pl.LazyFrame:

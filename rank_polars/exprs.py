@@ -5,7 +5,7 @@ grades already in ranked order, e.g. ``ndcg(pl.col("relevance").sort_by("positio
 The same functions back the ``ranking`` expression namespace and the SQL macros of ``sql/``.
 
 Each function builds the metric's spec (:mod:`rank_polars.measures`) and compiles its
-formula over the list (:mod:`rank_polars.engines.listform`): the list carries its own
+formula over the list (:mod:`rank_polars.listform`): the list carries its own
 judgments, so R, the ideal ranking and N come from the list's grades, and the length of the
 list is the number retrieved.  Metrics that need judgments the list does not hold (the
 collection-level counts ``num_rel``, ``set_r``, ``utility``'s missed documents) or several
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .engines.listform import list_expr
+from .listform import list_expr
 from .measures.ap import AP
 from .measures.dcg import CG, DCG, IDCG, NDCG
 from .measures.others import Bpref, ERR, Judged, RBP

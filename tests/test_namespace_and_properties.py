@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rank_polars as rp
-from rank_polars.engines.listform import list_expr
+from rank_polars.listform import list_expr
 from rank_polars.measures import MEASURES, parse
 
 # Every metric, with its options

@@ -1,7 +1,7 @@
 """Generate the DuckDB macro files in ``sql/`` from the metric specs.
 
 Each scalar macro reduces a ranked list of grades to one value, with exactly the semantics
-of the list-form engine (:mod:`rank_polars.engines.listform`): rank = list index, the ideal
+of the list-form engine (:mod:`rank_polars.listform`): rank = list index, the ideal
 ranking is the list sorted by grade (descending, NULLs last), R counts the relevant grades of
 the list, NULL or negative grades are unjudged.  The formula is the spec's
 :meth:`~rank_polars.measures.base.Measure.value` tree compiled by :func:`rank_polars._dsl.to_sql`;

@@ -12,7 +12,8 @@ Shape of the plan, chosen so that it streams and stays lean on large logs:
 
 Steps 2-4 hold the contributing judgments and rows; Polars' streaming engine does not
 spill, so past ``HELD_ROWS`` of them they run once per range of query ids
-(:func:`metric_passes`).
+(:func:`metric_passes`).  :class:`PolarsEngine` runs the checking passes, then the metric
+passes, as the SQL engines run their statements (:mod:`rank_polars.engines.sql_runner`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,25 @@ import polars as pl
 from .. import _dsl as d
 from ..inputs import Inputs
 from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, QGRADE, RANK, SCORE, Plan
-from ..validate import check_column, repeat_checks, repeat_keys_polars, repeats_polars, stat_exprs
+from ..progress import NoProgress, Progress
+from ..proof import COLUMNS as PROOF_COLUMNS
+from ..proof import PositionProof
+from ..validate import (
+    Missing,
+    check_column,
+    check_contributing,
+    check_qrels,
+    check_run,
+    contributing_stat_names,
+    qrels_stats_polars,
+    repeat_checks,
+    repeat_keys_polars,
+    repeats_polars,
+    run_stats_polars,
+    stat_exprs,
+    universe,
+)
+from .base import Engine, FamilyFrames, Outputs, attach, polars_family_values
 
 
 def _col(n: d.Node) -> pl.Expr:
@@ -270,3 +289,76 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
         table = table.join(glob, how="cross")
     values: list[Any] = [compile_expr(v).cast(pl.Float64).alias(label) for label, v in plan.values.items()]
     return table.select(*keys, *values, *(check_column(c) for c in checks))
+
+
+class PolarsEngine(Engine):
+    """Evaluate a plan with Polars' lazy engine (streaming unless ``streaming=False``).
+
+    Two collections: the checking passes (one row per ranking of the run, one per judged
+    query, the repeat hashes of :func:`repeat_sources`) collected together, then the metric
+    passes of :func:`metric_passes`; ``progress`` reports each, ``files`` (e.g. ``" (12
+    files)"``) is added to the first one's title.
+    """
+
+    def __init__(self, streaming: bool = True, progress: Progress | None = None, files: str = "") -> None:
+        self.streaming = streaming
+        self.progress = progress if progress is not None else NoProgress()
+        self.files = files
+
+    def collect(self, lf: pl.LazyFrame) -> pl.DataFrame:
+        return lf.collect(engine="streaming" if self.streaming else "auto")
+
+    def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str,
+                 families: Outputs = ()) -> pl.DataFrame:
+        """One row per evaluated (group, query): the internal keys, one Float64 column per
+        metric (the plan's, then the families' of :mod:`rank_polars.engines.base`)."""
+        display = self.progress
+        # the two checking passes (over every row of the run, over every judgment) run together
+        # and keep one row per ranking / judged query; the judgments stay a lazy scan
+        checks = contributing_stat_names(inputs, duplicates, plan)
+        # repeated positions are counted only in the rankings this proof leaves open
+        proof = PositionProof() if "rank_dup" in repeat_checks(inputs.run_labels, checks) else None
+        # without judgments, the rows the metric pass will hold are counted in the same pass
+        held_count = [contributes_expr(plan).sum().alias(HELD)] if inputs.qrels is None else []
+        passes = [run_stats_polars(inputs, duplicates, plan, proof, held_count)]
+        if inputs.qrels is not None:
+            passes.append(qrels_stats_polars(inputs, contributes_expr(plan)))
+        repeat_passes = repeat_sources(plan, inputs, checks)
+        passes.extend(repeat_passes)
+        # no common-subplan caching: the two judgment passes share a scan, which Polars would
+        # otherwise cache whole (38.5M judgments: +1.3 GiB at 200M rows) instead of streaming it
+        no_cache = pl.QueryOptFlags(comm_subplan_elim=False)
+        checking = "checking the run" + (" and judgments" if inputs.qrels is not None else "") + self.files
+        with display.phase(checking):
+            stats, *rest = pl.collect_all(passes, engine="streaming" if self.streaming else "auto",
+                                          optimizations=no_cache)
+        judged = rest[0] if inputs.qrels is not None else None
+        shown = rest[len(rest) - len(repeat_passes):] if repeat_passes else []
+        check_run(stats, inputs)
+        unproven = None
+        if proof is not None:
+            unproven = proof.unproven(stats, inputs.keys)
+            stats = stats.drop(PROOF_COLUMNS)
+            if not unproven.height:
+                checks = [c for c in checks if c != "rank_dup"]
+        if judged is not None:
+            check_qrels(judged, inputs)
+        uni = universe(stats, inputs, judged, missing)
+        held = held_rows(uni, judged, stats) if self.streaming else None
+        ranged = metric_passes(plan, inputs, uni, checks, shown, unproven, held)
+        tables = []
+        title = f"metric pass ({len(plan.outputs)} metrics, {uni.height:,} queries)"
+        with display.phase(title, total=len(ranged), unit="query ranges") as step:
+            for metric_pass in ranged:
+                tables.append(self.collect(metric_pass))
+                step(1)
+        table = check_contributing(pl.concat(tables), inputs, checks)
+        if not families:
+            return table
+        frames = FamilyFrames(ranked_run(inputs), inputs.qrels, uni, inputs.keys, inputs.columns)
+        with display.phase(f"measure families ({len(families)} metrics)"):
+            return attach(table, polars_family_values(families, frames, self.streaming), inputs.keys)
+
+
+__all__ = ["HELD", "HELD_ROWS", "PolarsEngine", "contributes_expr", "held_rows", "metric_passes", "per_query",
+           "query_ranges", "ranked_run", "repeat_sources"]

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from .. import _dsl as d
+from . import _dsl as d
 
 if TYPE_CHECKING:
     from polars._typing import IntoExpr
 
-    from ..measures.base import Measure
+    from .measures.base import Measure
 
 
 def _to_expr(value: IntoExpr) -> pl.Expr:
