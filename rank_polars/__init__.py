@@ -11,6 +11,10 @@ from .measures.ap import AP as ap
 from .measures.dcg import CG as cg, DCG as dcg, IDCG as idcg, NDCG as ndcg
 from .measures.others import ERR as err, RBP as rbp, Bpref as bpref, Judged as judged
 from .measures.rr import RR as rr
+from .measures.beyond import (  # beyond accuracy: rp.novelty(k=10, history=train)
+    aclt, aplt, arp, catalog_coverage, distributional_coverage, diversity, efd, entropy, epc, exposure_gini, gini, ils,
+    novelty, pop_reo, pop_rsp, serendipity,
+)
 from .measures.set_based import F1 as f1, Precision as precision, Recall as recall
 from .measures.set_based import RPrecision as rprec, Success as success
 from .evaluate import evaluate
@@ -45,4 +49,8 @@ __all__ = [
     "CoverageWarning", "DataError", "Measure", "MetricNameError", "RankPolarsError", "SmallSampleWarning",
     "ap", "bpref", "cg", "compare", "dcg", "diagnose", "err", "evaluate", "exprs", "f1", "idcg", "judged", "ndcg",
     "datasets", "parse", "precision", "rbp", "read_trec_qrels", "read_trec_run", "recall", "rprec", "rr", "sql_macros", "success", "to_sql",
+]
+__all__ += [  # beyond accuracy (rank_polars.measures.beyond)
+    "aclt", "aplt", "arp", "catalog_coverage", "distributional_coverage", "diversity", "efd", "entropy", "epc",
+    "exposure_gini", "gini", "ils", "novelty", "pop_reo", "pop_rsp", "serendipity",
 ]

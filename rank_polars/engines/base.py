@@ -154,6 +154,9 @@ class FamilySql:
         return f"(SELECT *{', ' + extra if extra else ''} FROM {table} AS {quote('__rp_t')})"
 
 
+_RETURNED = "__rp_family_row"
+
+
 def attach(table: pl.DataFrame, results: Sequence[tuple[bool, Outputs, pl.DataFrame]], keys: list[str]) -> pl.DataFrame:
     """The per-query ``table`` with the families' values: per-query ones joined on the keys
     (0 where a family returned no row), per-group ones (``catalog``) on the group columns."""
@@ -163,7 +166,9 @@ def attach(table: pl.DataFrame, results: Sequence[tuple[bool, Outputs, pl.DataFr
         missing = [c for c in [*on, *labels] if c not in values.columns]
         if missing:
             raise RankPolarsError(f"family of {labels[0]!r} returned no column {missing[0]!r}")
-        values = values.select(*on, *(pl.col(label).cast(pl.Float64) for label in labels))
+        # a null the family returns is a value it leaves undefined (an intra-list similarity of a
+        # one-item list): it stays null, out of the mean; only a missing row becomes 0
+        values = values.select(*on, *(pl.col(label).cast(pl.Float64) for label in labels), pl.lit(True).alias(_RETURNED))
         if values.select(on).is_duplicated().any() if on else values.height > 1:
             raise RankPolarsError(f"family of {labels[0]!r} returned more than one row per {'group' if catalog else 'query'}")
         if on:
@@ -171,7 +176,9 @@ def attach(table: pl.DataFrame, results: Sequence[tuple[bool, Outputs, pl.DataFr
         else:
             table = table.join(values, how="cross")
         if not catalog:
-            table = table.with_columns(pl.col(label).fill_null(0.0) for label in labels)
+            table = table.with_columns(pl.when(pl.col(_RETURNED).is_null()).then(0.0).otherwise(pl.col(label)).alias(label)
+                                       for label in labels)
+        table = table.drop(_RETURNED)
     return table
 
 

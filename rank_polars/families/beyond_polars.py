@@ -1,0 +1,367 @@
+"""The beyond-accuracy measures in Polars (lazy; the few scalars of a history are collected).
+
+Every similarity is a sum over the list, never over pairs: an item is a vector u_i (its
+normalised features, its normalised category indicator, or its history column over
+sqrt(pop)), and for a list of n items ``sum_{i != j} u_i . u_j = |sum_i u_i|^2 - sum_i |u_i|^2``.
+The cost per list is k rows times the vector length (dense features), the items'
+categories, or the items' history rows (co-occurrence).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+import polars as pl
+
+from ..engines.base import FamilyFrames, Outputs
+from ..errors import DataError, examples, warn
+from ..measures.beyond import Beyond
+from ..plan import GRADE, ITEM, Q, RANK
+from .beyond import Features, aux, categories
+
+POP, REL, DIM, W, DIAG = "__rp_pop", "__rp_rel", "__rp_dim", "__rp_w", "__rp_diag"
+HEAD_FLAG, CAT = "__rp_head", "__rp_cat"
+
+
+class Ctx:
+    """What the measures of one call share: the frames, the top rows per cutoff, the checked tables."""
+
+    def __init__(self, frames: FamilyFrames, checked: dict[str, dict[str, Any]]) -> None:
+        self.frames, self.checked = frames, checked
+        self.keys, self.groups = frames.keys, frames.groups
+        lists = frames.universe.lazy().select(self.keys)
+        self.run = frames.run.join(lists, on=self.keys, how="semi", nulls_equal=True)
+
+    def top(self, spec: Beyond) -> pl.LazyFrame:
+        run = self.run if spec.k is None else self.run.filter(pl.col(RANK) <= spec.k)
+        return run
+
+    def history(self, spec: Beyond) -> pl.LazyFrame:
+        return aux(spec, "history", self.frames.columns).select(Q, ITEM)
+
+    def items(self, spec: Beyond) -> pl.LazyFrame:
+        """The catalogue: ``catalog=``, else the history's distinct items."""
+        name = "catalog" if spec.sources.get("catalog") is not None else "history"
+        return aux(spec, name, self.frames.columns).select(ITEM).unique()
+
+    def labelled(self, top: pl.LazyFrame) -> pl.LazyFrame:
+        """``REL``: 1.0 for a relevant row (grade > 0, from the run's labels or the judgments)."""
+        if GRADE in top.collect_schema().names():
+            return top.with_columns((pl.col(GRADE) > 0).cast(pl.Float64).alias(REL))
+        qrels = self.frames.qrels
+        assert qrels is not None, "a run without labels comes with judgments"
+        grades = qrels.select(Q, ITEM, GRADE).unique([Q, ITEM])
+        joined = top.join(grades, on=[Q, ITEM], how="left")
+        return joined.with_columns((pl.col(GRADE).fill_null(0) > 0).cast(pl.Float64).alias(REL))
+
+    def relevant(self) -> pl.LazyFrame:
+        """(keys, ``ITEM``): the relevant items of each evaluated list (all its judgments, or
+        the relevant rows of the whole list when the run carries the labels)."""
+        if self.frames.qrels is not None:
+            rel = self.frames.qrels.filter(pl.col(GRADE) > 0).select(Q, ITEM).unique()
+            lists = self.frames.universe.lazy().select(self.keys)
+            return lists.join(rel, on=Q)
+        return self.run.filter(pl.col(GRADE) > 0).select(*self.keys, ITEM).unique()
+
+
+def popularity(history: pl.LazyFrame) -> pl.LazyFrame:
+    """(``ITEM``, ``POP``): history rows per item."""
+    return history.group_by(ITEM).agg(pl.len().cast(pl.Float64).alias(POP))
+
+
+def short_head(history: pl.LazyFrame, head: float) -> pl.LazyFrame:
+    """(``ITEM``): the most popular items (ties by item id) until they make up ``head`` of the
+    history's rows: an item is in while the rows before it are fewer than ``head`` x rows (Elliot)."""
+    pop = popularity(history).sort([POP, ITEM], descending=[True, False])
+    before = pl.col(POP).cum_sum() - pl.col(POP)
+    return pop.filter(before < head * pl.col(POP).sum()).select(ITEM)
+
+
+def missing_items(label: str, shown: pl.LazyFrame, table: pl.LazyFrame, what: str, consequence: str) -> None:
+    """Raise when shown items have no row in ``table`` (the same message as the SQL check)."""
+    absent = shown.select(ITEM).unique().join(table.select(ITEM).unique(), on=ITEM, how="anti").collect()
+    if absent.height:
+        raise DataError(missing_message(label, absent.height, sorted(map(str, absent[ITEM].to_list())), what, consequence))
+
+
+def missing_message(label: str, n: int, some: list[str], what: str, consequence: str) -> str:
+    return (f"{label}: {n} shown items have no row in the {what} table, e.g. "
+            f"{', '.join(repr(s) for s in some[:5])}: {consequence}")
+
+
+def _ratio(num: pl.Expr, den: pl.Expr) -> pl.Expr:
+    return pl.when(den > 0).then(num / den)
+
+
+def _by(frame: pl.LazyFrame, on: list[str], *aggs: pl.Expr) -> pl.LazyFrame:
+    return frame.group_by(on).agg(*aggs) if on else frame.select(*aggs)
+
+
+# -- coverage --------------------------------------------------------------------------------
+def catalog_coverage(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
+    top = ctx.top(spec)
+    items = ctx.items(spec)
+    if spec.sources.get("catalog") is not None:
+        missing_items(label, top, items, "catalog", "coverage is a share of the catalogue")
+    size = items.select(pl.len()).collect().item()
+    return _by(top, ctx.groups, (pl.col(ITEM).n_unique() / size).alias(label))
+
+
+def entropy(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
+    counts = ctx.top(spec).group_by([*ctx.groups, ITEM]).agg(pl.len().cast(pl.Float64).alias(POP))
+    p = pl.col(POP) / pl.col(POP).sum()
+    return _by(counts, ctx.groups, (-(p * p.log(2)).sum()).alias(label))
+
+
+def _gini(label: str, exposure: pl.LazyFrame, n: int, groups: list[str]) -> pl.LazyFrame:
+    """RecBole's form: the catalogue's n values ascending, the unshown ones (0) first."""
+    x = pl.col(POP).sort()
+    j = pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
+    value = ((2 * (n - pl.len() + j) - n - 1).cast(pl.Float64) * x).sum() / (n * pl.col(POP).sum())
+    return _by(exposure, groups, value.alias(label))
+
+
+def gini(label: str, spec: Beyond, ctx: Ctx, weight: pl.Expr | None = None) -> pl.LazyFrame:
+    top = ctx.top(spec)
+    items = ctx.items(spec)
+    missing_items(label, top, items, "catalog" if spec.sources.get("catalog") is not None else "history",
+                  "the Gini index is over the catalogue's items")
+    n = items.select(pl.len()).collect().item()
+    value = pl.len().cast(pl.Float64) if weight is None else weight.sum()
+    exposure = top.group_by([*ctx.groups, ITEM]).agg(value.alias(POP))
+    return _gini(label, exposure, n, ctx.groups)
+
+
+def exposure_gini(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
+    return gini(label, spec, ctx, pl.lit(spec.params["patience"]).pow(pl.col(RANK).cast(pl.Float64)))
+
+
+# -- popularity ------------------------------------------------------------------------------
+def _with_pop(spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
+    pop = popularity(ctx.history(spec))
+    return ctx.top(spec).join(pop, on=ITEM, how="left")
+
+
+def arp(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
+    rows = _with_pop(spec, ctx)
+    return rows.group_by(ctx.keys).agg(pl.col(POP).fill_null(0.0).mean().alias(label))
+
+
+def aplt(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
+    head = short_head(ctx.history(spec), spec.params["head"]).with_columns(pl.lit(True).alias(HEAD_FLAG))
+    rows = ctx.top(spec).join(head, on=ITEM, how="left")
+    tail = pl.col(HEAD_FLAG).is_null().cast(pl.Float64)
+    value = tail.sum() if spec.NAME == "aclt" else tail.mean()
+    return rows.group_by(ctx.keys).agg(value.alias(label))
+
+
+def _groups_of(spec: Beyond, ctx: Ctx, label: str) -> tuple[pl.LazyFrame, int, int]:
+    """(``ITEM``, ``HEAD_FLAG``) over the catalogue, and the sizes of head and tail."""
+    history = ctx.history(spec)
+    items = ctx.items(spec)
+    head = short_head(history, spec.params["head"]).with_columns(pl.lit(True).alias(HEAD_FLAG))
+    flagged = items.join(head, on=ITEM, how="left").with_columns(pl.col(HEAD_FLAG).fill_null(False))
+    sizes = flagged.select(pl.col(HEAD_FLAG).sum().alias("h"), (~pl.col(HEAD_FLAG)).sum().alias("t")).collect()
+    missing_items(label, ctx.top(spec), items, "catalog" if spec.sources.get("catalog") is not None else "history",
+                  "its popularity group (head or tail of the catalogue) is unknown")
+    return flagged, int(sizes.item(0, 0)), int(sizes.item(0, 1))
+
+
+def _std_over_mean(label: str, frame: pl.LazyFrame, groups: list[str]) -> pl.LazyFrame:
+    """Elliot's np.std([a, b]) / np.mean([a, b]) with a = Nh/Dh, b = Nt/Dt (population std)."""
+    a = pl.col("nh").sum() / pl.col("dh").sum()
+    b = pl.col("nt").sum() / pl.col("dt").sum()
+    dh, dt = pl.col("dh").sum(), pl.col("dt").sum()
+    # Elliot divides 0 by 0 (NaN) when a group has no item to show or nothing was shown: null here
+    defined = (dh > 0) & (dt > 0) & (pl.col("nh").sum() + pl.col("nt").sum() > 0)
+    return _by(frame, groups, pl.when(defined).then((a - b).abs() / (a + b)).alias(label))
+
+
+def pop_rsp(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
+    flagged, n_head, n_tail = _groups_of(spec, ctx, label)
+    seen = _seen_groups(spec, ctx, flagged)
+    shown = ctx.top(spec).select(*ctx.keys, ITEM).unique().join(flagged, on=ITEM)
+    per = shown.group_by(ctx.keys).agg(pl.col(HEAD_FLAG).sum().cast(pl.Float64).alias("nh"),
+                                       (~pl.col(HEAD_FLAG)).sum().cast(pl.Float64).alias("nt"))
+    per = per.join(seen, on=Q, how="left").with_columns(
+        (n_head - pl.col("sh").fill_null(0)).cast(pl.Float64).alias("dh"),
+        (n_tail - pl.col("st").fill_null(0)).cast(pl.Float64).alias("dt"))
+    return _std_over_mean(label, per, ctx.groups)
+
+
+def _seen_groups(spec: Beyond, ctx: Ctx, flagged: pl.LazyFrame) -> pl.LazyFrame:
+    """(``Q``, sh, st): how many head / tail items each query's history holds."""
+    seen = ctx.history(spec).unique().join(flagged, on=ITEM)
+    return seen.group_by(Q).agg(pl.col(HEAD_FLAG).sum().alias("sh"), (~pl.col(HEAD_FLAG)).sum().alias("st"))
+
+
+def pop_reo(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
+    flagged, _, _ = _groups_of(spec, ctx, label)
+    relevant = ctx.relevant().join(flagged, on=ITEM)
+    past = ctx.history(spec).unique().with_columns(pl.lit(True).alias("__rp_past"))
+    shown = ctx.top(spec).select(*ctx.keys, ITEM).unique().with_columns(pl.lit(True).alias("__rp_shown"))
+    rel = (relevant.join(past, on=[Q, ITEM], how="left").join(shown, on=[*ctx.keys, ITEM], how="left", nulls_equal=True)
+           .with_columns(pl.col("__rp_past").fill_null(False), pl.col("__rp_shown").fill_null(False)))
+    h, s, p = pl.col(HEAD_FLAG), pl.col("__rp_shown"), pl.col("__rp_past")
+    per = rel.group_by(ctx.keys).agg(
+        (h & s).sum().cast(pl.Float64).alias("nh"), (~h & s).sum().cast(pl.Float64).alias("nt"),
+        (h & ~p).sum().cast(pl.Float64).alias("dh"), (~h & ~p).sum().cast(pl.Float64).alias("dt"))
+    # lists whose query has no relevant item are left out (Elliot's get_user_rel(u) test);
+    # a relevant item outside the catalogue is in neither group
+    has = ctx.relevant().select(ctx.keys).unique()
+    return _std_over_mean(label, per.join(has, on=ctx.keys, how="semi", nulls_equal=True), ctx.groups)
+
+
+# -- novelty ---------------------------------------------------------------------------------
+def _history_scalars(spec: Beyond, ctx: Ctx) -> tuple[float, float, float]:
+    """Rows, distinct queries and the smallest item popularity of the history."""
+    history = ctx.history(spec)
+    s = history.select(pl.len().alias("rows"), pl.col(Q).n_unique(), pl.len().over(ITEM).min().alias("least")).collect()
+    return float(s.item(0, 0)), float(s.item(0, 1)), float(s.item(0, 2))
+
+
+def novelty(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
+    rows, _, _ = _history_scalars(spec, ctx)
+    top = _with_pop(spec, ctx)
+    if spec.params["unseen"] == "error":
+        missing_items(label, ctx.top(spec), ctx.history(spec).select(ITEM), "history",
+                      "its novelty -log2(0) is infinite; pass unseen='zero' to count it as 0 (recommenders)")
+    nov = (-(pl.col(POP) / rows).log(2)).fill_null(0.0)
+    return _by(top, ctx.groups, (nov.sum() / pl.len()).alias(label))
+
+
+def _expected(label: str, spec: Beyond, ctx: Ctx, gain: pl.Expr) -> pl.LazyFrame:
+    """Elliot's EPC / EFD: sum rel disc gain / sum disc, for lists whose query has a relevant item."""
+    top = ctx.labelled(_with_pop(spec, ctx))
+    disc = 1.0 / (pl.col(RANK).cast(pl.Float64) + 1.0).log(2)
+    per = top.group_by(ctx.keys).agg(((pl.col(REL) * disc * gain).sum() / disc.sum()).alias(label))
+    has = ctx.relevant().select(ctx.keys).unique().with_columns(pl.lit(True).alias("__rp_has"))
+    per = per.join(has, on=ctx.keys, how="left", nulls_equal=True)
+    return per.select(*ctx.keys, pl.when(pl.col("__rp_has")).then(pl.col(label)).alias(label))
+
+
+def epc(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
+    _, users, _ = _history_scalars(spec, ctx)
+    return _expected(label, spec, ctx, 1.0 - pl.col(POP).fill_null(0.0) / users)
+
+
+def efd(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
+    rows, _, least = _history_scalars(spec, ctx)
+    nov = -(pl.col(POP) / rows).log(2)
+    # an item absent from the history gets the history's largest novelty (Elliot's _max_nov)
+    return _expected(label, spec, ctx, nov.fill_null(-math.log2(least / rows)))
+
+
+# -- similarity ------------------------------------------------------------------------------
+class Vectors:
+    """Items as vectors for one spec: ``dense`` (ITEM, f0.., DIAG) for feature vectors, else
+    ``sparse`` (ITEM, DIM, W) and ``diag`` (ITEM, DIAG)."""
+
+    def __init__(self, label: str, spec: Beyond, ctx: Ctx) -> None:
+        self.dense: pl.LazyFrame | None = None
+        self.sparse: pl.LazyFrame | None = None
+        self.diag: pl.LazyFrame | None = None
+        self.cols: list[str] = []
+        if spec.params["sim"] == "cooccurrence":
+            m = ctx.history(spec).group_by([ITEM, Q]).agg(pl.len().cast(pl.Float64).alias(W))
+            m = m.with_columns((pl.col(W) / pl.col(W).sum().over(ITEM).sqrt()).alias(W)).rename({Q: DIM})
+            self.sparse = m
+            self.diag = m.group_by(ITEM).agg((pl.col(W) ** 2).sum().alias(DIAG))
+            self.table = ctx.history(spec).select(ITEM)
+            return
+        info: Features = ctx.checked[label]["features"]
+        features = aux(spec, "features", ctx.frames.columns)
+        self.table = features.select(ITEM)
+        if info.kind == "vector":
+            vec = pl.col(info.column).cast(pl.List(pl.Float64))
+            norm = vec.list.eval(pl.element() * pl.element()).list.sum().sqrt()
+            self.cols = [f"__rp_f{j}" for j in range(info.dim)]
+            dense = features.select(ITEM, *((vec.list.get(j) / norm).alias(c) for j, c in enumerate(self.cols)))
+            self.dense = dense.with_columns(pl.sum_horizontal(pl.col(c) ** 2 for c in self.cols).alias(DIAG))
+        else:
+            cats = categories(features, info).rename({"__rp_cat": DIM})
+            self.sparse = cats.with_columns((1.0 / pl.len().over(ITEM).cast(pl.Float64).sqrt()).alias(W))
+            self.diag = self.sparse.group_by(ITEM).agg((pl.col(W) ** 2).sum().alias(DIAG))
+
+
+def _sims(label: str, spec: Beyond, ctx: Ctx, shown: pl.LazyFrame) -> Vectors:
+    vectors = Vectors(label, spec, ctx)
+    if spec.params["sim"] == "cooccurrence":
+        absent = shown.select(ITEM).unique().join(vectors.table.unique(), on=ITEM, how="anti").select(pl.len()).collect().item()
+        if absent:
+            warn(f"{label}: {absent} shown items never appear in the history: their co-occurrence similarity with "
+                 "every item is 0")
+    else:
+        missing_items(label, shown, vectors.table, "features",
+                      "its similarity is unknown (never taken as 0); give every shown item a vector or a category")
+    return vectors
+
+
+def ils(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
+    top = ctx.top(spec).select(*ctx.keys, ITEM)
+    v = _sims(label, spec, ctx, top)
+    n = pl.len().cast(pl.Float64)
+    if v.dense is not None:
+        sums = top.join(v.dense, on=ITEM).group_by(ctx.keys).agg(
+            n.alias("__rp_n"), pl.col(DIAG).sum(), *(pl.col(c).sum() for c in v.cols))
+        sums = sums.with_columns(pl.sum_horizontal(pl.col(c) ** 2 for c in v.cols).alias("__rp_ss"))
+    else:
+        assert v.sparse is not None and v.diag is not None
+        ss = (top.join(v.sparse, on=ITEM).group_by([*ctx.keys, DIM]).agg(pl.col(W).sum())
+              .group_by(ctx.keys).agg((pl.col(W) ** 2).sum().alias("__rp_ss")))
+        sums = (top.join(v.diag, on=ITEM, how="left").group_by(ctx.keys)
+                .agg(n.alias("__rp_n"), pl.col(DIAG).fill_null(0.0).sum())
+                .join(ss, on=ctx.keys, how="left", nulls_equal=True))
+    n_ = pl.col("__rp_n")
+    value = pl.when(n_ >= 2).then((pl.col("__rp_ss").fill_null(0.0) - pl.col(DIAG)) / (n_ * (n_ - 1)))
+    if spec.NAME == "diversity":
+        value = 1.0 - value
+    return sums.select(*ctx.keys, value.alias(label))
+
+
+def serendipity(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
+    top = ctx.labelled(ctx.top(spec))
+    history = ctx.history(spec).join(ctx.run.select(Q).unique(), on=Q, how="semi")
+    v = _sims(label, spec, ctx, top)
+    if spec.params["sim"] == "features":
+        missing_items(label, history, v.table, "features",
+                      "a history item's similarity is unknown (never taken as 0)")
+    past = history.group_by(Q).agg(pl.len().cast(pl.Float64).alias("__rp_nh"))
+    if v.dense is not None:
+        profile = history.join(v.dense, on=ITEM).group_by(Q).agg(*(pl.col(c).sum().alias(c + "p") for c in v.cols))
+        rows = top.join(v.dense, on=ITEM).join(profile, on=Q, how="left")
+        dot = pl.sum_horizontal(pl.col(c) * pl.col(c + "p").fill_null(0.0) for c in v.cols)
+        rows = rows.with_columns(dot.alias("__rp_dot"))
+    else:
+        assert v.sparse is not None
+        profile = history.join(v.sparse, on=ITEM).group_by([Q, DIM]).agg(pl.col(W).sum().alias("__rp_p"))
+        dots = (top.select(*ctx.keys, ITEM).join(v.sparse, on=ITEM).join(profile, on=[Q, DIM])
+                .group_by([*ctx.keys, ITEM]).agg((pl.col(W) * pl.col("__rp_p")).sum().alias("__rp_dot")))
+        rows = top.join(dots, on=[*ctx.keys, ITEM], how="left", nulls_equal=True)
+    rows = rows.join(past, on=Q, how="left")
+    unexpected = (1.0 - pl.col("__rp_dot").fill_null(0.0) / pl.col("__rp_nh")) * pl.col(REL)
+    # a list whose query has no history has no value (recommenders' inner merge drops it)
+    value = pl.when(pl.col("__rp_nh").is_not_null().all()).then(unexpected.mean())
+    return rows.group_by(ctx.keys).agg(value.alias(label))
+
+
+MEASURES: dict[str, Callable[[str, Beyond, Ctx], pl.LazyFrame]] = {
+    "catalog_coverage": catalog_coverage, "entropy": entropy, "gini": gini, "exposure_gini": exposure_gini,
+    "arp": arp, "aplt": aplt, "aclt": aplt, "pop_reo": pop_reo, "pop_rsp": pop_rsp, "novelty": novelty,
+    "epc": epc, "efd": efd, "ils": ils, "diversity": ils, "serendipity": serendipity,
+}
+
+
+def values(outputs: Outputs, frames: FamilyFrames, checked: dict[str, dict[str, Any]]) -> pl.LazyFrame:
+    ctx = Ctx(frames, checked)
+    catalog = outputs[0][1].AGGREGATE == "catalog"
+    on = ctx.groups if catalog else ctx.keys
+    parts = [MEASURES[spec.NAME](label, spec, ctx) for label, spec in outputs]  # type: ignore[arg-type]
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.join(part, on=on, how="full", coalesce=True, nulls_equal=True) if on else out.join(part, how="cross")
+    return out
+
+
+__all__ = ["MEASURES", "popularity", "short_head", "values"]
