@@ -21,7 +21,7 @@ from typing import Any, Iterator
 import duckdb
 import polars as pl
 
-from ..errors import RankPolarsError
+from ..errors import DataError, RankPolarsError
 from ..inputs import Inputs
 from ..io import ParquetFiles
 from ..plan import Plan
@@ -114,6 +114,11 @@ class DuckDBEngine(SqlRunner):
         assert self.con is not None
         try:
             return self.con.sql(sql).pl()
+        except duckdb.InvalidInputException as e:
+            # a measure family's check stops its statement with error('rank_polars: ...')
+            if "rank_polars: " not in str(e):
+                raise
+            raise DataError(str(e).split("rank_polars: ", 1)[1].strip()) from None
         except duckdb.OutOfMemoryException as e:
             raise RankPolarsError(
                 f"DuckDB ran out of memory under memory_limit={self.memory_limit!r} "

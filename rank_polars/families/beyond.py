@@ -34,6 +34,7 @@ class Features:
     kind: str
     column: str
     dim: int = 0
+    listed: bool = False  # categories: a list of strings per row (else one string per row)
 
 
 def aux(spec: Beyond, name: str, columns: Columns) -> pl.LazyFrame:
@@ -138,7 +139,7 @@ def check_features(spec: Beyond, columns: Columns) -> Features:
         if empty.height:
             raise DataError(f"{spec.name}: features column {column!r}: {empty.height} items have no category (a zero "
                             f"category vector: their similarity is undefined), e.g. {examples(empty[ITEM].to_list())}")
-        return Features("category", column)
+        return Features("category", column, listed=inner is not None)
     raise RankPolarsError(f"{spec.name}: features column {column!r} is {dtype}: expected a list or array of numbers "
                           "(a vector) or strings (categories)")
 

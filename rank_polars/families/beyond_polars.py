@@ -15,7 +15,7 @@ from typing import Any, Callable
 import polars as pl
 
 from ..engines.base import FamilyFrames, Outputs
-from ..errors import DataError, examples, warn
+from ..errors import DataError
 from ..measures.beyond import Beyond
 from ..plan import GRADE, ITEM, Q, RANK
 from .beyond import Features, aux, categories
@@ -46,14 +46,15 @@ class Ctx:
         return aux(spec, name, self.frames.columns).select(ITEM).unique()
 
     def labelled(self, top: pl.LazyFrame) -> pl.LazyFrame:
-        """``REL``: 1.0 for a relevant row (grade > 0, from the run's labels or the judgments)."""
-        if GRADE in top.collect_schema().names():
-            return top.with_columns((pl.col(GRADE) > 0).cast(pl.Float64).alias(REL))
+        """``REL``: 1.0 for a relevant row: the judgments' grade when there are judgments (with
+        ``labels="run"`` the run's labels agree with them on every relevant row: checked), else
+        the run's label."""
         qrels = self.frames.qrels
-        assert qrels is not None, "a run without labels comes with judgments"
-        grades = qrels.select(Q, ITEM, GRADE).unique([Q, ITEM])
+        if qrels is None:
+            return top.with_columns((pl.col(GRADE) > 0).cast(pl.Float64).alias(REL))
+        grades = qrels.group_by(Q, ITEM).agg(pl.col(GRADE).max().alias("__rp_grade"))
         joined = top.join(grades, on=[Q, ITEM], how="left")
-        return joined.with_columns((pl.col(GRADE).fill_null(0) > 0).cast(pl.Float64).alias(REL))
+        return joined.with_columns((pl.col("__rp_grade").fill_null(0) > 0).cast(pl.Float64).alias(REL))
 
     def relevant(self) -> pl.LazyFrame:
         """(keys, ``ITEM``): the relevant items of each evaluated list (all its judgments, or
@@ -287,12 +288,9 @@ class Vectors:
 
 def _sims(label: str, spec: Beyond, ctx: Ctx, shown: pl.LazyFrame) -> Vectors:
     vectors = Vectors(label, spec, ctx)
-    if spec.params["sim"] == "cooccurrence":
-        absent = shown.select(ITEM).unique().join(vectors.table.unique(), on=ITEM, how="anti").select(pl.len()).collect().item()
-        if absent:
-            warn(f"{label}: {absent} shown items never appear in the history: their co-occurrence similarity with "
-                 "every item is 0")
-    else:
+    # co-occurrence: an item absent from the history co-occurs with nothing, similarity 0 by
+    # definition (recommenders); features: a missing vector is an error, never a 0
+    if spec.params["sim"] == "features":
         missing_items(label, shown, vectors.table, "features",
                       "its similarity is unknown (never taken as 0); give every shown item a vector or a category")
     return vectors

@@ -1,0 +1,348 @@
+"""The beyond-accuracy measures in SQL (DuckDB dialect), the same formulas as
+:mod:`rank_polars.families.beyond_polars`: every value a set-based statement over the ranked
+run, the judgments and the spec's tables; similarities as sums over the list, never over
+pairs of items.  A shown item missing from the catalogue or the features stops the statement
+with DuckDB's ``error()`` carrying the same message as the Polars engine (the engine turns it
+into a :class:`rank_polars.errors.DataError`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..engines.base import FamilySql, Outputs
+from ..engines.sql_engine import quote
+from ..measures.beyond import Beyond
+from ..plan import GRADE, ITEM, Q, RANK
+from .beyond import MARKER, Features
+
+I, QQ, R, G = quote(ITEM), quote(Q), quote(RANK), quote(GRADE)
+
+
+class Ctx:
+    def __init__(self, tables: FamilySql, checked: dict[str, dict[str, Any]]) -> None:
+        self.t, self.checked = tables, checked
+        self.keys = [quote(k) for k in tables.keys]
+        self.groups = [quote(k) for k in tables.groups]
+
+    def cols(self, alias: str, which: list[str] | None = None) -> str:
+        return ", ".join(f"{alias}.{k}" for k in (self.keys if which is None else which))
+
+    def on(self, a: str, b: str, which: list[str] | None = None) -> str:
+        return " AND ".join(f"{a}.{k} IS NOT DISTINCT FROM {b}.{k}" for k in (self.keys if which is None else which))
+
+    def top(self, spec: Beyond) -> str:
+        """The evaluated lists' rows at ranks <= k."""
+        cut = f" WHERE r.{R} <= {spec.k}" if spec.k is not None else ""
+        return f"(SELECT r.* FROM {self.t.run} AS r SEMI JOIN {self.t.universe} AS u ON {self.on('r', 'u')}{cut})"
+
+    def history(self, spec: Beyond) -> str:
+        return f"(SELECT {QQ}, {I} FROM {self.t.source(spec, 'history')})"
+
+    def items(self, spec: Beyond) -> str:
+        name = "catalog" if spec.sources.get("catalog") is not None else "history"
+        return f"(SELECT DISTINCT {I} FROM {self.t.source(spec, name)})"
+
+    def labelled(self, top: str) -> str:
+        """``__rp_rel``: 1.0 for a relevant row: the judgments' grade when there are judgments
+        (with ``labels="run"`` the run's labels agree with them on every relevant row: checked),
+        else the run's label."""
+        if self.t.qrels is None:
+            return f"(SELECT *, CASE WHEN {G} > 0 THEN 1.0 ELSE 0.0 END AS __rp_rel FROM {top})"
+        grades = f"(SELECT {QQ}, {I}, max({G}) AS __rp_grade FROM {self.t.qrels} GROUP BY {QQ}, {I})"
+        return (f"(SELECT x.*, CASE WHEN coalesce(j.__rp_grade, 0) > 0 THEN 1.0 ELSE 0.0 END AS __rp_rel FROM {top} AS x "
+                f"LEFT JOIN {grades} AS j ON x.{QQ} = j.{QQ} AND x.{I} = j.{I})")
+
+    def relevant(self) -> str:
+        """(keys, ITEM): each evaluated list's relevant items (its judgments, or its relevant rows)."""
+        if self.t.qrels is not None:
+            return (f"(SELECT {self.cols('u')}, j.{I} FROM {self.t.universe} AS u JOIN "
+                    f"(SELECT DISTINCT {QQ}, {I} FROM {self.t.qrels} WHERE {G} > 0) AS j ON u.{QQ} = j.{QQ})")
+        return f"(SELECT DISTINCT {', '.join(self.keys)}, {I} FROM {self.t.run} WHERE {G} > 0)"
+
+
+def by(ctx: Ctx, frm: str, value: str, label: str, on: list[str]) -> str:
+    cols = ", ".join(on)
+    return f"SELECT {cols + ', ' if cols else ''}{value} AS {quote(label)} FROM {frm} AS x" + (f" GROUP BY {cols}" if cols else "")
+
+
+def check_missing(label: str, shown: str, table: str, what: str, consequence: str) -> str:
+    """A one-row relation whose column ``__rp_check`` is 0.0, or stops the statement with the
+    message of :func:`rank_polars.families.beyond_polars.missing_message`."""
+    absent = f"(SELECT DISTINCT {I} FROM {shown} AS s WHERE {I} NOT IN (SELECT {I} FROM {table} AS t WHERE {I} IS NOT NULL))"
+    text = (f"{MARKER}{label}: %d shown items have no row in the {what} table, e.g. %s: {consequence}").replace("'", "''")
+    some = ("array_to_string(list_transform(list_slice(list_sort(list(CAST(" + I + " AS VARCHAR))), 1, 5), "
+            "lambda v: '''' || v || ''''), ', ')")
+    return (f"(SELECT CASE WHEN count(*) > 0 THEN error(printf('{text}', count(*), {some})) ELSE 0.0 END AS __rp_check "
+            f"FROM {absent} AS a)")
+
+
+def checked(select: str, check: str, label: str, on: list[str]) -> str:
+    cols = ", ".join(f"v.{c}" for c in on)
+    return (f"SELECT {cols + ', ' if cols else ''}v.{quote(label)} + c.__rp_check AS {quote(label)} "
+            f"FROM ({select}) AS v CROSS JOIN {check} AS c")
+
+
+# -- coverage --------------------------------------------------------------------------------
+def catalog_coverage(label: str, spec: Beyond, ctx: Ctx) -> str:
+    top = ctx.top(spec)
+    value = f"CAST(count(DISTINCT {I}) AS DOUBLE) / (SELECT count(*) FROM {ctx.items(spec)})"
+    select = by(ctx, top, value, label, ctx.groups)
+    if spec.sources.get("catalog") is not None:
+        return checked(select, check_missing(label, top, ctx.items(spec), "catalog", "coverage is a share of the catalogue"),
+                       label, ctx.groups)
+    return select
+
+
+def entropy(label: str, spec: Beyond, ctx: Ctx) -> str:
+    g = ", ".join(ctx.groups)
+    counts = f"(SELECT {g + ', ' if g else ''}{I}, CAST(count(*) AS DOUBLE) AS c FROM {ctx.top(spec)} GROUP BY ALL)"
+    total = f"sum(c) OVER ({'PARTITION BY ' + g if g else ''})"
+    p = f"(SELECT *, c / {total} AS p FROM {counts})"
+    return by(ctx, p, "-sum(p * log2(p))", label, ctx.groups)
+
+
+def gini(label: str, spec: Beyond, ctx: Ctx, weight: str | None = None) -> str:
+    g = ", ".join(ctx.groups)
+    top = ctx.top(spec)
+    value = "CAST(count(*) AS DOUBLE)" if weight is None else f"sum({weight})"
+    n = f"(SELECT count(*) FROM {ctx.items(spec)})"
+    exposure = f"(SELECT {g + ', ' if g else ''}{I}, {value} AS c FROM {top} GROUP BY ALL)"
+    part = f"PARTITION BY {g}" if g else ""
+    ranked = (f"(SELECT *, row_number() OVER ({part} ORDER BY c) AS j, count(*) OVER ({part}) AS m, "
+              f"{n} AS n FROM {exposure})")
+    select = by(ctx, ranked, "sum((2 * (n - m + j) - n - 1) * c) / (any_value(n) * sum(c))", label, ctx.groups)
+    what = "catalog" if spec.sources.get("catalog") is not None else "history"
+    return checked(select, check_missing(label, top, ctx.items(spec), what, "the Gini index is over the catalogue's items"),
+                   label, ctx.groups)
+
+
+def exposure_gini(label: str, spec: Beyond, ctx: Ctx) -> str:
+    return gini(label, spec, ctx, f"pow({spec.params['patience']!r}, CAST({R} AS DOUBLE))")
+
+
+# -- popularity ------------------------------------------------------------------------------
+def popularity(ctx: Ctx, spec: Beyond) -> str:
+    return f"(SELECT {I}, CAST(count(*) AS DOUBLE) AS pop FROM {ctx.history(spec)} GROUP BY {I})"
+
+
+def short_head(ctx: Ctx, spec: Beyond) -> str:
+    """The most popular items (ties by item id) while the rows before them are fewer than head x rows."""
+    pop = popularity(ctx, spec)
+    before = f"sum(pop) OVER (ORDER BY pop DESC, {I} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - pop"
+    return (f"(SELECT {I} FROM (SELECT {I}, {before} AS before, sum(pop) OVER () AS total FROM {pop}) "
+            f"WHERE before < {spec.params['head']!r} * total)")
+
+
+def with_pop(ctx: Ctx, spec: Beyond) -> str:
+    return f"(SELECT t.*, p.pop FROM {ctx.top(spec)} AS t LEFT JOIN {popularity(ctx, spec)} AS p ON t.{I} = p.{I})"
+
+
+def arp(label: str, spec: Beyond, ctx: Ctx) -> str:
+    return by(ctx, with_pop(ctx, spec), "avg(coalesce(pop, 0.0))", label, ctx.keys)
+
+
+def aplt(label: str, spec: Beyond, ctx: Ctx) -> str:
+    rows = (f"(SELECT t.*, CASE WHEN h.{I} IS NULL THEN 1.0 ELSE 0.0 END AS tail FROM {ctx.top(spec)} AS t "
+            f"LEFT JOIN {short_head(ctx, spec)} AS h ON t.{I} = h.{I})")
+    return by(ctx, rows, "sum(tail)" if spec.NAME == "aclt" else "avg(tail)", label, ctx.keys)
+
+
+def flagged(ctx: Ctx, spec: Beyond) -> str:
+    """(ITEM, head): the catalogue's items, flagged when in the short head."""
+    return (f"(SELECT c.{I}, h.{I} IS NOT NULL AS head FROM {ctx.items(spec)} AS c "
+            f"LEFT JOIN {short_head(ctx, spec)} AS h ON c.{I} = h.{I})")
+
+
+def std_over_mean(label: str, ctx: Ctx, per: str) -> str:
+    a, b_ = "sum(nh) / sum(dh)", "sum(nt) / sum(dt)"
+    value = (f"CASE WHEN sum(dh) > 0 AND sum(dt) > 0 AND sum(nh) + sum(nt) > 0 "
+             f"THEN abs({a} - {b_}) / ({a} + {b_}) END")
+    return by(ctx, per, value, label, ctx.groups)
+
+
+def _groups_checked(label: str, spec: Beyond, ctx: Ctx, select: str) -> str:
+    what = "catalog" if spec.sources.get("catalog") is not None else "history"
+    check = check_missing(label, ctx.top(spec), ctx.items(spec), what,
+                          "its popularity group (head or tail of the catalogue) is unknown")
+    return checked(select, check, label, ctx.groups)
+
+
+def pop_rsp(label: str, spec: Beyond, ctx: Ctx) -> str:
+    f = flagged(ctx, spec)
+    sizes = f"(SELECT count(*) FILTER (WHERE head) AS n_head, count(*) FILTER (WHERE NOT head) AS n_tail FROM {f})"
+    seen = (f"(SELECT h.{QQ}, count(*) FILTER (WHERE f.head) AS sh, count(*) FILTER (WHERE NOT f.head) AS st "
+            f"FROM (SELECT DISTINCT * FROM {ctx.history(spec)}) AS h JOIN {f} AS f ON h.{I} = f.{I} GROUP BY h.{QQ})")
+    shown = (f"(SELECT {ctx.cols('t')}, CAST(count(*) FILTER (WHERE f.head) AS DOUBLE) AS nh, "
+             f"CAST(count(*) FILTER (WHERE NOT f.head) AS DOUBLE) AS nt "
+             f"FROM (SELECT DISTINCT {', '.join(ctx.keys)}, {I} FROM {ctx.top(spec)}) AS t JOIN {f} AS f ON t.{I} = f.{I} "
+             f"GROUP BY {ctx.cols('t')})")
+    per = (f"(SELECT s.*, CAST(z.n_head - coalesce(p.sh, 0) AS DOUBLE) AS dh, CAST(z.n_tail - coalesce(p.st, 0) AS DOUBLE) AS dt "
+           f"FROM {shown} AS s CROSS JOIN {sizes} AS z LEFT JOIN {seen} AS p ON s.{QQ} = p.{QQ})")
+    return _groups_checked(label, spec, ctx, std_over_mean(label, ctx, per))
+
+
+def pop_reo(label: str, spec: Beyond, ctx: Ctx) -> str:
+    f = flagged(ctx, spec)
+    rel = ctx.relevant()
+    shown = f"(SELECT DISTINCT {', '.join(ctx.keys)}, {I} FROM {ctx.top(spec)})"
+    past = f"(SELECT DISTINCT * FROM {ctx.history(spec)})"
+    rows = (f"(SELECT {ctx.cols('r')}, f.head, s.{I} IS NOT NULL AS shown, p.{I} IS NOT NULL AS past "
+            f"FROM {rel} AS r JOIN {f} AS f ON r.{I} = f.{I} "
+            f"LEFT JOIN {past} AS p ON r.{QQ} = p.{QQ} AND r.{I} = p.{I} "
+            f"LEFT JOIN {shown} AS s ON {ctx.on('r', 's')} AND r.{I} = s.{I})")
+    count = "CAST(count(*) FILTER (WHERE {}) AS DOUBLE)"
+    per = (f"(SELECT {', '.join(ctx.keys)}, {count.format('head AND shown')} AS nh, "
+           f"{count.format('NOT head AND shown')} AS nt, {count.format('head AND NOT past')} AS dh, "
+           f"{count.format('NOT head AND NOT past')} AS dt FROM {rows} GROUP BY {', '.join(ctx.keys)})")
+    return _groups_checked(label, spec, ctx, std_over_mean(label, ctx, per))
+
+
+# -- novelty ---------------------------------------------------------------------------------
+def novelty(label: str, spec: Beyond, ctx: Ctx) -> str:
+    rows = f"(SELECT count(*) FROM {ctx.history(spec)})"
+    value = f"sum(coalesce(-log2(pop / {rows}), 0.0)) / count(*)"
+    select = by(ctx, with_pop(ctx, spec), value, label, ctx.groups)
+    if spec.params["unseen"] == "error":
+        check = check_missing(label, ctx.top(spec), ctx.history(spec), "history",
+                              "its novelty -log2(0) is infinite; pass unseen='zero' to count it as 0 (recommenders)")
+        return checked(select, check, label, ctx.groups)
+    return select
+
+
+def expected(label: str, spec: Beyond, ctx: Ctx, gain: str) -> str:
+    rows = ctx.labelled(with_pop(ctx, spec))
+    disc = f"(1.0 / log2(CAST({R} AS DOUBLE) + 1.0))"
+    value = f"sum(__rp_rel * {disc} * ({gain})) / sum({disc})"
+    has = f"(SELECT DISTINCT {', '.join(ctx.keys)} FROM {ctx.relevant()})"
+    per = by(ctx, rows, value, label, ctx.keys)
+    return (f"SELECT {ctx.cols('v')}, CASE WHEN h.{ctx.keys[-1]} IS NOT NULL THEN v.{quote(label)} END AS {quote(label)} "
+            f"FROM ({per}) AS v LEFT JOIN {has} AS h ON {ctx.on('v', 'h')}")
+
+
+def epc(label: str, spec: Beyond, ctx: Ctx) -> str:
+    users = f"(SELECT CAST(count(DISTINCT {QQ}) AS DOUBLE) FROM {ctx.history(spec)})"
+    return expected(label, spec, ctx, f"1.0 - coalesce(pop, 0.0) / {users}")
+
+
+def efd(label: str, spec: Beyond, ctx: Ctx) -> str:
+    rows = f"(SELECT CAST(count(*) AS DOUBLE) FROM {ctx.history(spec)})"
+    least = f"(SELECT min(pop) FROM {popularity(ctx, spec)})"
+    # an item absent from the history: the history's largest novelty (Elliot's _max_nov)
+    return expected(label, spec, ctx, f"-log2(coalesce(pop, {least}) / {rows})")
+
+
+# -- similarity ------------------------------------------------------------------------------
+class Vectors:
+    """``dense`` (ITEM, f0.., diag) relation with ``cols``, or ``sparse`` (ITEM, dim, w) and ``diag``."""
+
+    def __init__(self, label: str, spec: Beyond, ctx: Ctx) -> None:
+        self.dense = self.sparse = self.diag = ""
+        self.cols: list[str] = []
+        if spec.params["sim"] == "cooccurrence":
+            m = f"(SELECT {I}, {QQ} AS dim, CAST(count(*) AS DOUBLE) AS m FROM {ctx.history(spec)} GROUP BY ALL)"
+            self.sparse = f"(SELECT {I}, dim, m / sqrt(sum(m) OVER (PARTITION BY {I})) AS w FROM {m})"
+            self.table = ctx.history(spec)
+        else:
+            info: Features = ctx.checked[label]["features"]
+            src = ctx.t.source(spec, "features")
+            self.table = src
+            col = quote(info.column)
+            if info.kind == "vector":
+                vec = f"CAST({col} AS DOUBLE[])"
+                norm = f"sqrt(list_sum(list_transform({vec}, lambda x: x * x)))"
+                self.cols = [f"__rp_f{j}" for j in range(info.dim)]
+                inner = f"(SELECT {I}, {vec} AS v, {norm} AS n FROM {src})"
+                fs = ", ".join(f"v[{j + 1}] / n AS {c}" for j, c in enumerate(self.cols))
+                diag = " + ".join(f"(v[{j + 1}] / n) * (v[{j + 1}] / n)" for j in range(info.dim))
+                self.dense = f"(SELECT {I}, {fs}, {diag} AS diag FROM {inner})"
+            else:
+                cat = f"unnest(CAST({col} AS VARCHAR[]))" if info.listed else f"CAST({col} AS VARCHAR)"
+                cats = f"(SELECT DISTINCT * FROM (SELECT {I}, {cat} AS dim FROM {src}) WHERE dim IS NOT NULL)"
+                self.sparse = f"(SELECT {I}, dim, 1.0 / sqrt(count(*) OVER (PARTITION BY {I})) AS w FROM {cats})"
+        if self.sparse:
+            self.diag = f"(SELECT {I}, sum(w * w) AS diag FROM {self.sparse} GROUP BY {I})"
+
+
+def vectors(label: str, spec: Beyond, ctx: Ctx, shown: str) -> tuple[Vectors, str | None]:
+    v = Vectors(label, spec, ctx)
+    if spec.params["sim"] == "cooccurrence":
+        return v, None
+    return v, check_missing(label, shown, v.table, "features",
+                            "its similarity is unknown (never taken as 0); give every shown item a vector or a category")
+
+
+def ils(label: str, spec: Beyond, ctx: Ctx) -> str:
+    top = ctx.top(spec)
+    v, check = vectors(label, spec, ctx, top)
+    keys = ", ".join(ctx.keys)
+    if v.dense:
+        sums = ", ".join(f"sum(f.{c}) AS {c}" for c in v.cols)
+        agg = (f"(SELECT {ctx.cols('t')}, CAST(count(*) AS DOUBLE) AS n, sum(f.diag) AS diag, {sums} "
+               f"FROM {top} AS t JOIN {v.dense} AS f ON t.{I} = f.{I} GROUP BY {ctx.cols('t')})")
+        ss = " + ".join(f"{c} * {c}" for c in v.cols)
+        per = f"(SELECT {keys}, n, diag, {ss} AS ss FROM {agg})"
+    else:
+        s = (f"(SELECT {ctx.cols('t')}, sum(w.w) AS s FROM {top} AS t JOIN {v.sparse} AS w ON t.{I} = w.{I} "
+             f"GROUP BY {ctx.cols('t')}, w.dim)")
+        ss = f"(SELECT {keys}, sum(s * s) AS ss FROM {s} GROUP BY {keys})"
+        base = (f"(SELECT {ctx.cols('t')}, CAST(count(*) AS DOUBLE) AS n, sum(coalesce(d.diag, 0.0)) AS diag "
+                f"FROM {top} AS t LEFT JOIN {v.diag} AS d ON t.{I} = d.{I} GROUP BY {ctx.cols('t')})")
+        per = f"(SELECT {ctx.cols('b')}, b.n, b.diag, coalesce(q.ss, 0.0) AS ss FROM {base} AS b LEFT JOIN {ss} AS q ON {ctx.on('b', 'q')})"
+    value = "CASE WHEN n >= 2 THEN (ss - diag) / (n * (n - 1)) END"
+    if spec.NAME == "diversity":
+        value = f"1.0 - {value}"
+    select = f"SELECT {keys}, {value} AS {quote(label)} FROM {per}"
+    return checked(select, check, label, ctx.keys) if check else select
+
+
+def serendipity(label: str, spec: Beyond, ctx: Ctx) -> str:
+    top = ctx.labelled(ctx.top(spec))
+    history = f"(SELECT * FROM {ctx.history(spec)} WHERE {QQ} IN (SELECT {QQ} FROM {ctx.t.run}))"
+    v, check = vectors(label, spec, ctx, top)
+    keys = ", ".join(ctx.keys)
+    past = f"(SELECT {QQ}, CAST(count(*) AS DOUBLE) AS nh FROM {history} GROUP BY {QQ})"
+    if v.dense:
+        sums = ", ".join(f"sum(f.{c}) AS {c}" for c in v.cols)
+        profile = f"(SELECT h.{QQ}, {sums} FROM {history} AS h JOIN {v.dense} AS f ON h.{I} = f.{I} GROUP BY h.{QQ})"
+        dot = " + ".join(f"f.{c} * coalesce(p.{c}, 0.0)" for c in v.cols)
+        rows = (f"(SELECT t.*, {dot} AS dot FROM {top} AS t JOIN {v.dense} AS f ON t.{I} = f.{I} "
+                f"LEFT JOIN {profile} AS p ON t.{QQ} = p.{QQ})")
+        hist_check = check_missing(label, history, v.table, "features", "a history item's similarity is unknown (never taken as 0)")
+    else:
+        profile = (f"(SELECT h.{QQ}, w.dim, sum(w.w) AS p FROM {history} AS h JOIN {v.sparse} AS w ON h.{I} = w.{I} "
+                   f"GROUP BY h.{QQ}, w.dim)")
+        dots = (f"(SELECT {ctx.cols('t')}, t.{I}, sum(w.w * p.p) AS dot FROM {top} AS t JOIN {v.sparse} AS w ON t.{I} = w.{I} "
+                f"JOIN {profile} AS p ON t.{QQ} = p.{QQ} AND w.dim = p.dim GROUP BY {ctx.cols('t')}, t.{I})")
+        rows = f"(SELECT t.*, d.dot FROM {top} AS t LEFT JOIN {dots} AS d ON {ctx.on('t', 'd')} AND t.{I} = d.{I})"
+        hist_check = None
+    rows = f"(SELECT r.*, h.nh FROM {rows} AS r LEFT JOIN {past} AS h ON r.{QQ} = h.{QQ})"
+    value = "CASE WHEN bool_and(nh IS NOT NULL) THEN avg((1.0 - coalesce(dot, 0.0) / nh) * __rp_rel) END"
+    select = f"SELECT {keys}, {value} AS {quote(label)} FROM {rows} GROUP BY {keys}"
+    for c in (check, hist_check):
+        if c:
+            select = checked(select, c, label, ctx.keys)
+    return select
+
+
+MEASURES: dict[str, Callable[[str, Beyond, Ctx], str]] = {
+    "catalog_coverage": catalog_coverage, "entropy": entropy, "gini": gini, "exposure_gini": exposure_gini,
+    "arp": arp, "aplt": aplt, "aclt": aplt, "pop_reo": pop_reo, "pop_rsp": pop_rsp, "novelty": novelty,
+    "epc": epc, "efd": efd, "ils": ils, "diversity": ils, "serendipity": serendipity,
+}
+
+
+def values(outputs: Outputs, tables: FamilySql, checked_specs: dict[str, dict[str, Any]]) -> str:
+    ctx = Ctx(tables, checked_specs)
+    catalog = outputs[0][1].AGGREGATE == "catalog"
+    on = ctx.groups if catalog else ctx.keys
+    parts = [MEASURES[spec.NAME](label, spec, ctx) for label, spec in outputs]  # type: ignore[arg-type]
+    if len(parts) == 1:
+        return parts[0]
+    union = " UNION ALL BY NAME ".join(f"({p})" for p in parts)
+    labels = ", ".join(f"max({quote(label)}) AS {quote(label)}" for label, _ in outputs)
+    cols = ", ".join(on)
+    return f"SELECT {cols + ', ' if cols else ''}{labels} FROM ({union}) AS parts" + (f" GROUP BY {cols}" if cols else "")
+
+
+__all__ = ["MEASURES", "values"]
