@@ -1,0 +1,206 @@
+"""Beyond-accuracy measures: bad auxiliary tables (the same error in both engines, with counts)
+and the conventions where the peers disagree, each shown on a small case (docs/conventions.md)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+import numpy as np
+import polars as pl
+import pytest
+
+import rank_polars as rp
+from rank_polars.errors import DataError, MetricNameError, RankPolarsError
+
+from .test_beyond_reference import ENGINES, lenskit_gini, recommenders_eval
+
+LOG = pl.DataFrame({
+    "model": ["a", "a", "a", "a", "b", "b", "b"],
+    "user": [1, 1, 1, 2, 1, 2, 2],
+    "item": ["x", "y", "z", "x", "w", "y", "z"],
+    "position": [1, 2, 3, 1, 1, 1, 2],
+    "relevance": [1, 0, 1, 1, 0, 1, 1],
+})
+HISTORY = pl.DataFrame({"user": [1, 1, 2, 3, 3, 3], "item": ["w", "v", "x", "x", "y", "w"]})
+VECTORS = pl.DataFrame({"item": ["w", "x", "y", "z", "v"], "vec": [[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [2.0, 1.0], [1.0, 3.0]]})
+
+
+def run(specs: list, engine: str, log: pl.DataFrame = LOG, **kw: object) -> pl.DataFrame:
+    return rp.evaluate(log, specs, by="model", query="user", engine=engine, **kw)
+
+
+# -- bad input: the same message in both engines ----------------------------------------------
+@pytest.mark.parametrize("engine", ENGINES)
+def test_shown_item_without_features_is_counted_never_a_zero(engine: str) -> None:
+    features = VECTORS.filter(~pl.col("item").is_in(["y", "z"]))
+    with pytest.raises(DataError, match=r"ils@3: 2 shown items have no row in the features table, e\.g\. 'y', 'z': "
+                                        r"its similarity is unknown \(never taken as 0\)"):
+        run([rp.ils(k=3, features=features)], engine)
+    with pytest.raises(DataError, match=r"serendipity@3: 2 shown items have no row in the features table"):
+        run([rp.serendipity(k=3, features=features, history=HISTORY)], engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_shown_item_outside_catalog(engine: str) -> None:
+    catalog = pl.DataFrame({"item": ["x", "y", "q"]})
+    for spec in (rp.catalog_coverage(k=3, catalog=catalog), rp.gini(k=3, catalog=catalog)):
+        with pytest.raises(DataError, match=rf"{spec.name}: 2 shown items have no row in the catalog table, "
+                                            r"e\.g\. 'w', 'z'"):
+            run([spec], engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_novelty_of_an_item_never_in_the_history(engine: str) -> None:
+    with pytest.raises(DataError, match=r"novelty@3: 1 shown items have no row in the history table, e\.g\. 'z': "
+                                        r".*unseen='zero'"):
+        run([rp.novelty(k=3, history=HISTORY)], engine)
+    # recommenders' convention on request: 0 for it, counted in the denominator
+    pe = recommenders_eval()
+    got = run([rp.novelty(k=3, history=HISTORY, unseen="zero")], engine)
+    for model in ("a", "b"):
+        reco = LOG.filter(pl.col("model") == model).select("user", "item").to_pandas()
+        train = HISTORY.to_pandas()
+        want = pe.novelty(train, reco, col_user="user", col_item="item") if not _overlap(train, reco) else None
+        if want is not None:
+            assert math.isclose(got.filter(pl.col("model") == model).item(0, 2), want, rel_tol=1e-12)
+
+
+def _overlap(train: object, reco: object) -> bool:
+    return bool(len(train.merge(reco, on=["user", "item"])))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("features", "message"), [
+    (pl.DataFrame({"item": ["w", "x"], "vec": [[1.0, 0.0], [1.0, 1.0, 2.0]]}),
+     r"vectors have unequal lengths \(1 of length 2, 1 of length 3\)"),
+    (pl.DataFrame({"item": ["w", "x", "y"], "vec": [[0.0, 0.0], [1.0, 1.0], [0.0, 0.0]]}),
+     r"2 items have a zero vector, whose cosine with anything is undefined \(e\.g\. 'w', 'y'\)"),
+    (pl.DataFrame({"item": ["w", "x"], "vec": [[1.0, float("nan")], [1.0, 1.0]]}), r"1 vectors hold a NaN"),
+    (pl.DataFrame({"item": ["w", "w"], "vec": [[1.0, 0.0], [1.0, 1.0]]}), r"2 rows repeat an item"),
+    (pl.DataFrame({"item": ["w", "x"], "cat": [["a"], []]}), r"1 items have no category"),
+    (pl.DataFrame({"item": ["w"], "vec": [[1.0]], "other": [1]}), r"needs the item column and one more column"),
+])
+def test_bad_features(engine: str, features: pl.DataFrame, message: str) -> None:
+    with pytest.raises(RankPolarsError, match=message):
+        run([rp.ils(k=3, features=features)], engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_empty_history_and_missing_tables(engine: str) -> None:
+    empty = HISTORY.clear()
+    for spec in (rp.novelty(k=3, history=empty), rp.arp(k=3, history=empty), rp.ils(k=3, history=empty, sim="cooccurrence")):
+        with pytest.raises(DataError, match=re.escape(f"{spec.name}: the history table is empty")):
+            run([spec], engine)
+    with pytest.raises(RankPolarsError, match=r"novelty@3 needs history="):
+        run([rp.novelty(k=3)], engine)
+    with pytest.raises(RankPolarsError, match=r"gini@3 needs catalog= .* or history="):
+        run([rp.gini(k=3)], engine)
+    with pytest.raises(RankPolarsError, match=r"ils@3 needs features="):
+        run([rp.ils(k=3)], engine)
+    with pytest.raises(RankPolarsError, match=r"history table has no column 'user'"):
+        run([rp.arp(k=3, history=HISTORY.rename({"user": "u"}))], engine)
+
+
+@pytest.mark.parametrize("head", [0, 1, -0.5, 1.5])
+def test_head_outside_the_open_unit_interval(head: float) -> None:
+    with pytest.raises(MetricNameError, match=r"aplt: head must be a share strictly between 0 and 1"):
+        rp.aplt(k=3, head=head)
+    with pytest.raises(MetricNameError, match=r"exposure_gini: patience must be strictly between 0 and 1"):
+        rp.exposure_gini(k=3, patience=head)
+
+
+def test_catalogue_level_measures_refuse_per_query() -> None:
+    with pytest.raises(RankPolarsError, match=r"no per-query value"):
+        run([rp.entropy(k=3)], "polars", per_query=True)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_beside_ndcg_and_engines_agree(engine: str) -> None:
+    specs = ["ndcg@3", rp.novelty(k=3, history=HISTORY, unseen="zero"), rp.diversity(k=3, features=VECTORS),
+             rp.aplt(k=3, history=HISTORY), rp.gini(k=3, history=HISTORY.vstack(pl.DataFrame({"user": [9, 9], "item": ["y", "z"]})))]
+    got = run(specs, engine)
+    assert got.columns == ["model", "queries", "ndcg@3", "novelty(unseen=zero)@3", "diversity@3", "aplt@3", "gini@3"]
+    assert got["ndcg@3"].to_list() == run(["ndcg@3"], engine)["ndcg@3"].to_list()
+    other = run(specs, "duckdb" if engine == "polars" else "polars")
+    for column in got.columns[2:]:
+        assert np.allclose(got[column].to_numpy(), other[column].to_numpy(), rtol=1e-12, atol=1e-12)
+
+
+# -- conventions where the peers disagree -----------------------------------------------------
+@pytest.mark.parametrize("engine", ENGINES)
+def test_one_item_list_has_no_intra_list_similarity(engine: str) -> None:
+    """recommenders drops a list without a pair from the mean (others return 1 or 0): null here."""
+    per = run([rp.ils(k=3, features=VECTORS)], engine, per_query=True)
+    assert per.filter(pl.col("model") == "a", pl.col("user") == 2)["ils@3"].item() is None
+    mean = run([rp.ils(k=3, features=VECTORS)], engine).filter(pl.col("model") == "a")["ils@3"].item()
+    assert mean == per.filter(pl.col("model") == "a", pl.col("user") == 1)["ils@3"].item()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_entropy_base_2_not_recbole_normalised(engine: str) -> None:
+    """recommenders' distributional_coverage: -sum p log2 p.  RecBole's ShannonEntropy
+    (recbole/evaluator/metrics.py get_entropy): natural log, divided by the distinct items."""
+    got = run([rp.entropy(k=3)], engine).filter(pl.col("model") == "a")["entropy@3"].item()
+    counts = Counter(LOG.filter(pl.col("model") == "a")["item"])
+    total = sum(counts.values())
+    recbole = sum(-c / total * math.log(c / total) for c in counts.values()) / len(counts)
+    assert math.isclose(recbole, got * math.log(2) / len(counts), rel_tol=1e-12)
+    assert not math.isclose(recbole, got)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_long_tail_by_interactions_not_recbole_item_share(engine: str) -> None:
+    """Elliot's short head: the most popular items making up a share of the interactions (ours,
+    head=0.2 by default; Elliot's pop_ratio default 0.8).  RecBole's TailPercentage: the
+    tail_ratio share of the *items*, least popular first.  They differ on a skewed history."""
+    history = pl.DataFrame({"user": list(range(8)) + [1, 2], "item": ["x"] * 8 + ["y", "z"]})
+    log = pl.DataFrame({"model": ["a"] * 3, "user": [1] * 3, "item": ["x", "y", "z"], "position": [1, 2, 3],
+                        "relevance": [1, 0, 0]})
+    got = run([rp.aplt(k=3, history=history, head=0.5)], engine, log=log)["aplt(head=0.5)@3"].item()
+    # Elliot: x makes up 8 of 10 rows >= 0.5: head = {x}; tail share of the list 2/3
+    assert got == pytest.approx(2 / 3, abs=1e-12)
+    # RecBole (tail_ratio=0.5): sorted by (count, item) ascending, the first max(int(3 * 0.5), 1) = 1 item
+    counts = sorted(Counter(history["item"]).items(), key=lambda kv: (kv[1], kv[0]))
+    tail = {i for i, _ in counts[: max(int(len(counts) * 0.5), 1)]}
+    assert len({"x", "y", "z"} & tail) / 3 == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_popularity_counts_history_rows(engine: str) -> None:
+    """recommenders and RecBole count interactions (rows); Elliot counts distinct users: the
+    same on a history without repeats, not with one."""
+    repeated = HISTORY.vstack(pl.DataFrame({"user": [2], "item": ["x"]}))
+    got = run([rp.arp(k=1, history=repeated)], engine, per_query=True)
+    # model a, user 1 shows x first: 3 rows of x (users 2, 3 and 2 again); Elliot would say 2 users
+    assert got.filter(pl.col("model") == "a", pl.col("user") == 1)["arp@1"].item() == 3.0
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_novelty_is_a_mean_over_rows_not_over_lists(engine: str) -> None:
+    """recommenders' novelty divides by every shown row of the group (lists of unequal length
+    weigh by their length), not a mean of per-list novelties."""
+    got = run([rp.novelty(k=3, history=HISTORY, unseen="zero")], engine).filter(pl.col("model") == "a").item(0, 2)
+    pop, rows = Counter(HISTORY["item"]), HISTORY.height
+    nov = {i: -math.log2(c / rows) for i, c in pop.items()}
+    shown = LOG.filter(pl.col("model") == "a")
+    assert math.isclose(got, sum(nov.get(i, 0.0) for i in shown["item"]) / shown.height, rel_tol=1e-12)
+    per_list = [np.mean([nov.get(i, 0.0) for i in g["item"]]) for _, g in shown.group_by("user")]
+    assert not math.isclose(got, float(np.mean(per_list)))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_exposure_gini_weight_exponent_does_not_matter(engine: str) -> None:
+    """LensKit's GeometricRankWeight says p^(k-1) in its docstring and computes p^k: the Gini
+    index is scale-free, so both give the same value."""
+    got = run([rp.exposure_gini(k=3, history=HISTORY.vstack(pl.DataFrame({"user": [9], "item": ["z"]})))], engine)
+    catalog = sorted(set(HISTORY["item"]) | {"z"})
+    for model in ("a", "b"):
+        rows = LOG.filter(pl.col("model") == model)
+        for shift in (0, 1):
+            exposure = Counter()
+            for item, pos in rows.select("item", "position").iter_rows():
+                exposure[item] += 0.85 ** (pos - shift)
+            want = lenskit_gini(np.array([exposure.get(i, 0.0) for i in catalog]))
+            assert math.isclose(got.filter(pl.col("model") == model)["exposure_gini@3"].item(), want, rel_tol=1e-9)
