@@ -129,6 +129,19 @@ def _need(schema: pl.Schema, column: str, what: str, role: str) -> pl.DataType:
     return schema[column]
 
 
+# 128-bit integers: Polars holds them, Arrow (and so DuckDB) does not: ids are read as their
+# decimal text, grades as floats, in both engines
+WIDE = (pl.Int128, pl.UInt128)
+
+
+def _narrowed(resolved: Resolved, ids: Sequence[str]) -> Resolved:
+    """A frame's 128-bit integer columns as text (ids and groups) or floats (the rest)."""
+    if isinstance(resolved, rio.ParquetFiles):  # Parquet has no 128-bit integers
+        return resolved
+    wide = [c for c, t in resolved.collect_schema().items() if t in WIDE]
+    return resolved.with_columns(pl.col(c).cast(pl.String if c in ids else pl.Float64) for c in wide) if wide else resolved
+
+
 def _scalar(dtype: pl.DataType, column: str, what: str, role: str) -> None:
     """Ids and groups are matched and grouped by value: a list, struct or object per row has no one reading."""
     if dtype.is_nested() or dtype == pl.Object:
@@ -154,6 +167,10 @@ def prepare(
     numeric = rio.numeric_roles(columns.position, columns.score, columns.relevance)
     run_src = resolve(run, "run", numeric)
     qrels_src = None if qrels is None else resolve(qrels, "qrels", numeric)
+    by_cols = [by] if isinstance(by, str) else list(by or [])
+    keys = [columns.query, columns.item, *(c for c in by_cols if isinstance(c, str))]
+    run_src = _narrowed(run_src, keys)
+    qrels_src = None if qrels_src is None else _narrowed(qrels_src, keys)
     schema = lazy(run_src).collect_schema()
     ids = ((columns.query, "query id"), (columns.item, "item id"))
     for col, role in ids:  # before the id rule compares the sides: the run's own fault first
@@ -174,7 +191,6 @@ def prepare(
         raise RankPolarsError(f"order must be 'auto', 'position' or 'score', got {order!r}")
     if order != "auto":  # rank by this column even when the other one exists
         _need(schema, getattr(columns, order), "run", f"{order}, for order={order!r}")
-    by_cols = [by] if isinstance(by, str) else list(by or [])
     if len(set(by_cols)) != len(by_cols):
         raise RankPolarsError(f"by: a column is named twice in {by_cols!r}")
     for col in by_cols:

@@ -439,3 +439,15 @@ def test_a_list_id_column_is_refused_with_its_role(engine, side):
     with pytest.raises(RankPolarsError, match=r"run: column 'model' \(a 'by' grouping column\) is Struct"):
         rp.evaluate(run_log.with_columns(model=pl.struct(pl.lit(1).alias("x"))), ["p@1"], qrels=judged, by="model",
                     engine=engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_128_bit_integer_columns_are_read_like_64_bit_ones(engine):
+    # found by the input-form fuzz: Arrow has no 128-bit integers, so DuckDB raised pyarrow's ArrowInvalid
+    log = pl.DataFrame({"query": [1, 1, 2], "item": [5, 6, 5], "position": [1, 2, 1], "relevance": [0, 1, 2]})
+    wide = log.with_columns(pl.col("query", "relevance").cast(pl.Int128))
+    want = trec_means(log.with_columns(pl.col("query", "item").cast(pl.String)), {"ndcg": "ndcg", "p@2": "P_2"})
+    got = rp.evaluate(wide, list(want), engine=engine)
+    assert [got[m].item() for m in want] == pytest.approx(list(want.values()), abs=1e-12)
+    judged = rp.evaluate(log.drop("relevance"), list(want), qrels=wide.drop("position"), engine=engine)
+    assert [judged[m].item() for m in want] == pytest.approx(list(want.values()), abs=1e-12)

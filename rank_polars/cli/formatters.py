@@ -16,6 +16,7 @@ c,1.0
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import math
@@ -30,7 +31,7 @@ Content = Union[str, bytes]
 Writer = Callable[[pl.DataFrame], Content]
 
 # formats meant for people: they show the display table of a comparison, not its raw columns
-FOR_PEOPLE = ("table", "markdown", "latex")
+FOR_PEOPLE = ("table", "markdown", "latex", "html")
 
 
 def _polars_text(df: pl.DataFrame, formatting: str) -> str:
@@ -98,8 +99,30 @@ def to_json(df: pl.DataFrame) -> str:
     return json.dumps(rows, indent=2, allow_nan=False) + "\n"
 
 
+def to_jsonl(df: pl.DataFrame) -> str:
+    """One JSON object a line (JSON Lines); NaN and infinities become ``null``."""
+    rows = ({k: _json_safe(v) for k, v in row.items()} for row in df.iter_rows(named=True))
+    return "".join(json.dumps(row, allow_nan=False) + "\n" for row in rows)
+
+
 def to_csv(df: pl.DataFrame) -> str:
     return df.write_csv()
+
+
+def to_tsv(df: pl.DataFrame) -> str:
+    return df.write_csv(separator="\t")
+
+
+def to_html(df: pl.DataFrame) -> str:
+    """A standalone HTML ``<table>``: cells escaped, numbers shown as in the text table, right-aligned."""
+    right = [dt.is_numeric() for dt in df.dtypes]
+
+    def row(cells: list[str], tag: str) -> str:
+        styles = [' style="text-align:right"' if r else "" for r in right]
+        return "<tr>" + "".join(f"<{tag}{s}>{html.escape(c)}</{tag}>" for c, s in zip(cells, styles)) + "</tr>"
+
+    body = "\n".join(row([cell(v) for v in values], "td") for values in df.iter_rows())
+    return f"<table>\n<thead>\n{row(df.columns, 'th')}\n</thead>\n<tbody>\n{body}\n</tbody>\n</table>\n"
 
 
 def to_parquet(df: pl.DataFrame) -> bytes:
@@ -109,8 +132,16 @@ def to_parquet(df: pl.DataFrame) -> bytes:
 
 
 FORMATTERS: dict[str, Writer] = {
-    "table": to_table, "csv": to_csv, "json": to_json, "parquet": to_parquet, "markdown": to_markdown, "latex": to_latex,
+    "table": to_table, "csv": to_csv, "tsv": to_tsv, "json": to_json, "jsonl": to_jsonl, "parquet": to_parquet,
+    "markdown": to_markdown, "latex": to_latex, "html": to_html,
 }
 BINARY = ("parquet",)
+# the format an output file's name says (-o out.parquet); a name not listed says nothing
+BY_EXTENSION = {
+    ".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".json": "json",
+    ".jsonl": "jsonl", ".ndjson": "jsonl", ".md": "markdown", ".markdown": "markdown", ".tex": "latex",
+    ".html": "html", ".htm": "html", ".txt": "table",
+}
 
-__all__ = ["BINARY", "FORMATTERS", "FOR_PEOPLE", "to_csv", "to_json", "to_latex", "to_markdown", "to_parquet", "to_table"]
+__all__ = ["BINARY", "BY_EXTENSION", "FORMATTERS", "FOR_PEOPLE", "to_csv", "to_html", "to_json", "to_jsonl", "to_latex",
+           "to_markdown", "to_parquet", "to_table", "to_tsv"]

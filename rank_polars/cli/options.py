@@ -55,7 +55,9 @@ def order_option(default: str = "auto") -> Callable[[F], F]:
 def output_options(f: F) -> F:
     """--format, -o/--output, --force."""
     return _apply(f, [
-        click.option("--format", "fmt", type=click.Choice(list(FORMATTERS)), default="table", show_default=True, help="Output format."),
+        click.option("--format", "fmt", type=click.Choice(list(FORMATTERS)), default=None,
+                     help="Output format (default: the one -o's extension names: .parquet .csv .tsv .json .jsonl .md "
+                          ".tex .html; else table). An extension naming another format is refused."),
         *_file("the output (needed for parquet)"),
     ])
 

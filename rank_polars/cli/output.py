@@ -16,14 +16,31 @@ import click
 import polars as pl
 
 from .errors import CLIError
-from .formatters import BINARY, FOR_PEOPLE, FORMATTERS, Content
+from .formatters import BINARY, BY_EXTENSION, FOR_PEOPLE, FORMATTERS, Content
 
 
-def check_output(output: str | None, fmt: str, force: bool) -> None:
-    """Fail before doing any work when the output cannot be written."""
+def output_format(fmt: str | None, output: str | None) -> str:
+    """``--format``, or the format ``-o``'s extension names (``table`` when neither says).
+
+    >>> output_format(None, "means.parquet"), output_format("csv", "means.CSV"), output_format(None, None)
+    ('parquet', 'csv', 'table')
+    """
+    named = BY_EXTENSION.get(Path(output).suffix.lower()) if output else None
+    if fmt is None:
+        return named or "table"
+    if named is not None and named != fmt and fmt in FORMATTERS:
+        raise CLIError(f"-o {output!r} names a {named} file but --format is {fmt}: rename the file, or drop "
+                       f"--format to write {named}")
+    return fmt
+
+
+def check_output(output: str | None, fmt: str | None, force: bool) -> str:
+    """The output format (see :func:`output_format`); fails before any work when the output cannot be written."""
+    fmt = output_format(fmt, output)
     if fmt in BINARY and not output:
         raise CLIError(f"--format {fmt} writes a binary file: give it with -o FILE")
     check_file(output, force, "output file")
+    return fmt
 
 
 def check_file(path: str | None, force: bool, what: str) -> None:
@@ -45,6 +62,7 @@ def write_file(path: str | Path, content: Content, *, force: bool) -> None:
     data = content.encode("utf-8") if isinstance(content, str) else content
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.resolve().parent)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would survive the rename: the mode open() gives
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -58,6 +76,12 @@ def write_file(path: str | Path, content: Content, *, force: bool) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # the only way to read it is to set it: put it back at once
+    os.umask(mask)
+    return mask
 
 
 def _create_exclusively(tmp: str, target: Path, data: bytes) -> None:
@@ -85,4 +109,4 @@ def emit(df: pl.DataFrame, fmt: str, output: str | None, *, force: bool = False,
         click.echo(content, nl=False)
 
 
-__all__ = ["check_file", "check_output", "emit", "write_file"]
+__all__ = ["check_file", "check_output", "emit", "output_format", "write_file"]

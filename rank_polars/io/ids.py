@@ -20,7 +20,8 @@ def _id_kind(dtype: pl.DataType) -> str:
 def id_casts(run: pl.Schema, qrels: pl.Schema, columns: Sequence[str]) -> dict[str, pl.DataType]:
     """How to read id columns on which the run and the judgments disagree: the one rule.
 
-    Integers of different widths are compared as Int64; integers against text (a Parquet
+    Integers of different widths are compared as Int64 (as text with a UInt64 or 128-bit side,
+    whose values Int64 cannot hold); integers against text (a Parquet
     ``7`` against a TREC ``"7"``) as text, integers rendered without decimals; any other
     disagreement (e.g. float ids) is refused, since ``7.0`` and ``"7"`` have no one reading.
     """
@@ -29,7 +30,7 @@ def id_casts(run: pl.Schema, qrels: pl.Schema, columns: Sequence[str]) -> dict[s
         if col not in run or col not in qrels or run[col] == qrels[col]:
             continue
         kinds = {_id_kind(run[col]), _id_kind(qrels[col])}
-        if kinds == {"int"} and pl.UInt64 not in (run[col], qrels[col]):
+        if kinds == {"int"} and not any(d in (pl.UInt64, pl.Int128, pl.UInt128) for d in (run[col], qrels[col])):
             casts[col] = pl.Int64()
         elif kinds <= {"int", "text"}:
             casts[col] = pl.String()

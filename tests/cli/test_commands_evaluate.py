@@ -92,8 +92,10 @@ def test_output_files_and_force(tmp_path: Path, files: dict[str, Path], log: pl.
     assert_frame_equal(pl.read_parquet(target), expected(log), check_dtypes=False)
     line = one_line_error(invoke("evaluate", files["csv"], *M_ARGS, "--by", "model", "--format", "parquet", "-o", target, code=None))
     assert "exists" in line and "--force" in line
-    invoke("evaluate", files["csv"], *M_ARGS, "--by", "model", "--format", "csv", "-o", target, "--force")
-    assert target.read_text().startswith("model,queries,ndcg@10")
+    other = tmp_path / "means.csv"
+    other.write_text("old\n")
+    invoke("evaluate", files["csv"], *M_ARGS, "--by", "model", "--format", "csv", "-o", other, "--force")
+    assert other.read_text().startswith("model,queries,ndcg@10")
 
 
 def test_duplicates_in_data(tmp_path: Path, log: pl.DataFrame) -> None:

@@ -27,4 +27,4 @@ def test_json_has_null_for_nan_and_latex_escapes() -> None:
 def test_parquet_round_trips_and_every_format_is_registered() -> None:
     df = pl.DataFrame({"model": ["a"], "x": [0.25]})
     assert pl.read_parquet(io.BytesIO(FORMATTERS["parquet"](df))).equals(df)
-    assert set(FORMATTERS) == {"table", "csv", "json", "parquet", "markdown", "latex"}
+    assert set(FORMATTERS) == {"table", "csv", "tsv", "json", "jsonl", "parquet", "markdown", "latex", "html"}

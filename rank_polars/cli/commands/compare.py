@@ -63,7 +63,7 @@ def write_html_report(path: str, run: Any, metrics: Sequence[str], comparison: p
 def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
             position: str, score: str, relevance: str, metrics: tuple[str, ...], by: str, baseline: str | None,
             test: str, correction: str, alpha: float, confidence: float, n_resamples: int, seed: int, engine: str,
-            missing: str, report: str | None, fmt: str, output: str | None, force: bool, order: str,
+            missing: str, report: str | None, fmt: str | None, output: str | None, force: bool, order: str,
             progress: bool | None) -> None:
     """Compare versions of a system (values of --by) against a baseline, query by query.
 
@@ -71,7 +71,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     Example:
       rank-polars compare log/ -m ndcg@10 -m mrr --by model --baseline bot-v1 --report report.html
     """
-    check_output(output, fmt, force)
+    fmt = check_output(output, fmt, force)
     check_file(report, force, "report file")
     loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), [by], order)
     corr = None if correction == "none" else correction

@@ -26,7 +26,7 @@ from ..progress import choose
 @progress_option
 def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
             position: str, score: str, relevance: str, metrics: tuple[str, ...], by: tuple[str, ...], engine: str,
-            per_query: bool, missing: str, duplicates: str, labels: str, checks: str, fmt: str,
+            per_query: bool, missing: str, duplicates: str, labels: str, checks: str, fmt: str | None,
             output: str | None, force: bool, order: str, progress: bool | None) -> None:
     """Evaluate metrics over RUN, per --by group.
 
@@ -37,7 +37,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     """
     from ...evaluate import evaluate
 
-    check_output(output, fmt, force)
+    fmt = check_output(output, fmt, force)
     loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), by, order)
     display = choose(progress)
     with display.phase(loaded.what("evaluating")):
