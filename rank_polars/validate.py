@@ -9,7 +9,7 @@ give the number of items of each ranking and the set of queries to evaluate.
 
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 import polars as pl
 
@@ -269,6 +269,7 @@ def check_values(table: pl.DataFrame, plan: Plan, inputs: Inputs) -> None:
     finite = [pl.col(label).is_finite().fill_null(False) for label in labels]
     bad = table.filter(~pl.all_horizontal(finite))
     if not bad.height:
+        warn_unreachable_thresholds(plan.outputs, inputs)
         return
     metric = next(label for label in labels if not bad[label].is_finite().fill_null(False).all())
     where = examples((_where(row, inputs) for row in bad.sort(inputs.keys).iter_rows(named=True)), quote=False)
@@ -279,6 +280,38 @@ def check_values(table: pl.DataFrame, plan: Plan, inputs: Inputs) -> None:
         f"there is {top.collect().item()}, and 2^grade overflows from grade 1024 on (gain='exp', err); "
         "rescale the grades or use a linear gain"
     )
+
+
+def warn_unreachable_thresholds(outputs: Sequence[tuple[str, Any]], inputs: Inputs) -> None:
+    """A :class:`CoverageWarning` for each metric whose ``rel=`` threshold no grade reaches.
+
+    Such a metric is 0 on every query, which reads like a bad system rather than a
+    threshold above the data's scale (labels in [0, 1] and ``p(rel=2)@5``).  The largest
+    finite grade is read (one column; from the judgments when given) only when a metric
+    sets ``rel``.
+
+    Examples
+    --------
+    >>> import warnings, polars as pl, rank_polars as rp
+    >>> log = pl.DataFrame({"query": ["q1", "q1"], "item": ["a", "b"], "position": [1, 2], "relevance": [0.0, 0.8]})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = rp.evaluate(log, ["p(rel=2)@5"])
+    >>> print(caught[0].message)
+    metric 'p(rel=2)@5' counts an item as relevant from grade 2 (rel=2), above every grade in the data (the largest is 0.8): it is 0 on every query
+    """
+    wanted = [(label, spec.params["rel"]) for label, spec in outputs
+              if getattr(spec, "params", None) and spec.params.get("rel") is not None]
+    side = inputs.qrels if inputs.qrels is not None else inputs.run
+    if not wanted or not isinstance(side, pl.LazyFrame):  # Spark frames: not checked
+        return
+    grade = pl.col(GRADE).cast(pl.Float64)
+    top = side.select(grade.filter(grade.is_finite()).max()).collect().item()
+    for label, rel in wanted:
+        if top is None or rel > top:
+            seen = "there are no finite grades" if top is None else f"the largest is {top:g}"
+            warn(f"metric {label!r} counts an item as relevant from grade {rel:g} (rel={rel:g}), above every grade "
+                 f"in the data ({seen}): it is 0 on every query")
 
 
 def _where(row: dict, inputs: Inputs) -> str:
