@@ -352,6 +352,11 @@ def to_polars(node: Node, leaf: Callable[[Node], Any]) -> Any:
             return pl.lit(n.value, dtype=pl.Boolean if isinstance(n.value, bool) else pl.Float64)
         if isinstance(n, BinOp):
             a, b = go(n.left), go(n.right)
+            if n.op == "/" and isinstance(n.right, Lit):
+                # Polars divides a column by a scalar as a product with its reciprocal (1 ulp off
+                # the quotient: p@5 = 3/5 gave 0.6000000000000001); a divisor of the column's
+                # shape divides exactly, as SQL and trec_eval do
+                return a / (b + a * 0.0)
             return {
                 "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b,
                 "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b, ">=": lambda: a >= b,

@@ -9,7 +9,7 @@ import polars as pl
 
 from .engines.base import Engine as EngineBase
 from .engines.base import split_outputs
-from .engines.polars_engine import PolarsEngine
+from .engines.polars_engine import PolarsEngine, ordered_sum
 from .errors import RankPolarsError
 from .inputs import Columns, Inputs, Source, prepare
 from .measures import MetricLike, parse_all
@@ -242,11 +242,15 @@ def aggregate_expr(label: str, measure: Measure) -> pl.Expr:
     col = pl.col(label)
     if measure.AGGREGATE == "catalog":  # one value per group, on each of its rows
         return col.first()
+    # every sum adds the per-query values in ascending order (ordered_sum): the same bits
+    # whatever order the engine delivered the queries in, and in every engine
     if measure.AGGREGATE == "sum":
-        return col.sum()
+        return ordered_sum(col)
     if measure.AGGREGATE == "gmean":
-        return col.clip(lower_bound=GM_FLOOR).log().mean().exp()
-    return col.mean()
+        logs = col.clip(lower_bound=GM_FLOOR).log()
+        return pl.when(logs.count() > 0).then((ordered_sum(logs) / logs.count()).exp())
+    # the mean of the values a measure defines (a family may leave some null), null if none
+    return pl.when(col.count() > 0).then(ordered_sum(col) / col.count())
 
 
 def finish(table: pl.DataFrame, outputs: Plan | Sequence[tuple[str, Measure]], inputs: Inputs,

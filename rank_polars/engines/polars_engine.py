@@ -72,9 +72,20 @@ def compile_expr(node: d.Node) -> pl.Expr:
     return d.to_polars(node, _col)
 
 
-def _aggregate(agg: d.Agg, name: str) -> pl.Expr:
+def ordered_sum(values: pl.Expr, order: str | None = None) -> pl.Expr:
+    """The sum of ``values`` added one by one in ``order`` (a column), or in ascending order of
+    the values themselves: the same double whatever order the rows arrive in, however many
+    threads (a plain ``sum`` adds them as the streaming engine delivers them)."""
+    ordered = values.sort_by(order) if order is not None else values.sort()
+    # nulls add nothing, as in ``sum`` (an empty sum is 0)
+    return ordered.drop_nulls().cum_sum().last().fill_null(0.0)
+
+
+def _aggregate(agg: d.Agg, name: str, order: str | None = None) -> pl.Expr:
+    """``agg`` per group; a sum is added in ``order`` (:func:`ordered_sum`): rank order over a
+    ranking's rows (as trec_eval adds), ideal-rank order over the ideal ranking."""
     inner = compile_expr(agg.arg)
-    return (inner.sum() if agg.kind == "sum" else inner.max()).alias(name)
+    return (ordered_sum(inner, order) if agg.kind == "sum" else inner.max()).alias(name)
 
 
 def _ideal(judg: pl.LazyFrame, order: d.Node, jkeys: list[str]) -> pl.LazyFrame:
@@ -90,7 +101,7 @@ def _join_ideal_cum(rows: pl.LazyFrame, judg: pl.LazyFrame, jkeys: list[str], na
         ideal = _join_ideal_cum(ideal, judg, jkeys, inner_name, inner)
     ideal = ideal.with_columns(compile_expr(icum.arg).cast(pl.Float64).alias(name))
     at_pos = ideal.select(*jkeys, pl.col(IRANK).alias("__rp_at"), pl.col(name).cum_sum().over(jkeys, order_by=IRANK))
-    total = ideal.group_by(jkeys).agg(pl.col(name).sum().alias("__rp_total"))
+    total = ideal.group_by(jkeys).agg(ordered_sum(pl.col(name), IRANK).alias("__rp_total"))
     at = compile_expr(icum.at).cast(pl.Int64)
     joined = rows.with_columns(at.alias("__rp_at")).join(at_pos, on=[*jkeys, "__rp_at"], how="left", nulls_equal=True)
     joined = joined.join(total, on=jkeys, how="left", nulls_equal=True)
@@ -249,7 +260,8 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
             if plan.judgments_need_n_ret():
                 judg_part = judg_part.join(universe.select(*keys, N_RET), on=jkeys, how="inner", nulls_equal=True)
                 part_keys = keys
-            grouped = judg_part.group_by(part_keys).agg(_aggregate(a, n) for n, a in part.items())
+            grouped = judg_part.group_by(part_keys).agg(_aggregate(a, n, IRANK if order is not None else None)
+                                                         for n, a in part.items())
             stats = stats.join(grouped, on=part_keys, how="left", nulls_equal=True)
     stats = stats.with_columns(pl.col(n).fill_null(0.0) for n in plan.judgment_aggs)
 
@@ -275,7 +287,7 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
         )
     in_pass = [c for c in checks if c not in repeats]
     counts = [e.alias(check_column(c)) for c, e in zip(in_pass, stat_exprs(in_pass))]
-    row_aggs = rows.group_by(keys).agg(*(_aggregate(a, n) for n, a in plan.row_aggs.items()), *counts)
+    row_aggs = rows.group_by(keys).agg(*(_aggregate(a, n, RANK) for n, a in plan.row_aggs.items()), *counts)
 
     # a null group key is a group like any other (nulls_equal on every join on the keys)
     table = stats.join(row_aggs, on=keys, how="left", nulls_equal=True)

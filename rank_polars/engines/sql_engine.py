@@ -143,19 +143,22 @@ def _ideal_sql(table: str, order: d.Node, jkeys: Sequence[str]) -> str:
     return f"SELECT *, {irank} AS {quote(IRANK)} FROM {quote(table)} WHERE {key} > 0"
 
 
-def _ideal_cum_sql(q: Query, alias: str, icum: d.IdealCum, table: str, jkeys: Sequence[str], cte: str) -> tuple[str, str]:
+def _ideal_cum_sql(q: Query, alias: str, icum: d.IdealCum, table: str, jkeys: Sequence[str], cte: str,
+                   ordered: bool = False) -> tuple[str, str]:
     """The joins that bring ``icum`` onto the rows of ``alias`` (its CTE added to ``q``), and
     the selected column.  One nested in ``icum.arg`` is joined onto the ideal ranking first."""
     ideal = _ideal_sql(table, icum.order, jkeys)
     inner = d.ideal_cums([icum.arg])
     if inner:
-        parts = [_ideal_cum_sql(q, "j", n, table, jkeys, f"{cte}_{k}") for k, n in enumerate(inner.values())]
+        parts = [_ideal_cum_sql(q, "j", n, table, jkeys, f"{cte}_{k}", ordered) for k, n in enumerate(inner.values())]
         ideal = f"SELECT j.*{''.join(c for _, c in parts)} FROM ({ideal}) AS j{''.join(j for j, _ in parts)}"
     window = f"PARTITION BY {_cols(jkeys)} ORDER BY {quote(IRANK)} ASC NULLS FIRST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
     arg = compile_expr(icum.arg)
+    # the total in ideal order too: a window without one adds its partition in arrival order
+    whole = f" ORDER BY {quote(IRANK)} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING" if ordered else ""
     q.add(cte, (
         f"SELECT {_cols(jkeys)}, {quote(IRANK)}, SUM({arg}) OVER ({window}) AS c, "
-        f"SUM({arg}) OVER (PARTITION BY {_cols(jkeys)}) AS t FROM ({ideal}) AS j"
+        f"SUM({arg}) OVER (PARTITION BY {_cols(jkeys)}{whole}) AS t FROM ({ideal}) AS j"
     ))
     at = d.to_sql(icum.at, lambda n: f"{alias}.{quote(n.name)}")
     pos, tot = quote(cte + "_at"), quote(cte + "_total")
@@ -166,9 +169,14 @@ def _ideal_cum_sql(q: Query, alias: str, icum: d.IdealCum, table: str, jkeys: Se
     return join, f", CASE WHEN {at} < 1 THEN 0.0 ELSE COALESCE({pos}.c, {tot}.t, 0.0) END AS {quote(icum.column)}"
 
 
-def _aggregate(agg: d.Agg, name: str) -> str:
-    fn = "SUM" if agg.kind == "sum" else "MAX"
-    return f"{fn}({compile_expr(agg.arg)}) AS {quote(name)}"
+def _aggregate(agg: d.Agg, name: str, order: str | None = None) -> str:
+    """``agg`` per group; with ``order`` (a column, or ``""`` for the values themselves) a sum
+    adds its values in that order (see ``Source.ordered``)."""
+    arg = compile_expr(agg.arg)
+    if agg.kind != "sum":
+        return f"MAX({arg}) AS {quote(name)}"
+    by = "" if order is None else f" ORDER BY {quote(order) if order else arg}"
+    return f"SUM({arg}{by}) AS {quote(name)}"
 
 
 def _cols(names: Sequence[str], alias: str | None = None) -> str:
@@ -200,6 +208,9 @@ class Source:
     relevance: str = "relevance"
     dedupe: bool = False  # duplicates="first": keep each (ranking, item)'s first row
     labels: str = "qrels"  # with qrels: "run" takes the shown rows' grades from the run's labels
+    # sums added in a fixed order (``SUM(x ORDER BY rank)``), so that every run gives the same
+    # bits whatever the threads (the DuckDB engine; Spark has no ordered aggregate)
+    ordered: bool = False
 
     @property
     def run_labels(self) -> bool:
@@ -377,7 +388,8 @@ def per_query_query(
                 )
                 part_keys = keys
             alias = f"a{len(joins)}"
-            grouped = ", ".join(_aggregate(a, n) for n, a in part.items())
+            by = None if not src.ordered else IRANK if order is not None else ""
+            grouped = ", ".join(_aggregate(a, n, by) for n, a in part.items())
             joins.append(
                 f"LEFT JOIN (SELECT {_cols(part_keys)}, {grouped} FROM ({judg}) AS j GROUP BY {_cols(part_keys)}) "
                 f"AS {alias} ON {_on('u', alias, part_keys)}"
@@ -404,7 +416,7 @@ def per_query_query(
     icum_cols, icum_joins = [], []
     for i, icum in enumerate(d.ideal_cums([*plan.row_aggs.values(), *plan.cums.values()]).values()):
         table, jkeys = (JUDGMENTS, [Q]) if src.qrels is not None else (LABELLED, keys)
-        join, col = _ideal_cum_sql(q, "r", icum, table, jkeys, f"__rp_icum{i}")
+        join, col = _ideal_cum_sql(q, "r", icum, table, jkeys, f"__rp_icum{i}", src.ordered)
         icum_joins.append(join)
         icum_cols.append(col)
     if icum_cols:
@@ -437,7 +449,7 @@ def per_query_query(
     table += "".join(", g." + quote(n) for n in plan.global_aggs)
     table += f" FROM {quote(STATS)} AS s"
     if plan.row_aggs or checks:
-        grouped = [_aggregate(a, n) for n, a in plan.row_aggs.items()]
+        grouped = [_aggregate(a, n, RANK if src.ordered else None) for n, a in plan.row_aggs.items()]
         grouped += [f"{STATS_SQL[c]} AS {quote(check_column(c))}" for c in in_pass]
         q.add(ROWAGG, f"SELECT {_cols(keys)}, {', '.join(grouped)} FROM {quote(ROWX)} GROUP BY {_cols(keys)}")
         table += f" LEFT JOIN {quote(ROWAGG)} AS ra ON {_on('s', 'ra', keys)}"
