@@ -16,9 +16,12 @@ from sqlglot.errors import SqlglotError
 
 from .errors import RankPolarsError
 from .measures import MetricLike, parse_all
-from .measures.base import GM_FLOOR, Measure
-from .plan import Q, build_plan
-from .engines.sql_engine import PER_QUERY, Source, metric_column, per_query_query, quote
+from .measures.base import GM_FLOOR, FamilyMeasure, Measure
+from .measures.counts import NumQ
+from .plan import ITEM, Q, build_plan
+from .engines.base import FamilySql, split_outputs
+from .engines.sql_engine import PER_QUERY, Query, Source, metric_column, per_query_query, quote
+from .inputs import Columns
 
 Dialect = Literal["duckdb", "spark", "databricks", "trino", "presto", "bigquery", "snowflake", "postgres"]
 DIALECTS: tuple[str, ...] = ("duckdb", "spark", "databricks", "trino", "presto", "bigquery", "snowflake", "postgres")
@@ -115,25 +118,73 @@ def to_sql(
     if labels == "run" and qrels is None:
         raise RankPolarsError("labels='run' takes the shown rows' grades from the run and the ideal from qrels: pass qrels=")
     src = Source(table, qrels, by_cols, order, query, item, position, score, relevance, labels=labels)
-    plan = build_plan(outputs)
+    plan_outputs, families = split_outputs(outputs)
+    if families and per_query and any(spec.AGGREGATE == "catalog" for _, spec in families):
+        raise RankPolarsError("a catalogue-level metric is one value per group: it has no per-query value")
+    plan = build_plan(plan_outputs or [("__rp_universe_only", NumQ())])
     q = per_query_query(plan, src, None, missing)
+    # the plan's metrics by their column, a measure family's by its statement joined below
+    value = {label: f"p.{quote(metric_column(i))}" for i, (label, _) in enumerate(plan_outputs)}
+    joins = _families_sql(q, families, src, value)
 
-    internal = [quote(k) for k in src.keys[:-1]]
+    internal = [f"p.{quote(k)}" for k in src.keys[:-1]]
     groups = [f"{k} AS {quote(c)}" for k, c in zip(internal, by_cols)]
     labels = [label for label, _ in outputs]
+    source = f"{quote(PER_QUERY)} AS p{joins}"
     if per_query:
-        cols = [*groups, f"{quote(Q)} AS {quote(query)}"]
-        cols += [f"{quote(metric_column(i))} AS {quote(label)}" for i, label in enumerate(labels)]
-        order_by = ", ".join(f"{k} ASC NULLS LAST" for k in [*internal, quote(Q)])
-        final = f"SELECT {', '.join(cols)} FROM {quote(PER_QUERY)} ORDER BY {order_by}"
+        cols = [*groups, f"p.{quote(Q)} AS {quote(query)}"]
+        cols += [f"{value[label]} AS {quote(label)}" for label in labels]
+        order_by = ", ".join(f"{k} ASC NULLS LAST" for k in [*internal, f"p.{quote(Q)}"])
+        final = f"SELECT {', '.join(cols)} FROM {source} ORDER BY {order_by}"
     else:
         cols = [*groups, f"COUNT(*) AS {quote('queries')}"]
-        cols += [f"{aggregate_sql(quote(metric_column(i)), spec)} AS {quote(label)}" for i, (label, spec) in enumerate(outputs)]
-        final = f"SELECT {', '.join(cols)} FROM {quote(PER_QUERY)}"
+        cols += [f"{aggregate_sql(value[label], spec)} AS {quote(label)}" for label, spec in outputs]
+        final = f"SELECT {', '.join(cols)} FROM {source}"
         if by_cols:
             order_by = ", ".join(f"{k} ASC NULLS LAST" for k in internal)
             final += f" GROUP BY {', '.join(internal)} ORDER BY {order_by}"
     return one_select(translate(q.render(final), dialect), dialect)
+
+
+class _Tables(FamilySql):
+    """A family's tables in ``to_sql``: each auxiliary table a SQL table expression carried by
+    the spec (``rp.novelty(k=10, history="train")``), placed as given; nothing is read."""
+
+    def source(self, spec: FamilyMeasure, name: str) -> str:
+        table = spec.sources.get(name)
+        if table is None:
+            raise RankPolarsError(f"{spec.NAME} needs {name}= ({spec.SOURCES.get(name, name)}): in to_sql a table name")
+        check_table_expression(f"{spec.name} {name}", table)
+        ids = [(self.columns.query, Q)] if name in ("history", "subtopics") else []
+        extra = ", ".join(f"{quote(user)} AS {quote(internal)}" for user, internal in [*ids, (self.columns.item, ITEM)])
+        return f"(SELECT *, {extra} FROM {table} AS {quote('__rp_t')})"
+
+
+def _families_sql(q: Query, families: list, src: Source, value: dict[str, str]) -> str:
+    """Each measure family's statement as a CTE (its ``sql_values``, over the ranked run, the
+    judgments and the universe), and the joins that bring its values to the per-query rows:
+    0 where it returned no row (as ``engines.base.attach``), per group for catalogue ones."""
+    if not families:
+        return ""
+    from .engines.base import family_groups
+    from .engines.sql_engine import QRELS, UNIVERSE, ranked_cte
+
+    run = "__rp_family_run"
+    q.add(run, ranked_cte(Source(run="", qrels=None, by=list(src.by), order=src.order)))
+    columns = Columns(src.query, src.item, src.position, src.score, src.relevance)
+    tables = _Tables(run=quote(run), qrels=quote(QRELS) if src.qrels is not None else None, universe=quote(UNIVERSE),
+                     keys=src.keys, columns=columns, relation=None, query=None)  # type: ignore[arg-type]
+    joins = []
+    for i, (module, catalog, outputs) in enumerate(family_groups(families)):
+        name, alias = f"__rp_family{i}", f"f{i}"
+        q.add(name, f"SELECT *, TRUE AS {quote('__rp_row')} FROM ({module.sql_values(outputs, tables)}) AS {quote('__rp_f')}")
+        on = [quote(k) for k in (src.keys[:-1] if catalog else src.keys)]
+        condition = " AND ".join(f"p.{k} IS NOT DISTINCT FROM {alias}.{k}" for k in on) or "TRUE"
+        joins.append(f" LEFT JOIN {quote(name)} AS {alias} ON {condition}")
+        for label, _ in outputs:
+            got = f"{alias}.{quote(label)}"
+            value[label] = got if catalog else f"CASE WHEN {alias}.{quote('__rp_row')} IS NULL THEN 0.0 ELSE {got} END"
+    return "".join(joins)
 
 
 def check_table_expression(name: str, value: object) -> None:
@@ -176,6 +227,8 @@ def one_select(sql: str, dialect: str) -> str:
 def aggregate_sql(column: str, measure: Measure) -> str:
     """The SQL of ``evaluate.aggregate_expr``: AVG, SUM (``num_*``), or trec_eval's geometric
     mean floored at 1e-5 (``gm_map``, ``gm_bpref``), as the spec's ``AGGREGATE`` says."""
+    if measure.AGGREGATE == "catalog":  # one value per group, on each of its rows
+        return f"MAX({column})"
     if measure.AGGREGATE == "sum":
         return f"COALESCE(SUM({column}), 0.0)"  # a count over no queries is 0, as in Polars
     if measure.AGGREGATE == "gmean":

@@ -155,26 +155,38 @@ def categories(features: pl.LazyFrame, info: Features) -> pl.LazyFrame:
     return _categories(features, info.column, features.collect_schema()[info.column])
 
 
-def check_specs(outputs: Outputs, columns: Columns) -> dict[str, dict[str, Any]]:
-    """Every spec's auxiliary tables checked (the same in every engine), by label."""
+def check_specs(outputs: Outputs, columns: Columns, read: bool = True) -> dict[str, dict[str, Any]]:
+    """Every spec's auxiliary tables checked (the same in every engine), by label.  ``read``
+    False (``to_sql``: the tables are SQL names, nothing is read): only the arguments."""
     checked: dict[str, dict[str, Any]] = {}
     for label, spec in outputs:
         if not isinstance(spec, Beyond):
             raise RankPolarsError(f"{label!r} is not a beyond-accuracy measure")
         info: dict[str, Any] = {}
         sim = spec.params.get("sim")
+        if not read:
+            if sim == "features":
+                raise RankPolarsError(f"to_sql cannot write {label!r}: the kind and length of the features are read "
+                                      "from the table; use rp.evaluate, or sim='cooccurrence'")
+            _needs_catalog(spec)
+            checked[label] = info
+            continue
         if "history" in spec.SOURCES and (spec.sources.get("history") is not None or _needs(spec, "history")):
             check_history(spec, columns)
         if spec.sources.get("catalog") is not None:
             check_catalog(spec, columns)
         if sim == "features":
             info["features"] = check_features(spec, columns)
-        if spec.NAME in ("catalog_coverage", "gini", "exposure_gini", "pop_reo", "pop_rsp") and \
-                spec.sources.get("catalog") is None and spec.sources.get("history") is None:
-            raise RankPolarsError(f"{spec.name} needs catalog= (the items that could be shown) or history= "
-                                  f"(its distinct items are then the catalogue): e.g. rp.{spec.NAME}(k=10, catalog=items)")
+        _needs_catalog(spec)
         checked[label] = info
     return checked
+
+
+def _needs_catalog(spec: Beyond) -> None:
+    if spec.NAME in ("catalog_coverage", "gini", "exposure_gini", "pop_reo", "pop_rsp") and \
+            spec.sources.get("catalog") is None and spec.sources.get("history") is None:
+        raise RankPolarsError(f"{spec.name} needs catalog= (the items that could be shown) or history= "
+                              f"(its distinct items are then the catalogue): e.g. rp.{spec.NAME}(k=10, catalog=items)")
 
 
 def _needs(spec: Beyond, name: str) -> bool:
@@ -195,7 +207,8 @@ def polars_values(outputs: Outputs, frames: FamilyFrames) -> pl.LazyFrame:
 def sql_values(outputs: Outputs, tables: FamilySql) -> str:
     from .beyond_sql import values
 
-    checked = check_specs(outputs, tables.columns)
+    # to_sql gives no connection: its tables are SQL names, not read here
+    checked = check_specs(outputs, tables.columns, read=tables.query is not None)
     return values(outputs, tables, checked)
 
 

@@ -33,8 +33,10 @@ class Ctx:
 
     def top(self, spec: Beyond) -> str:
         """The evaluated lists' rows at ranks <= k."""
-        cut = f" WHERE r.{R} <= {spec.k}" if spec.k is not None else ""
-        return f"(SELECT r.* FROM {self.t.run} AS r SEMI JOIN {self.t.universe} AS u ON {self.on('r', 'u')}{cut})"
+        cut = f" AND r.{R} <= {spec.k}" if spec.k is not None else ""
+        # EXISTS rather than DuckDB's SEMI JOIN: it translates to every dialect of to_sql
+        return (f"(SELECT r.* FROM {self.t.run} AS r WHERE EXISTS (SELECT 1 FROM {self.t.universe} AS u "
+                f"WHERE {self.on('r', 'u')}){cut})")
 
     def history(self, spec: Beyond) -> str:
         return f"(SELECT {QQ}, {I} FROM {self.t.source(spec, 'history')})"
@@ -111,7 +113,7 @@ def gini(label: str, spec: Beyond, ctx: Ctx, weight: str | None = None) -> str:
     part = f"PARTITION BY {g}" if g else ""
     ranked = (f"(SELECT *, row_number() OVER ({part} ORDER BY c) AS j, count(*) OVER ({part}) AS m, "
               f"{n} AS n FROM {exposure})")
-    select = by(ctx, ranked, "sum((2 * (n - m + j) - n - 1) * c) / (any_value(n) * sum(c))", label, ctx.groups)
+    select = by(ctx, ranked, "sum((2 * (n - m + j) - n - 1) * c) / (max(n) * sum(c))", label, ctx.groups)
     what = "catalog" if spec.sources.get("catalog") is not None else "history"
     return checked(select, check_missing(label, top, ctx.items(spec), what, "the Gini index is over the catalogue's items"),
                    label, ctx.groups)
@@ -170,11 +172,11 @@ def _groups_checked(label: str, spec: Beyond, ctx: Ctx, select: str) -> str:
 
 def pop_rsp(label: str, spec: Beyond, ctx: Ctx) -> str:
     f = flagged(ctx, spec)
-    sizes = f"(SELECT count(*) FILTER (WHERE head) AS n_head, count(*) FILTER (WHERE NOT head) AS n_tail FROM {f})"
-    seen = (f"(SELECT h.{QQ}, count(*) FILTER (WHERE f.head) AS sh, count(*) FILTER (WHERE NOT f.head) AS st "
+    sizes = f"(SELECT sum(CASE WHEN head THEN 1 ELSE 0 END) AS n_head, sum(CASE WHEN NOT head THEN 1 ELSE 0 END) AS n_tail FROM {f})"
+    seen = (f"(SELECT h.{QQ}, sum(CASE WHEN f.head THEN 1 ELSE 0 END) AS sh, sum(CASE WHEN NOT f.head THEN 1 ELSE 0 END) AS st "
             f"FROM (SELECT DISTINCT * FROM {ctx.history(spec)}) AS h JOIN {f} AS f ON h.{I} = f.{I} GROUP BY h.{QQ})")
-    shown = (f"(SELECT {ctx.cols('t')}, CAST(count(*) FILTER (WHERE f.head) AS DOUBLE) AS nh, "
-             f"CAST(count(*) FILTER (WHERE NOT f.head) AS DOUBLE) AS nt "
+    shown = (f"(SELECT {ctx.cols('t')}, CAST(sum(CASE WHEN f.head THEN 1 ELSE 0 END) AS DOUBLE) AS nh, "
+             f"CAST(sum(CASE WHEN NOT f.head THEN 1 ELSE 0 END) AS DOUBLE) AS nt "
              f"FROM (SELECT DISTINCT {', '.join(ctx.keys)}, {I} FROM {ctx.top(spec)}) AS t JOIN {f} AS f ON t.{I} = f.{I} "
              f"GROUP BY {ctx.cols('t')})")
     per = (f"(SELECT s.*, CAST(z.n_head - coalesce(p.sh, 0) AS DOUBLE) AS dh, CAST(z.n_tail - coalesce(p.st, 0) AS DOUBLE) AS dt "
@@ -191,7 +193,7 @@ def pop_reo(label: str, spec: Beyond, ctx: Ctx) -> str:
             f"FROM {rel} AS r JOIN {f} AS f ON r.{I} = f.{I} "
             f"LEFT JOIN {past} AS p ON r.{QQ} = p.{QQ} AND r.{I} = p.{I} "
             f"LEFT JOIN {shown} AS s ON {ctx.on('r', 's')} AND r.{I} = s.{I})")
-    count = "CAST(count(*) FILTER (WHERE {}) AS DOUBLE)"
+    count = "CAST(sum(CASE WHEN {} THEN 1 ELSE 0 END) AS DOUBLE)"
     per = (f"(SELECT {', '.join(ctx.keys)}, {count.format('head AND shown')} AS nh, "
            f"{count.format('NOT head AND shown')} AS nt, {count.format('head AND NOT past')} AS dh, "
            f"{count.format('NOT head AND NOT past')} AS dt FROM {rows} GROUP BY {', '.join(ctx.keys)})")

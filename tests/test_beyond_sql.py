@@ -1,0 +1,90 @@
+"""``to_sql`` with beyond-accuracy measures: the statement, run in DuckDB over tables named in
+the specs, equals ``evaluate`` (itself tested against the peers in test_beyond_reference.py),
+and it translates to the other dialects where sqlglot can express it."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import duckdb
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import rank_polars as rp
+from rank_polars.errors import RankPolarsError
+
+from .test_beyond_reference import SETTINGS, logs
+
+FEW = settings(SETTINGS, max_examples=6)
+
+
+def _specs(k: int, tables: dict[str, Any]) -> list[Any]:
+    history = tables["history"]
+    return [rp.arp(k=k, history=history), rp.aplt(k=k, history=history), rp.aclt(k=k, history=history, head=0.5),
+            rp.epc(k=k, history=history), rp.efd(k=k, history=history),
+            rp.ils(k=k, history=history, sim="cooccurrence"), rp.serendipity(k=k, history=history, sim="cooccurrence")]
+
+
+def _catalog_specs(k: int, tables: dict[str, Any]) -> list[Any]:
+    history, catalog = tables["history"], tables["catalog"]
+    return [rp.catalog_coverage(k=k, catalog=catalog), rp.entropy(k=k), rp.gini(k=k, catalog=catalog),
+            rp.exposure_gini(k=k, catalog=catalog), rp.novelty(k=k, history=history, unseen="zero"),
+            rp.pop_reo(k=k, history=history, catalog=catalog), rp.pop_rsp(k=k, history=history, catalog=catalog)]
+
+
+def _same(a: pl.DataFrame, b: pl.DataFrame) -> None:
+    assert a.columns == b.columns
+    for column in a.columns:
+        for x, y in zip(a[column].to_list(), b[column].to_list()):
+            if isinstance(x, float) or isinstance(y, float):
+                assert (x is None and y is None) or math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12), (column, x, y)
+            else:
+                assert x == y, (column, x, y)
+
+
+@FEW
+@given(data=logs(fresh=False), k=st.integers(1, 5), per_query=st.booleans())
+def test_to_sql_equals_evaluate(data: dict[str, Any], k: int, per_query: bool) -> None:
+    catalog = pl.DataFrame({"item": data["items"]})
+    con = duckdb.connect()
+    for name, frame in (("logs", data["log"]), ("train", data["history"]), ("items", catalog)):
+        con.register(name, frame.to_arrow())
+    named = {"history": "train", "catalog": "items"}
+    frames = {"history": data["history"], "catalog": catalog}
+    for make in (_specs, _catalog_specs):
+        if per_query and make is _catalog_specs:
+            continue
+        sql = rp.to_sql(["ndcg@3", *make(k, named)], table="logs", by="model", query="user", per_query=per_query)
+        got = con.sql(sql).pl()
+        want = rp.evaluate(data["log"], ["ndcg@3", *make(k, frames)], by="model", query="user", per_query=per_query)
+        _same(got.cast({"queries": pl.UInt32} if "queries" in got.columns else {}), want)
+
+
+def test_to_sql_checks_and_limits() -> None:
+    log = pl.DataFrame({"model": ["a", "a"], "user": [1, 1], "item": ["x", "y"], "position": [1, 2], "relevance": [1, 0]})
+    con = duckdb.connect()
+    con.register("logs", log.to_arrow())
+    con.register("items", pl.DataFrame({"item": ["x"]}).to_arrow())
+    # the statement itself refuses a shown item outside the catalogue, with the engines' message
+    sql = rp.to_sql([rp.catalog_coverage(k=2, catalog="items")], table="logs", by="model", query="user")
+    with pytest.raises(duckdb.InvalidInputException, match=r"catalog_coverage@2: 1 shown items have no row in the catalog "
+                                                           r"table, e\.g\. 'y'"):
+        con.sql(sql).fetchall()
+    # feature vectors: their kind and length are read from the table, which to_sql does not read
+    with pytest.raises(RankPolarsError, match=r"to_sql cannot write 'ils@2'"):
+        rp.to_sql([rp.ils(k=2, features="items")], table="logs", query="user")
+    with pytest.raises(RankPolarsError, match=r"one table name or table function"):
+        rp.to_sql([rp.arp(k=2, history="train; DROP TABLE logs")], table="logs", query="user")
+    with pytest.raises(RankPolarsError, match=r"no per-query value"):
+        rp.to_sql([rp.entropy(k=2)], table="logs", query="user", per_query=True)
+
+
+@pytest.mark.parametrize("dialect", ["spark", "trino", "snowflake", "databricks", "presto", "postgres"])
+def test_to_sql_translates(dialect: str) -> None:
+    named = {"history": "train", "catalog": "items"}
+    specs = [*_specs(10, named), *_catalog_specs(10, named)]
+    for spec in specs:
+        assert rp.to_sql(["ndcg@10", spec], table="logs", by="model", query="user", dialect=dialect).startswith("WITH")
