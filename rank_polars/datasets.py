@@ -324,4 +324,60 @@ def _write_sample(path: Path | None = None) -> Path:
     return path
 
 
-__all__ = ["chatbot_log", "chatbot_qrels", "sample_log", "sample_path", "split_judgments"]
+_FORMATS = ("lecture", "worked example", "exercise")
+
+
+def chatbot_videos(n_questions: int = 200, results_per_question: int = 10, seed: int = 0) -> pl.DataFrame:
+    """The video catalogue behind :func:`chatbot_log`: one row per video with its
+    ``categories`` (its course and its format), for the beyond-accuracy measures
+    (``catalog=`` and ``features=``: category overlap).
+
+    Examples
+    --------
+    >>> from rank_polars import datasets
+    >>> videos = datasets.chatbot_videos()
+    >>> videos.height, videos.row(0)
+    (1009, ('vid_0000', ['algebra', 'lecture']))
+    """
+    _check(n_questions, results_per_question, "marks")
+    world = _World(n_questions, results_per_question, seed)
+    code = np.arange(world.catalog)
+    courses = list(_COURSES)
+    return pl.DataFrame({"item": world.video_ids(code), "course": code % len(courses), "format": (code // 7) % 3}).select(
+        "item",
+        pl.concat_list(pl.lit(pl.Series(courses)).gather(pl.col("course")),
+                       pl.lit(pl.Series(_FORMATS)).gather(pl.col("format"))).alias("categories"),
+    )
+
+
+def chatbot_history(n_questions: int = 200, results_per_question: int = 10, seed: int = 0) -> pl.DataFrame:
+    """A short history behind :func:`chatbot_log`: videos students opened earlier for each
+    question (``query``, ``item``; a few per question, popular videos far more often), for the
+    popularity, novelty and co-occurrence measures (``history=``).
+
+    Examples
+    --------
+    >>> from rank_polars import datasets
+    >>> history = datasets.chatbot_history()
+    >>> history.columns, history.height > 500
+    (['query', 'item'], True)
+    """
+    _check(n_questions, results_per_question, "marks")
+    world = _World(n_questions, results_per_question, seed)
+    rng = np.random.default_rng([seed, 1])
+    # popularity: a Zipf-like share over a fixed shuffle of the catalogue, and the question's
+    # own candidates (students open what the course points them to)
+    weights = 1.0 / (np.arange(world.catalog) + 5.0)
+    popular = rng.permutation(world.catalog)
+    n_views = 1 + rng.poisson(3.0, world.n)
+    rows_q, rows_v = [], []
+    for q in range(world.n):
+        picks = np.concatenate([popular[rng.choice(world.catalog, n_views[q], p=weights / weights.sum())],
+                                world.video[q, rng.integers(0, world.pool, 2)]])
+        rows_q.extend([q] * len(picks))
+        rows_v.extend(picks.tolist())
+    queries = world.questions()["query"]
+    return pl.DataFrame({"query": queries.gather(rows_q), "item": world.video_ids(np.array(rows_v))}).unique(maintain_order=True)
+
+
+__all__ = ["chatbot_history", "chatbot_log", "chatbot_qrels", "chatbot_videos", "sample_log", "sample_path", "split_judgments"]
