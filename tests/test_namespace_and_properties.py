@@ -73,6 +73,38 @@ def test_namespace_methods_match_functions():
         ranked.ranking.ndgc(3)
 
 
+def test_the_metric_strings_short_names_are_aliases():
+    df = pl.DataFrame({"relevance": [3, 0, 2, 1, 0], "position": [1, 2, 3, 4, 5]})
+    ranked = pl.col("relevance").sort_by("position")
+    got = df.select(ranked.ranking.p(3), ranked.ranking.r(2), ranked.ranking.map(), ranked.ranking.mrr(),
+                    ranked.ranking.hit(1))
+    # the same columns and values as the metric strings in evaluate (its long-format plan)
+    want = rp.evaluate(df.with_columns(query=pl.lit("q"), item=pl.format("i{}", "position")),
+                       ["p@3", "r@2", "ap", "rr", "success@1"])
+    assert got.columns == ["p@3", "r@2", "ap", "rr", "success@1"]
+    assert got.row(0) == pytest.approx(want.drop("queries").row(0), abs=1e-12)
+
+
+@pytest.mark.parametrize(("name", "hint"), [
+    ("ndgc", "; did you mean 'ndcg'?"),  # spelling
+    ("mean_average_precision", "; did you mean 'ap'?"),  # meaning: the words of a summary
+    ("reciprocal_rank", "; did you mean 'rr'?"),
+    ("expected_reciprocal_rank", "; did you mean 'err'?"),
+    ("P_10", "; did you mean 'precision'?"),  # a trec_eval metric string
+    ("gm_map", "; 'gm_map' needs judgments beyond the list or several queries: use rank_polars.evaluate(log, ['gm_map'])"),
+    ("zzz", ""),
+])
+def test_an_unknown_method_gets_one_hint_by_meaning(name, hint):
+    import traceback
+
+    with pytest.raises(AttributeError) as caught:
+        getattr(pl.col("relevance").ranking, name)
+    assert str(caught.value) == f"'ranking' namespace has no metric {name!r}{hint}"
+    # what a user sees: the message once, without Python's own "Did you mean" appended by spelling
+    shown = "".join(traceback.format_exception_only(caught.type, caught.value))
+    assert shown.strip() == f"AttributeError: {caught.value}"
+
+
 # gains and counts are unbounded; utility is a weighted count (a*rel_ret + b*nonrel_ret + ...)
 BOUNDED = [s for s in SPECS if not s.startswith(("cg", "dcg", "idcg", "num_", "utility"))]
 
