@@ -11,6 +11,7 @@ from .engines.base import Engine as EngineBase
 from .engines.base import split_outputs
 from .engines.polars_engine import PolarsEngine, ordered_sum
 from .errors import RankPolarsError
+from .families.diversity import bind_subtopics
 from .inputs import Columns, Inputs, Source, prepare
 from .measures import MetricLike, parse_all
 from .measures.base import GM_FLOOR, Measure
@@ -165,6 +166,8 @@ def evaluate(
     outputs = parse_all(metrics)
     check_output_names(by_cols, [label for label, _ in outputs], query, per_query)
     plan_outputs, families = split_outputs(outputs)
+    # subtopic judgments given as qrels: the diversity specs read them (issue 18)
+    qrels, families = bind_subtopics(qrels, families, query, item, relevance)
     if families and per_query:
         catalog = next((label for label, spec in families if spec.AGGREGATE == "catalog"), None)
         if catalog is not None:

@@ -226,7 +226,9 @@ def polars_values(outputs: Sequence[tuple[str, Any]], frames: Any) -> pl.LazyFra
     out = parts[0]
     for part in parts[1:]:
         out = out.join(part, on=frames.keys, how="full", coalesce=True, nulls_equal=True)
-    return out
+    # a ranking with relevant rows under one set of parameters only scores 0 under the others
+    labels = [label for label, _ in outputs]
+    return out.with_columns(pl.col(labels).fill_null(0.0)) if len(parts) > 1 else out
 
 
 def _subtopic_table(source: pl.LazyFrame, spec: Any, columns: Any) -> pl.LazyFrame:
@@ -292,7 +294,9 @@ def sql_values(outputs: Sequence[tuple[str, Any]], tables: Any) -> str:
     sql = f"SELECT * FROM ({selects[0]}) AS d0"
     for i, select in enumerate(selects[1:], 1):
         sql += f" FULL JOIN ({select}) AS d{i} USING ({', '.join(keys)})"
-    return sql
+    # a ranking with relevant rows under one set of parameters only scores 0 under the others
+    filled = ", ".join(f"COALESCE({quote(label)}, 0.0) AS {quote(label)}" for label, _ in outputs)
+    return f"SELECT {', '.join(keys)}, {filled} FROM ({sql}) AS d"
 
 
 def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> str:
@@ -395,5 +399,31 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> s
     return f"SELECT * FROM ({inner}) AS __rp_diversity"
 
 
-__all__ = ["check_subtopics", "ideal_gains", "ideal_ideal", "ideal_sql", "nrbp_depth", "polars_values", "relevant_pairs",
+
+def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, item: str,
+                   relevance: str) -> tuple[Any, list[tuple[str, Any]]]:
+    """``evaluate(run, ["alpha_ndcg@20"], qrels=subtopic_judgments)``: the diversity specs that
+    carry no ``subtopics=`` table read these qrels (a frame with the subtopic column, or a
+    file in ndeval's format), and the plan's other measures see one judgment per (query,
+    item), its highest grade."""
+    wanting = [spec for _, spec in families if "subtopics" in spec.SOURCES and spec.sources["subtopics"] is None]
+    if qrels is None or not wanting:
+        return qrels, list(families)
+    from ..inputs import scan
+    from ..ndeval.files import looks_like_subtopic_qrels, read_subtopic_qrels
+
+    import os
+
+    if isinstance(qrels, (str, os.PathLike)) and looks_like_subtopic_qrels(qrels):
+        qrels = read_subtopic_qrels(qrels)
+    frame = scan(qrels, "qrels")
+    names = frame.collect_schema().names()
+    column = wanting[0].params["subtopic"]
+    if column not in names:
+        return qrels, list(families)  # the family then says it needs subtopics=
+    bound = [(label, spec.replace(subtopics=frame) if spec in wanting else spec) for label, spec in families]
+    return frame.group_by(query, item).agg(pl.col(relevance).max()), bound
+
+
+__all__ = ["bind_subtopics", "check_subtopics", "ideal_gains", "ideal_ideal", "ideal_sql", "nrbp_depth", "polars_values", "relevant_pairs",
            "run_values", "sql_values"]

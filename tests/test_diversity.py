@@ -1,0 +1,165 @@
+"""ndeval's measures in ``evaluate``, both engines, against pyndeval (ndeval.c as a Python
+extension) at 1e-9 per query, on generated subtopic judgments and runs."""
+
+from __future__ import annotations
+
+import math
+
+import hypothesis.strategies as st
+import polars as pl
+import pyndeval
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+
+import rank_polars as rp
+from rank_polars.errors import RankPolarsError
+from rank_polars.measures import parse
+
+OURS = {"alpha-DCG": "alpha_dcg", "alpha-nDCG": "alpha_ndcg", "ERR-IA": "err_ia", "nERR-IA": "nerr_ia",
+        "P-IA": "p_ia", "strec": "strec"}
+FLAT = {"NRBP": "nrbp", "nNRBP": "nnrbp", "MAP-IA": "map_ia"}
+
+
+@st.composite
+def collections(draw: st.DrawFn) -> tuple[list[tuple[str, str, str, int]], list[tuple[str, str, str, float]]]:
+    """Subtopic judgments (grades 0-4, subtopics without a relevant item, repeated items across
+    subtopics) and a run of two models (ties in score, unjudged items, queries on one side)."""
+    qrels, run = [], []
+    for q in range(draw(st.integers(1, 6))):
+        docs = [f"d{j}" for j in range(draw(st.integers(1, 12)))]
+        if draw(st.booleans()) or q == 0:
+            for s in range(draw(st.integers(1, 4))):
+                for d in draw(st.lists(st.sampled_from(docs), unique=True, max_size=len(docs))):
+                    qrels.append((str(q), str(s), d, draw(st.integers(0, 4))))
+        for model in ("a", "b"):
+            if draw(st.integers(0, 4)) == 0:
+                continue
+            shown = draw(st.lists(st.sampled_from(docs + ["u1", "u2", "u3"]), unique=True, max_size=25))
+            for d in shown:
+                run.append((model, str(q), d, float(draw(st.integers(0, 5)))))
+    qrels.append(("99", "9", "z0", 1))  # never empty: the empty inputs are refused, tested elsewhere
+    run.append(("a", "99", "z0", 1.0))
+    return qrels, run
+
+
+def reference(qrels: list, run: list, model: str, measures: list[str], alpha: float, beta: float, rel: int) -> dict:
+    ranked = [(q, d, s) for m, q, d, s in run if m == model]
+    ranked.sort(key=lambda r: r[0])  # pyndeval reads each query's rows together
+    return pyndeval.RelevanceEvaluator(qrels, measures, relevance_level=rel, alpha=alpha, beta=beta).evaluate(ranked)
+
+
+def ours(qrels: list, run: list, names: list[str], engine: str) -> pl.DataFrame:
+    frame = pl.DataFrame(run, schema={"model": pl.String, "query": pl.String, "item": pl.String, "score": pl.Float64},
+                         orient="row")
+    # pyndeval's order: score descending, then docno ascending (ndeval -traditional: descending)
+    frame = frame.with_columns(pl.struct(-pl.col("score"), "item").rank("ordinal").over("model", "query").alias("position"))
+    subtopics = pl.DataFrame(qrels, schema={"query": pl.String, "subtopic": pl.String, "item": pl.String,
+                                            "relevance": pl.Int64}, orient="row")
+    return rp.evaluate(frame.drop("score"), names, qrels=subtopics, by="model", per_query=True, engine=engine)
+
+
+MEASURES = [f"{m}@{k}" for m in OURS for k in (1, 2, 3, 5, 10, 20)] + list(FLAT)
+
+
+def _name(measure: str, params: str) -> str:
+    base, _, k = measure.partition("@")
+    name = OURS.get(base) or FLAT[base]
+    return f"{name}{params}" + (f"@{k}" if k else "")
+
+
+# (alpha, beta, rel): ndeval's defaults, others, and the edges (alpha = 1: a subtopic counts
+# once; beta = 0: NRBP reads rank 1 only; rel = 2 as pyndeval's relevance_level).  Not alpha = 0
+# with beta = 1, where ndeval's NRBP factor 1 - (1 - alpha) beta is 0 and its nNRBP 0/0.
+PARAMETERS = [(0.5, 0.5, 1), (0.3, 0.8, 1), (1.0, 0.0, 2), (0.0, 0.9, 1)]
+
+
+def _names(alpha: float, beta: float, rel: int) -> list[str]:
+    names = []
+    for m in MEASURES:
+        extra = [f"alpha={alpha}"] + ([f"beta={beta}"] if m in ("NRBP", "nNRBP") else []) + ([f"rel={rel}"] if rel != 1 else [])
+        names.append(_name(m, f"({', '.join(extra)})"))
+    return names
+
+
+def _check(data: tuple, engine: str) -> None:
+    qrels, run = data
+    table = ours(qrels, run, [n for p in PARAMETERS for n in _names(*p)], engine)
+    judged = {q for q, _, _, _ in qrels}
+    for alpha, beta, rel in PARAMETERS:
+        names = _names(alpha, beta, rel)
+        for model in ("a", "b"):
+            expected = reference(qrels, run, model, MEASURES, alpha, beta, rel)
+            got = {row["query"]: row for row in table.filter(pl.col("model") == model).iter_rows(named=True)}
+            for query, values in expected.items():
+                assert query in judged
+                for measure, name in zip(MEASURES, names):
+                    want = values[measure]
+                    if math.isnan(want):  # a query without a relevant subtopic: ndeval's 0/0, ours 0
+                        assert measure == "nNRBP" and got[query][name] == 0.0
+                        continue
+                    assert got[query][name] == pytest.approx(want, abs=1e-9), (model, query, measure)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=[Phase.explicit, Phase.generate])  # no shrinking: each example costs a second
+@given(data=collections())
+def test_polars_equal_to_pyndeval(data: tuple) -> None:
+    _check(data, "polars")
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=[Phase.explicit, Phase.generate])  # no shrinking: each example costs a second
+@given(data=collections())
+def test_duckdb_equal_to_pyndeval(data: tuple) -> None:
+    _check(data, "duckdb")
+
+
+def test_names_parse_to_one_spec() -> None:
+    pairs = [("alpha_nDCG@20", "alpha_ndcg@20"), ("alpha_DCG@5", "alpha_dcg@5"), ("ERR_IA@20", "err_ia@20"),
+             ("nERR_IA@10", "nerr_ia@10"), ("NRBP", "nrbp"), ("nNRBP(beta=0.8)", "nnrbp(beta=0.8)"),
+             ("AP_IA", "map_ia"), ("MAP-IA", "map_ia"), ("P_IA@5", "p_ia@5"), ("StRecall@10", "strec@10"),
+             ("alpha-nDCG(alpha=0.3, rel=2, judged_only=true)@20", "alpha_ndcg(alpha=0.3, rel=2, judged_only=true)@20")]
+    for given_name, canonical in pairs:
+        assert repr(parse(given_name)) == canonical
+        assert parse(canonical) == parse(given_name)
+
+
+def test_judged_only_drops_unjudged_items_first() -> None:
+    qrels = [("1", "1", "a", 1), ("1", "2", "b", 1), ("1", "2", "c", 0)]
+    run = [("a", "1", "u", 3.0), ("a", "1", "b", 2.0), ("a", "1", "c", 1.5), ("a", "1", "a", 1.0)]
+    got = ours(qrels, run, ["alpha_ndcg(judged_only=true)@5", "alpha_ndcg@5"], "polars").row(0, named=True)
+    # the reference: pyndeval over the run without its unjudged item
+    kept = [r for r in run if r[2] != "u"]
+    assert got["alpha_ndcg(judged_only=true)@5"] == pytest.approx(reference(qrels, kept, "a", ["alpha-nDCG@5"], 0.5, 0.5, 1)["1"]["alpha-nDCG@5"], abs=1e-12)
+    assert got["alpha_ndcg@5"] == pytest.approx(reference(qrels, run, "a", ["alpha-nDCG@5"], 0.5, 0.5, 1)["1"]["alpha-nDCG@5"], abs=1e-12)
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.parametrize("bad, message", [
+    ({"relevance": [-1, 1]}, "must be >= 0"),
+    ({"item": ["x", "x"], "subtopic": [1, 1]}, "repeated (query, subtopic, item)"),
+    ({"relevance": [None, 1]}, "null"),
+])
+def test_bad_subtopic_judgments_are_refused(engine: str, bad: dict, message: str) -> None:
+    subtopics = pl.DataFrame({"query": ["1", "1"], "subtopic": [1, 2], "item": ["x", "y"], "relevance": [1, 1]})
+    subtopics = subtopics.with_columns(pl.Series(k, v) for k, v in bad.items())
+    run = pl.DataFrame({"query": ["1", "1"], "item": ["x", "y"], "position": [1, 2]})
+    with pytest.raises(RankPolarsError, match="subtopic judgments") as e:
+        rp.evaluate(run, [parse("alpha_ndcg@5").replace(subtopics=subtopics)], qrels=pl.DataFrame({"query": ["1"], "item": ["x"], "relevance": [1]}), engine=engine)
+    assert message in str(e.value)
+
+
+def test_qrels_without_subtopics_say_what_is_needed() -> None:
+    run = pl.DataFrame({"query": ["1"], "item": ["x"], "position": [1]})
+    qrels = pl.DataFrame({"query": ["1"], "item": ["x"], "relevance": [1]})
+    with pytest.raises(RankPolarsError, match="subtopics="):
+        rp.evaluate(run, ["alpha_ndcg@5"], qrels=qrels)
+
+
+def test_ndeval_qrels_file_is_read_by_content(tmp_path) -> None:
+    path = tmp_path / "qrels.txt"
+    path.write_text("1 1 x 1\n1 2 x 1\n1 2 y 3\n1 3 z 0\n")
+    run = pl.DataFrame({"query": ["1", "1"], "item": ["y", "x"], "position": [1, 2]})
+    got = rp.evaluate(run, ["strec@1", "strec@2", "num_rel"], qrels=path)
+    # 2 subtopics with a relevant item; y covers one, x both; the plan sees x and y relevant
+    assert got.select("strec@1", "strec@2", "num_rel").row(0) == (0.5, 1.0, 2.0)
