@@ -38,18 +38,35 @@ def _columns(run_help: bool = False) -> list[Callable[[F], F]]:
     return [
         click.option("--query", default="query", show_default=True, help="Query id column."),
         click.option("--item", default="item", show_default=True, help="Item id column."),
-        click.option("--position", default="position", show_default=True, help="Position column (1 = first); used when present unless --order score."),
-        click.option("--score", default="score", show_default=True, help="Score column (higher first); used when there is no position column, or with --order score."),
+        click.option("--position", default="position", show_default=True, help="Position column (1 = first); used when present unless --order score." if run_help else "Position column (1 = first), read with --order position."),
+        click.option("--score", default="score", show_default=True, help="Score column (higher first); used when there is no position column, or with --order score." if run_help else "Score column (higher first), read with --order score."),
         click.option("--relevance", default="relevance", show_default=True, help="Relevance label column (in the run, or in QRELS)." if run_help else "Relevance label column."),
     ]
 
 
 def order_option(default: str = "auto") -> Callable[[F], F]:
-    choices = ["auto", "position", "score"] if default == "auto" else ["position", "score"]
+    if default == "auto":
+        choices = ["auto", "position", "score"]
+        text = "Rank items by the position column or by score; auto: position when the column exists, else score."
+    else:  # the SQL is written before any table is seen: no auto
+        choices = ["position", "score"]
+        text = "Rank items by the position column or by score (the SQL cannot look at the table to choose)."
+    return click.option("--order", type=click.Choice(choices), default=default, show_default=True, help=text)
+
+
+def engine_option(what: str = "The engine that computes the metrics") -> Callable[[F], F]:
     return click.option(
-        "--order", type=click.Choice(choices), default=default, show_default=True,
-        help="Rank items by the position column or by score (auto: position when the column exists).",
+        "--engine", type=click.Choice(["polars", "duckdb", "spark"]), default="polars", show_default=True,
+        help=f"{what}: polars (in process), duckdb (bounded memory on Parquet) or spark (needs pyspark and Java).",
     )
+
+
+def missing_option(f: F) -> F:
+    """--missing: what a judged query absent from a group's run counts as."""
+    return click.option(
+        "--missing", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
+        help="A judged query absent from a group's run scores 0 (zero, as trec_eval -c) or is left out (skip).",
+    )(f)
 
 
 def output_options(f: F) -> F:
@@ -86,4 +103,5 @@ def columns(query: str, item: str, position: str, score: str, relevance: str) ->
     return {"query": query, "item": item, "position": position, "score": score, "relevance": relevance}
 
 
-__all__ = ["column_options", "columns", "file_options", "input_options", "order_option", "output_options", "progress_option"]
+__all__ = ["column_options", "columns", "engine_option", "file_options", "input_options", "missing_option", "order_option",
+           "output_options", "progress_option"]

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -84,3 +85,14 @@ def test_entry_point_subprocess(files: dict[str, Path], log: pl.DataFrame) -> No
     bad = subprocess.run([entry_point(), "evaluate", "missing.parquet", "-m", "ndcg@10"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 1 and bad.stdout == ""
     assert bad.stderr.strip() == "error: run: no such file 'missing.parquet'"
+
+
+def test_every_option_has_help_and_order_lists_only_its_choices() -> None:
+    from rank_polars.cli import main
+
+    missing = [f"{name} {param.opts[0]}" for name, command in main.commands.items() if name != "trec-eval"
+               for param in command.params if isinstance(param, click.Option) and not param.help]
+    assert missing == []
+    sql_help = invoke("sql", "--help").stdout
+    assert "--order [position|score]" in sql_help and "auto" not in sql_help.split("--order")[1].split("--query")[0]
+    assert "auto: position when the column exists" in invoke("evaluate", "--help").stdout

@@ -11,7 +11,7 @@ import polars as pl
 from ...presentation import comparison_display, verdict
 from ...progress import NoProgress, Progress
 from ..loading import DEFAULT_COLUMNS, load
-from ..options import columns, input_options, order_option, output_options, progress_option
+from ..options import columns, engine_option, input_options, missing_option, order_option, output_options, progress_option
 from ..output import check_file, check_output, emit, write_file
 from ..progress import choose
 
@@ -50,12 +50,12 @@ def write_html_report(path: str, run: Any, metrics: Sequence[str], comparison: p
 @click.option("--baseline", help="The version the others are compared with (default: every pair of versions, the first in sorted order as baseline).")
 @click.option("--test", type=click.Choice(["paired_t", "wilcoxon", "randomization", "bootstrap"]), default="paired_t", show_default=True, help="Significance test over paired per-query values.")
 @click.option("--correction", type=click.Choice(["none", "bonferroni", "holm", "bh"]), default="holm", show_default=True, help="Multiple-comparison correction over all (metric, version) pairs.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True)
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level: a corrected p-value below it is a significant difference.")
 @click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True, help="Confidence level of the interval on the difference.")
 @click.option("--n-resamples", type=click.IntRange(min=1), default=10_000, show_default=True, help="Resamples for randomization and bootstrap tests.")
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--engine", type=click.Choice(["polars", "duckdb", "spark"]), default="polars", show_default=True)
-@click.option("--missing", type=click.Choice(["zero", "skip"]), default="zero", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomization and bootstrap resamples (the same seed, the same p-values).")
+@engine_option("The engine that computes the per-query values")
+@missing_option
 @click.option("--report", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report (table and plots) to this file.")
 @order_option()
 @output_options

@@ -6,7 +6,7 @@ import click
 
 from ...errors import RankPolarsError
 from ..loading import hint_by, load
-from ..options import columns, input_options, order_option, output_options, progress_option
+from ..options import columns, engine_option, input_options, missing_option, order_option, output_options, progress_option
 from ..output import check_output, emit
 from ..progress import choose
 
@@ -15,9 +15,9 @@ from ..progress import choose
 @input_options
 @click.option("-m", "--metric", "metrics", multiple=True, required=True, help="Metric, e.g. ndcg@10, map, mrr, p@5, 'ap(denom=min)@5'; repeat -m for more.")
 @click.option("--by", multiple=True, help="Grouping column, e.g. model; repeat for more.")
-@click.option("--engine", type=click.Choice(["polars", "duckdb", "spark"]), default="polars", show_default=True)
+@engine_option()
 @click.option("--per-query", is_flag=True, help="One row per (group, query) instead of means.")
-@click.option("--missing", type=click.Choice(["zero", "skip"]), default="zero", show_default=True, help="A judged query absent from a group's run scores 0 (zero) or is left out (skip).")
+@missing_option
 @click.option("--duplicates", type=click.Choice(["error", "first"]), default="error", show_default=True, help="A repeated (query, item) in a ranking is an error, or keep its first occurrence.")
 @click.option("--labels", type=click.Choice(["qrels", "run"]), default="qrels", show_default=True, help="With --qrels: grades of the shown rows from the qrels (joined), or from the run's relevance column (checked against the qrels; no join of the whole log).")
 @click.option("--checks", type=click.Choice(["full", "strict", "fast"]), default="full", show_default=True, help="full: check item ids and repeated rows where they can change a value; strict: on every row (as trec_eval); fast: no duplicate counts.")

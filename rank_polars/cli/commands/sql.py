@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..options import column_options, columns, file_options, order_option
+from ..options import column_options, columns, file_options, missing_option, order_option
 from ..output import check_output, write_file
 
 
@@ -15,12 +15,13 @@ from ..output import check_output, write_file
 @click.option("--qrels", "qrels", metavar="TABLE", help="Table of judgments (query, item, relevance).")
 @click.option("--dialect", default="duckdb", show_default=True, help="SQL dialect: duckdb, spark, postgres, bigquery, snowflake, ...")
 @click.option("--per-query", is_flag=True, help="One row per (group, query) instead of means.")
-@click.option("--missing", type=click.Choice(["zero", "skip"]), default="zero", show_default=True)
+@missing_option
+@click.option("--compact", is_flag=True, help="Print the query on one line (default: pretty-printed, one clause or column a line).")
 @order_option(default="position")
 @column_options
 @file_options("the SQL")
 def command(metrics: tuple[str, ...], table: str, by: tuple[str, ...], qrels: str | None, dialect: str, per_query: bool,
-            missing: str, order: str, query: str, item: str, position: str, score: str, relevance: str,
+            missing: str, compact: bool, order: str, query: str, item: str, position: str, score: str, relevance: str,
             output: str | None, force: bool) -> None:
     """Print the SQL that computes the metrics over --table (nothing is run).
 
@@ -35,10 +36,25 @@ def command(metrics: tuple[str, ...], table: str, by: tuple[str, ...], qrels: st
         list(metrics), table=table, by=list(by) or None, qrels=qrels, per_query=per_query, missing=missing,
         dialect=dialect, order=order, **columns(query, item, position, score, relevance),
     )
-    text = text.rstrip("\n") + "\n"
+    text = layout(text, dialect, compact).rstrip("\n") + "\n"
     if output:
         write_file(output, text, force=force)
         click.echo(f"wrote the SQL to {output}", err=True)
     else:
         click.echo(text, nl=False)
 
+
+def layout(sql: str, dialect: str, compact: bool) -> str:
+    """The query pretty-printed by sqlglot (one clause or column a line), or on one line.
+
+    >>> print(layout("SELECT a, b FROM t WHERE a > 1", "duckdb", compact=False))
+    SELECT
+      a,
+      b
+    FROM t
+    WHERE
+      a > 1
+    """
+    import sqlglot
+
+    return ";\n".join(sqlglot.transpile(sql, read=dialect, write=dialect, pretty=not compact))

@@ -17,7 +17,8 @@ from ..progress import choose
 @input_options
 @click.option("--by", multiple=True, help="Grouping column(s) that, with the query, identify one ranking (e.g. model).")
 @click.option("-k", "--depth", "k", type=click.IntRange(min=1), default=10, show_default=True, help="Depth for the unjudged share.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="table: the report for people; json: every finding as an object, for scripts.")
 @click.option("--engine", type=click.Choice(["polars", "duckdb", "spark"]), default="polars", show_default=True,
               help="Where the checks run. duckdb/spark: evaluate's own checks in that engine, and coverage; "
                    "not ties, gaps, labels or the unjudged share.")
