@@ -1,0 +1,118 @@
+"""``rank-polars ndeval`` against ndeval 4.5 built from its vendored source: stdout, stderr and
+exit status byte for byte, on generated subtopic qrels and runs under every option."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import hypothesis.strategies as st
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+
+from rank_polars.ndeval.command import main
+from tests import ndeval_reference
+
+DOCS = [f"d{j}" for j in range(14)] + ["D1", "d1x", "clueweb-00"]
+
+
+@pytest.fixture(scope="module")
+def binary() -> Path:
+    return ndeval_reference.ndeval()
+
+
+def ours(args: list[str], cwd: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    import os
+
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        code = main(args, out, err)
+    finally:
+        os.chdir(here)
+    return code, out.getvalue(), err.getvalue()
+
+
+@st.composite
+def files(draw: st.DrawFn) -> tuple[str, str, str]:
+    """qrels (grades 0-4, subtopics without relevant docs), a run and a baseline run (ties in
+    score, equal scores across docnos, non-consecutive ranks, topics on one side only, deep lists)."""
+    qrels = []
+    topics = draw(st.lists(st.integers(1, 9), min_size=1, max_size=5, unique=True))
+    for t in topics:
+        if draw(st.integers(0, 5)) == 0:
+            continue  # a topic of the run without judgments
+        for s in range(1, draw(st.integers(1, 4)) + 1):
+            for d in draw(st.lists(st.sampled_from(DOCS), unique=True, max_size=8)):
+                qrels.append(f"{t} {s} {d} {draw(st.integers(0, 4))}")
+    if not qrels:
+        qrels.append(f"{topics[0]} 1 d0 1")
+
+    def run(runid: str) -> str:
+        lines = []
+        for t in [*topics, 10] if draw(st.booleans()) else topics:
+            if draw(st.integers(0, 4)) == 0:
+                continue  # a judged topic missing from the run
+            docs = draw(st.lists(st.sampled_from(DOCS + [f"u{j}" for j in range(20)]), unique=True, max_size=30))
+            ranks = sorted(draw(st.lists(st.integers(0, 60), unique=True, min_size=len(docs), max_size=len(docs))))
+            prefix = draw(st.sampled_from(["", "wt09-"]))
+            for d, r in zip(docs, ranks):
+                lines.append(f"{prefix}{t} Q0 {d} {r} {draw(st.integers(0, 6)) / 2} {runid}")
+        if not lines:
+            lines.append(f"{topics[0]} Q0 d0 1 1.0 {runid}")
+        return "\n".join(lines) + "\n"
+
+    return "\n".join(qrels) + "\n", run("runA"), run("base")
+
+
+OPTIONS = [[], ["-c"], ["-traditional"], ["-M", "7"], ["-alpha", "0.3", "-beta", "0.9"], ["-alpha", "1", "-beta", "0"],
+           ["-alpha", "0", "-beta", "1"], ["-traditional", "-c", "-M", "3"], ["-baseline", "base", "-riskAlpha", "1.5"],
+           ["-c", "-baseline", "base", "-riskAlpha", "0"], ["-baseline", "base", "-traditional", "-alpha", "0.7"]]
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+          phases=[Phase.explicit, Phase.generate])  # no shrinking: each example runs ndeval 11 times
+@given(data=files())
+def test_byte_for_byte(binary: Path, tmp_path_factory: pytest.TempPathFactory, data: tuple[str, str, str]) -> None:
+    where = tmp_path_factory.mktemp("ndeval")
+    for name, text in zip(("qrels", "run", "base"), data):
+        (where / name).write_text(text)
+    for options in OPTIONS:
+        args = [*options, "qrels", "run"]
+        expected = ndeval_reference.run([str(binary), *args], cwd=where)
+        assert ours(args, where) == expected, (options, data)
+
+
+@pytest.mark.parametrize("qrels, run, args", [
+    ("1 1 d1 -1\n", "1 Q0 d1 1 1 r\n", []),                      # a negative judgment: a syntax error
+    ("1 1 d1 1\n\n", "1 Q0 d1 1 1 r\n", []),                     # a blank line
+    ("1 1 d1 1\n", "1 Q0 d1 1 1 r\n1 Q0 d2 1 2 r\n", []),        # a duplicate rank
+    ("1 1 d1 1\n", "1 Q0 d1 1 1 r\n1 Q0 d1 2 2 r\n", []),        # a duplicate docno
+    ("1 1 d1 1\n", "1 Q0 d1 1 1 r\n1 Q0 d1 2 2 r\n", ["-M", "1"]),  # ... cut away by -M
+    ("1 1 d1 1\n", "1 Q0 d1 x 1 r\n", []),                       # a rank that is not a number
+    ("1 1 d1 1\n", "1 Q0 d1 1 1\n", []),                         # five fields
+    ("", "1 Q0 d1 1 1 r\n", []),                                 # empty qrels
+    ("1 1 d1 1\n", "", []),                                      # empty run
+    ("1 1 d1 1\n", "1 Q0 d1 1 1 r\n", ["-alpha", "2"]),          # usage
+    ("1 1 d1 1\n", "1 Q0 d1 1 1 r\n", ["-x"]),
+    ("1 1 d1 1\n", "1 Q0 d1 1 1 r\n", ["-ca"]),
+    ("1 1 d1 1\n", "1 Q0 d1 1 1 r\n", ["-M", "0"]),
+    ("1 1 d1 1\n", "1 Q0 d1 1 1 r\n", ["-beta", "abc"]),          # sscanf reads nothing: the default
+    ("1 1 d1 1\n", "1 Q0 d1 1 1 r\n", ["-baseline", "missing"]),
+    ("1 1 d1 1\n", "2 Q0 d1 1 1 r\n", []),                       # no topic in common: amean 0/0
+    ("1 1 d1 1\r\n1 2 d2 1\r\n", "1 Q0 d2 1 1 r\r\n", []),       # CRLF lines
+    ("1 1 d1 1 extra\n", "1 Q0 d1 1 1 r extra\n", []),           # fields past the 4th / 6th are ignored
+])
+def test_errors_and_edges(binary: Path, tmp_path: Path, qrels: str, run: str, args: list[str]) -> None:
+    (tmp_path / "qrels").write_text(qrels)
+    (tmp_path / "run").write_text(run)
+    full = [*args, "qrels", "run"]
+    assert ours(full, tmp_path) == ndeval_reference.run([str(binary), *full], cwd=tmp_path)
+
+
+@pytest.mark.parametrize("args", [["-help"], ["-version"], ["qrels"], ["qrels", "nofile"], ["nofile", "run"]])
+def test_help_version_and_missing_files(binary: Path, tmp_path: Path, args: list[str]) -> None:
+    (tmp_path / "qrels").write_text("1 1 d1 1\n")
+    (tmp_path / "run").write_text("1 Q0 d1 1 1 r\n")
+    assert ours(args, tmp_path) == ndeval_reference.run([str(binary), *args], cwd=tmp_path)
