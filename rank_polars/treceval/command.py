@@ -132,7 +132,6 @@ def _evaluate(kind: str, rel: pl.DataFrame, run: pl.DataFrame, columns: list[Col
         return prefs.evaluate(run, rel, columns, opts)
     if kind == "jg":
         return judgment_groups.evaluate(run, rel, columns, opts)
-    ranked = rank(run, rel, opts)
     if checked:
-        return per_query(ranked, rel, columns, opts), None
-    return None, first_failure(rel, run, ranked, opts, columns)
+        return per_query(rank(run, rel, opts), rel, columns, opts), None
+    return None, first_failure(rel, run, rank(run, rel, opts, judged_only=False), opts, columns)

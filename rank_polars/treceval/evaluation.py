@@ -41,8 +41,12 @@ class Failure:
     position: int = -1
 
 
-def rank(run: pl.DataFrame, qrels: pl.DataFrame, opts: Options) -> pl.DataFrame:
-    """``query, item, position, grade`` of the judged queries' documents, as trec_eval ranks them."""
+def rank(run: pl.DataFrame, qrels: pl.DataFrame, opts: Options, judged_only: bool | None = None) -> pl.DataFrame:
+    """``query, item, position, grade`` of the judged queries' documents, as trec_eval ranks them.
+
+    ``judged_only=False`` leaves ``-J`` out: trec_eval looks for duplicate documents in the
+    ``-M``-cut ranking before ``-J`` drops the unjudged ones (``form_res_rels.c``).
+    """
     run = run.join(qrels.select("query").unique(), on="query", how="semi")
     if opts.complete:
         missing = qrels.select("query").unique().join(run.select("query").unique(), on="query", how="anti")
@@ -54,7 +58,7 @@ def rank(run: pl.DataFrame, qrels: pl.DataFrame, opts: Options) -> pl.DataFrame:
     ranked = ranked.filter(pl.col("position") <= max(opts.max_docs, 0))
     first_grade = qrels.unique(["query", "item"], keep="first", maintain_order=True)
     ranked = ranked.join(first_grade, on=["query", "item"], how="left", maintain_order="left")
-    if opts.judged_only:
+    if opts.judged_only if judged_only is None else judged_only:
         ranked = ranked.filter(pl.col("grade") >= 0).with_columns(
             position=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("query")
         )
@@ -64,7 +68,14 @@ def rank(run: pl.DataFrame, qrels: pl.DataFrame, opts: Options) -> pl.DataFrame:
 def first_failure(
     qrels: pl.DataFrame, run: pl.DataFrame, ranked: pl.DataFrame, opts: Options, columns: list[Column]
 ) -> Failure | None:
-    """The first query (in evaluation order) at which trec_eval would stop, and its message."""
+    """The first query (in evaluation order) at which trec_eval would stop, and its message.
+
+    ``ranked`` is the ``-M``-cut ranking before ``-J`` (see :func:`rank`).  The checks, in the
+    order trec_eval makes them for one query: results missing (no ``-c``), a document ranked twice,
+    a document judged twice, no judgment >= 0 in the first query evaluated (``form_res_rels``
+    allocates ``max_rel + 1`` levels: none, and nothing allocated before, is a failure without a
+    message of its own), then ``utility``'s coefficients.
+    """
     queries = qrels.select("query").unique().sort("query").with_row_index("index")
     checked = next((c.measure.name for c in columns if c.measure.name not in ("runid", "num_q")), None)
     found: list[pl.DataFrame] = []
@@ -76,23 +87,27 @@ def first_failure(
             dups = frame.group_by("query", "item").len().filter(pl.col("len") > 1)
             dups = dups.group_by("query").agg(pl.col("item").min()).join(queries, on="query")
             found.append(dups.select("index", kind=pl.lit(kind), item="item"))
+        top = qrels.group_by("query").agg(pl.col("grade").max()).join(queries, on="query")
+        found.append(top.filter((pl.col("index") == 0) & (pl.col("grade") < 0)).select(
+            "index", kind=pl.lit(3), item=pl.lit(None, pl.String)))
     utility = next((c for c in columns if c.measure.name == "utility"), None)
     if utility is not None and len(utility.param) != 4:  # type: ignore[arg-type]
-        found.append(pl.DataFrame({"index": [0], "kind": [3], "item": [None]},
+        found.append(pl.DataFrame({"index": [0], "kind": [4], "item": [None]},
                                   schema={"index": pl.UInt32, "kind": pl.Int32, "item": pl.String}))
     problems = pl.concat([f.cast({"index": pl.UInt32, "kind": pl.Int32}) for f in found]) if found else None
     if problems is None or problems.height == 0:
         return None
     index, kind, item = problems.sort("index", "kind").row(0)
     position = -1 if kind == 0 else next(i for i, c in enumerate(columns) if c.measure.name == (
-        "utility" if kind == 3 else checked))
+        "utility" if kind == 4 else checked))
     qid = queries.row(index)[1]
     cannot = f"trec_eval: Can't calculate measure '{checked}'\n"
     message = {
         0: f"trec_eval: result qid '{qid}' not found in qrels\n",
         1: f"trec_eval.form_res_qrels: duplicate docs {item}" + cannot,
         2: f"trec_eval.form_res_rels: duplicate docs {item}\n" + cannot,
-        3: "trec_eval.calc_utility: improper number of coefficients\ntrec_eval: Can't calculate measure 'utility'\n",
+        3: cannot,
+        4: "trec_eval.calc_utility: improper number of coefficients\ntrec_eval: Can't calculate measure 'utility'\n",
     }[kind]
     return Failure(index, 4, message, position)
 
@@ -142,10 +157,51 @@ def per_query(ranked: pl.DataFrame, qrels: pl.DataFrame, columns: list[Column], 
     for column in columns:
         if column.measure.name == "relstring":
             table = table.join(relstring(ranked, column), on="query", how="left", maintain_order="left")
+            table = table.with_columns(pl.col(column.label).fill_null(""))  # no document ranked (-M0, -J)
+    table = with_c_arithmetic(table, ranked, qrels, columns, opts.level)
     return table.with_columns(
         pl.when(pl.col("bogus")).then(_reset(c)).otherwise(pl.col(c.label)).alias(c.label)
         for c in columns if _zeroed(c)
     )
+
+
+def with_c_arithmetic(table: pl.DataFrame, ranked: pl.DataFrame, qrels: pl.DataFrame, columns: list[Column],
+                      level: int) -> pl.DataFrame:
+    """``set_F``, ``iprec_at_recall`` and ``11pt_avg`` with trec_eval's own operations, in its order.
+
+    ``set_F`` is ``(x + 1) * P * R / (x * P + R)`` when a relevant document is retrieved (else 0):
+    with ``x = -1`` that is ``0 / (R - P)``, a ``-0.0`` when ``P > R`` and a NaN when they are
+    equal, which trec_eval prints as ``-0.0000`` and ``-nan``.  ``iprec_at_recall`` of a query
+    with no ranked document starts from ``0 / 0`` (NaN), which trec_eval stores for every level
+    whose cutoff ``lround(level * num_rel)`` is not above 0 (``m_iprec_at_recall.c``), and which
+    ``11pt_avg`` adds to its sum when one of its levels has such a cutoff (``m_11pt_avg.c``).
+    """
+    wanted = [c for c in columns if c.measure.name in ("set_F", "iprec_at_recall", "11pt_avg")
+              and c.label in table.columns]
+    if not wanted:
+        return table
+    relevant = pl.col("grade") >= max(level, 0)  # trec_eval counts levels >= 0 only
+    counts = (
+        table.select("query")
+        .join(ranked.group_by("query").agg(ret=pl.len(), rel_ret=relevant.sum()), on="query", how="left")
+        .join(qrels.unique(["query", "item"], keep="first").group_by("query").agg(rel=relevant.sum()),
+              on="query", how="left")
+        .select(pl.col("ret", "rel_ret", "rel").fill_null(0).cast(pl.Float64))
+    )
+    ret, rel_ret, rel = (counts.get_column(c) for c in ("ret", "rel_ret", "rel"))
+    out = []
+    for c in wanted:
+        if c.measure.name == "set_F":
+            x = float(c.param[0])  # type: ignore[index]
+            p, r = rel_ret / ret, rel_ret / rel
+            value = (x + 1.0) * p * r / (x * p + r)
+            out.append(value.zip_with(rel_ret > 0, pl.zeros(len(value), eager=True)).alias(c.label))
+        else:
+            levels = (c.param,) if c.measure.name == "iprec_at_recall" else c.param
+            # some level's cutoff lround(level * num_rel) is <= 0: level * num_rel < 0.5 for the lowest
+            nan = (ret == 0) & (rel * min(float(v) for v in levels) < 0.5)  # type: ignore[union-attr]
+            out.append(table.get_column(c.label).cast(pl.Float64).zip_with(~nan, (ret - ret) / 0.0).alias(c.label))
+    return table.with_columns(out)
 
 
 def _zeroed(column: Column) -> bool:

@@ -80,11 +80,20 @@ def _number(column: str, pattern: str, dtype: type[pl.DataType], zero: float) ->
     return pl.col(column).str.extract(pattern, 0).cast(dtype, strict=False).fill_null(zero)
 
 
+def _atol(column: str) -> pl.Expr:
+    """C's ``atol`` (glibc's ``strtol``): the leading integer, clamped to the ``long`` range when it
+    does not fit (``9223372036854775808`` -> 9223372036854775807), 0 when there is none."""
+    digits = pl.col(column).str.extract(_ATOL, 0)
+    clamped = pl.when(digits.str.starts_with("-")).then(pl.lit(-(2**63), pl.Int64)).otherwise(2**63 - 1)
+    return (pl.when(digits.is_null()).then(pl.lit(0, pl.Int64))
+            .otherwise(digits.cast(pl.Int64, strict=False).fill_null(clamped)))
+
+
 def read_qrels(path: str) -> pl.DataFrame:
     """``query, item, grade`` of a qrels file (all lines, duplicates kept: trec_eval checks them per query)."""
     lines = _data_lines(_read(path, "qrels", "get_qrels"))
     parsed = _fields(lines, _QRELS_LINE, ["query", "iter", "item", "rel"], "get_qrels", path)
-    return parsed.select("query", "item", grade=_number("rel", _ATOL, pl.Int64, 0))
+    return parsed.select("query", "item", grade=_atol("rel"))
 
 
 def read_prefs(path: str, rel_format: str) -> pl.DataFrame:
@@ -104,7 +113,7 @@ def read_qrels_jg(path: str) -> pl.DataFrame:
     """``query, jg, item, grade`` of a ``-R qrels_jg`` file (the iter field names the judgment group)."""
     lines = _data_lines(_read(path, "qrels", "get_qrels_jg"))
     parsed = _fields(lines, _QRELS_LINE, ["query", "jg", "item", "rel"], "get_qrels_jg", path)
-    frame = parsed.select("query", "jg", "item", grade=_number("rel", _ATOL, pl.Int64, 0))
+    frame = parsed.select("query", "jg", "item", grade=_atol("rel"))
     dups = frame.group_by("query", "jg", "item").len().filter(pl.col("len") > 1).sort("query", "jg", "item")
     if dups.height:
         raise TrecEvalExit(2, f"trec_eval.get_qrels: duplicate docs {dups.item(0, 'item')}\n"

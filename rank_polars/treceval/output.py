@@ -11,6 +11,8 @@ qrels lines with a grade above 0, whatever ``-l`` says (``m_num_rel.c``).
 from __future__ import annotations
 
 import math
+from functools import reduce
+from operator import add
 
 import polars as pl
 
@@ -19,12 +21,29 @@ from .measures import Column
 MIN_GEO_MEAN = 1e-5
 
 
+def c_float(value: float) -> str:
+    """C's ``printf("%6.4f")``: as Python's, except that a NaN prints with its sign (glibc's ``-nan``).
+
+    >>> c_float(0.25), c_float(-0.0), c_float(float("-nan")), c_float(float("nan"))
+    ('0.2500', '-0.0000', '  -nan', '   nan')
+    """
+    if math.isnan(value):
+        return ("-nan" if math.copysign(1.0, value) < 0 else "nan").rjust(6)
+    return "%6.4f" % value
+
+
+def c_sum(values: list[float]) -> float:
+    """The values added one after the other, as trec_eval's ``+=`` over the queries does (Python's
+    ``sum`` compensates the rounding since 3.12; Polars' adds in blocks): the same double every run."""
+    return reduce(add, values, 0.0)
+
+
 def _value_text(values: list, kind: str) -> list[str]:  # type: ignore[type-arg]
     if kind == "int":
         return [str(int(v)) for v in values]
     if kind == "text":
         return [f"'{v}'" for v in values]
-    return ["%6.4f" % v for v in values]
+    return [c_float(v) for v in values]
 
 
 def _prefix(column: Column, z: bool) -> str:
@@ -69,13 +88,13 @@ def summary_lines(table: pl.DataFrame, columns: list[Column], runid: str | None,
         elif summary == "sum" and c.label == "num_rel" and complete:
             value = qrels.filter(pl.col("grade") > 0).height
         elif summary == "sum":
-            value = table.get_column(c.label).sum()
+            value = c_sum(table.get_column(c.label).to_list())
         elif summary == "gmean":
             logs = table.get_column(c.label)
             logs = logs if z else logs.clip(lower_bound=MIN_GEO_MEAN).log()
-            value = math.exp(logs.sum() / n) if n else 0.0
+            value = math.exp(c_sum(logs.to_list()) / n) if n else 0.0
         else:
-            value = table.get_column(c.label).sum() / n if n else 0.0
+            value = c_sum(table.get_column(c.label).to_list()) / n if n else 0.0
         text = _value_text([value], _kind(c, z))[0]
         out.append(f"{_prefix(c, z)}{c.label:<22}\tall\t{text}\n")
     return "".join(out)
