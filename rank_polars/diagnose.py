@@ -19,8 +19,8 @@ said not to be computed.
 (2, 0)
 >>> for f in found.findings:
 ...     print(f.level, f.check, f.message)
-error duplicates duplicate (query, item) within a ranking in 'item' (evaluate refuses them; duplicates='first' keeps the first): 1 rows in 1 ranking, e.g. query 'q1'
-error nulls null or NaN relevance labels or infinite ones in 'relevance' (label every row with a finite grade, or pass qrels=): 1 rows in 1 ranking, e.g. query 'q2'
+error duplicates duplicate (query, item) within a ranking in 'item' (evaluate refuses them; duplicates='first' keeps the first): 1 repeated row in 1 ranking, counting every row, e.g. query 'q1'
+error nulls null or NaN relevance labels or infinite ones in 'relevance' (label every row with a finite grade, or pass qrels=): 1 row in 1 ranking, counting every row, e.g. query 'q2'
 info labels 1 of 2 rankings have no relevant item (every metric is 0 on them), e.g. query 'q2'
 info labels labels (run): 0: 1 (50.0%), 1: 1 (50.0%)
 >>> found.to_frame().columns
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Sequence
 
 import polars as pl
 
-from .errors import RankPolarsError
+from .errors import RankPolarsError, plural, tally
 from .inputs import Columns, Inputs, Source, prepare, scan
 from .measures import parse_all
 from .plan import GRADE, ITEM, N_RET, Q, RANK, SCORE, build_plan
@@ -153,7 +153,7 @@ def diagnose(
     ...                     "position": [1, 1, 1], "relevance": [1, 0, 1]})
     >>> for f in rp.diagnose(log, engine="duckdb").findings:
     ...     print(f.level, f.check, f.message)
-    error duplicates duplicate positions within a ranking in 'position': 1 rows in 1 ranking, e.g. query 'q1'
+    error duplicates duplicate positions within a ranking in 'position': 1 repeated row in 1 ranking, counting every row, e.g. query 'q1'
     info engine not computed in the duckdb engine: gaps in positions, the labels' distribution (engine='polars' computes them)
     """
     if engine not in ("polars", "duckdb", "spark"):
@@ -325,17 +325,19 @@ def _ranking_findings(out: Diagnosis, inputs: Inputs, stats: pl.DataFrame) -> Ca
 
     null_q = stats.filter(pl.col(Q).is_null())
     if null_q.height:
-        out.add("error", "nulls", f"{count(null_q[N_RET].sum())} rows have a null query id in {c.query!r}")
+        n = int(null_q[N_RET].sum())
+        out.add("error", "nulls", f"{plural(n, 'row')} {'has' if n == 1 else 'have'} a null query id in {c.query!r}")
     for key, col in zip(inputs.by_internal, by):
         nulls = stats.filter(pl.col(key).is_null())
         if nulls.height:
-            out.add("warning", "nulls", f"{count(nulls[N_RET].sum())} rows have a null {col!r} (they form a group of their own)")
+            n = int(nulls[N_RET].sum())
+            out.add("warning", "nulls", f"{plural(n, 'row')} {'has' if n == 1 else 'have'} a null {col!r} (a group of its own)")
     for stat in _check_names(inputs):
         level, check, text = _RUN_FINDINGS[stat]
         bad = stats.filter(pl.col(stat) > 0)
         if bad.height:
-            rankings = f"{count(bad.height)} ranking{'s' * (bad.height != 1)}"
-            out.add(level, check, f"{text.format(**names)}: {count(bad[stat].sum())} rows in {rankings}, e.g. query {where(bad)}")
+            counted = tally(int(bad[stat].sum()), bad.height, stat, "strict")  # validate checks every row
+            out.add(level, check, f"{text.format(**names)}: {counted}, e.g. query {where(bad)}")
     return where
 
 

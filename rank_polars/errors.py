@@ -39,6 +39,30 @@ def examples(values: Iterable[object], limit: int = 5, *, quote: bool = True) ->
     return shown + (f" (and {len(vals) - limit} more)" if len(vals) > limit else "")
 
 
+def plural(n: int, noun: str) -> str:
+    """``1 row``, ``2,000 rows``: a count with thousands separators and its noun agreeing."""
+    return f"{int(n):,} {noun}{'' if n == 1 else 's'}"
+
+
+def tally(rows: int, rankings: int, stat: str, checks: str) -> str:
+    """What a check's count says, the same words in ``evaluate`` and ``validate``.
+
+    A ``*_dup`` statistic counts the repeats (rows beyond the first of each position or
+    item); ``checks="full"`` counts only rows that can change a value (and those sharing an
+    item or position with them), ``"strict"`` (and ``rank-polars validate``) every row, so
+    the two can differ on the same data.
+
+    >>> tally(1, 1, "item_dup", "strict")
+    '1 repeated row in 1 ranking, counting every row'
+    >>> tally(813, 184, "item_dup", "full")
+    "813 repeated rows in 184 rankings, counting the rows that can change a value; checks='strict' counts every row"
+    """
+    what = plural(rows, "repeated row" if stat.endswith("_dup") else "row")
+    scope = ("counting every row" if checks == "strict" else
+             "counting the rows that can change a value; checks='strict' counts every row")
+    return f"{what} in {plural(rankings, 'ranking')}, {scope}"
+
+
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 

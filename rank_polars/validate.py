@@ -13,8 +13,9 @@ from typing import Any, Literal, Sequence
 
 import polars as pl
 
-from .errors import DataError, MetricNameError, RankPolarsError, examples, warn
+from .errors import DataError, MetricNameError, RankPolarsError, examples, tally, warn
 from .inputs import Inputs
+from .io import ParquetFiles
 from .plan import GRADE, ITEM, N_RET, Q, QGRADE, RANK, SCORE, Plan
 from .proof import PositionProof
 
@@ -314,6 +315,20 @@ def warn_unreachable_thresholds(outputs: Sequence[tuple[str, Any]], inputs: Inpu
                  f"in the data ({seen}): it is 0 on every query")
 
 
+VERSION_COLUMNS = ("model", "version", "system", "variant", "tag")
+
+
+def by_hint(inputs: Inputs) -> str:
+    """``; the run has a 'model' column: did you mean by="model"?`` for repeats in an ungrouped
+    log that holds several versions (each version's rankings then look like one); else nothing."""
+    if inputs.by or not isinstance(inputs.run_source, (pl.LazyFrame, ParquetFiles)):
+        return ""
+    source = inputs.run_source.scan() if isinstance(inputs.run_source, ParquetFiles) else inputs.run_source
+    names = source.collect_schema().names()  # only on this error path: a schema, no rows
+    col = next((c for c in VERSION_COLUMNS if c in names), None)
+    return f'; the run has a {col!r} column: did you mean by="{col}"?' if col else ""
+
+
 def _where(row: dict, inputs: Inputs) -> str:
     extra = ", ".join(f"{name}={row[f'__rp_by{i}']!r}" for i, name in enumerate(inputs.by))
     return repr(row[Q]) + (f" ({extra})" if extra else "")
@@ -332,10 +347,9 @@ def check_run(stats: pl.DataFrame, inputs: Inputs) -> None:
         bad = stats.filter(pl.col(stat) > 0)
         if bad.height:
             where = examples((_where(row, inputs) for row in bad.sort(inputs.keys).iter_rows(named=True)), quote=False)
-            total = int(bad[stat].sum())
-            raise DataError(
-                "run: column " + message.format(**names) + f" ({total} rows in {bad.height} rankings), e.g. query {where}"
-            )
+            counted = tally(int(bad[stat].sum()), bad.height, stat, inputs.checks)
+            hint = by_hint(inputs) if stat.endswith("_dup") else ""
+            raise DataError("run: column " + message.format(**names) + f" ({counted}), e.g. query {where}{hint}")
 
 
 # (statistic of the judgments, per query; the message when it is non-zero).  A null query

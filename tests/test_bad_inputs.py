@@ -279,7 +279,7 @@ def test_the_repeat_checks_see_groups_and_null_groups(engine):
     # the same repeat, in the null group only; model A is clean
     log = pl.concat([BASE.with_columns(model=pl.lit("A")),
                      BASE.with_columns(model=pl.lit(None, pl.String), position=pl.Series([1, 1, 3, 1, 2]))])
-    with pytest.raises(DataError, match=r"duplicate positions .* \(1 rows in 1 rankings\), e\.g\. query 'q1' \(model=None\)"):
+    with pytest.raises(DataError, match=r"duplicate positions .* \(1 repeated row in 1 ranking, .*\), e\.g\. query 'q1' \(model=None\)"):
         rp.evaluate(log, ["ndcg@3"], by="model", engine=engine)
 
 
@@ -451,3 +451,24 @@ def test_128_bit_integer_columns_are_read_like_64_bit_ones(engine):
     assert [got[m].item() for m in want] == pytest.approx(list(want.values()), abs=1e-12)
     judged = rp.evaluate(log.drop("relevance"), list(want), qrels=wide.drop("position"), engine=engine)
     assert [judged[m].item() for m in want] == pytest.approx(list(want.values()), abs=1e-12)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_duplicate_counts_say_what_they_count_and_python_gets_the_by_hint(engine):
+    # two versions evaluated as one: every ranking repeats its positions
+    log = rp.datasets.sample_log()
+    with pytest.raises(DataError) as full:
+        quiet(rp.evaluate, log, ["ndcg@10"], engine=engine)
+    with pytest.raises(DataError) as strict:
+        quiet(rp.evaluate, log, ["ndcg@10"], engine=engine, checks="strict")
+    assert "counting the rows that can change a value; checks='strict' counts every row" in str(full.value)
+    assert str(full.value).endswith("""; the run has a 'model' column: did you mean by="model"?""")
+    # strict counts what validate counts, in the same words
+    counted = str(strict.value).split("(")[1].split(")")[0]
+    assert counted == "2,000 repeated rows in 200 rankings, counting every row"
+    found = [f.message for f in rp.diagnose(log).findings if "duplicate positions" in f.message]
+    assert found and f": {counted}, e.g." in found[0]
+    # one of each: singular nouns
+    one = pl.DataFrame({"query": ["q1", "q1"], "item": ["a", "b"], "position": [1, 1], "relevance": [1, 0]})
+    with pytest.raises(DataError, match=r"\(1 repeated row in 1 ranking, counting every row\)"):
+        quiet(rp.evaluate, one, ["p@1"], engine=engine, checks="strict")

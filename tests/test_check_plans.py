@@ -188,7 +188,7 @@ def test_a_repeat_at_a_relevant_position_is_refused_whatever_the_depth(log, engi
     if labels == "qrels":
         kwargs["qrels"] = log.filter(pl.col("relevance") > 0).drop("position")
         log = log.drop("relevance")
-    with pytest.raises(DataError, match=r"'position': duplicate positions within a ranking \(1 rows in 1 rankings\)"):
+    with pytest.raises(DataError, match=r"'position': duplicate positions within a ranking \(1 repeated row in 1 ranking, "):
         quiet(rp.evaluate, log, ["rr"], engine=engine, **kwargs)
 
 

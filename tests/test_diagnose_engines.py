@@ -63,11 +63,11 @@ CASES = {
     "position 0": (by_position(at(BASE, 0, position=0)), {}, [("error", "positions", "positions < 1")]),
     "repeated position": (by_position(at(BASE, 1, position=1)), {}, [("error", "duplicates", "duplicate positions")]),
     "null and NaN scores": (by_score(at(at(BASE, 0, score=None), 6, score=float("nan"))), {},
-                            [("error", "nulls", "null or NaN scores in 'score': 2 rows in 2 rankings")]),
+                            [("error", "nulls", "null or NaN scores in 'score': 2 rows in 2 rankings, counting every row")]),
     "null, NaN and infinite labels": (
         by_position(at(at(at(BASE, 0, relevance=None), 4, relevance=float("nan")), 6, relevance=float("inf"))), {},
         [("error", "nulls", "null or NaN relevance labels or infinite ones in 'relevance'", "3 rows in 3 rankings")]),
-    "null query": (by_position(at(BASE, 3, query=None)), {}, [("error", "nulls", "1 rows have a null query id")]),
+    "null query": (by_position(at(BASE, 3, query=None)), {}, [("error", "nulls", "1 row has a null query id")]),
     "null group": (by_position(at(BASE, 0, model=None)), {}, [("warning", "nulls", "null 'model'")]),
     "group lacks a query": (by_position(BASE.filter(~((pl.col("model") == "B") & (pl.col("query") == "q2")))), {},
                             [("warning", "coverage", "B lacks 1")]),

@@ -11,6 +11,7 @@ import polars as pl
 
 from .. import io as rio
 from ..errors import RankPolarsError
+from ..validate import VERSION_COLUMNS
 from .errors import CLIError, did_you_mean, one_line
 
 DEFAULT_COLUMNS = {"query": "query", "item": "item", "position": "position", "score": "score", "relevance": "relevance"}
@@ -84,12 +85,15 @@ def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str |
 
 def hint_by(error: RankPolarsError, loaded: Loaded) -> RankPolarsError:
     """Add ``did you mean --by model?`` to a duplicates error on an ungrouped multi-version log."""
-    text = str(error)
+    text = one_line(str(error))
     if loaded.by or "duplicate" not in text:
         return error
-    for col in ("model", "version", "system", "variant", "tag"):
+    for col in VERSION_COLUMNS:
         if col in loaded.schema:
-            return type(error)(f"{one_line(text)}; the run has a {col!r} column: did you mean --by {col}?")
+            said = f'did you mean by="{col}"?'  # the library's own hint, in the command line's words
+            if said in text:
+                return type(error)(text.replace(said, f"did you mean --by {col}?"))
+            return type(error)(f"{text}; the run has a {col!r} column: did you mean --by {col}?")
     return error
 
 
