@@ -79,7 +79,8 @@ def candidate_names(cls: type[Measure]) -> list[str]:
 
 def example_name(cls: type[Measure]) -> str:
     """The first spelling that parses and evaluates on the example; a measure with none is a docs bug."""
-    run, qrels = pl.DataFrame(EXAMPLE_RUN), pl.DataFrame(EXAMPLE_QRELS)
+    # a measure reading other judgments (subtopics) declares its own example qrels
+    run, qrels = pl.DataFrame(EXAMPLE_RUN), pl.DataFrame(getattr(cls, "EXAMPLE_QRELS", EXAMPLE_QRELS))
     errors = []
     for name in candidate_names(cls):
         try:
@@ -96,14 +97,15 @@ def _columns(frame: dict[str, list]) -> str:
 
 
 def evaluate_example(cls: type[Measure], name: str) -> str:
-    run, qrels = pl.DataFrame(EXAMPLE_RUN), pl.DataFrame(EXAMPLE_QRELS)
+    # a measure reading other judgments (subtopics) declares its own example qrels
+    run, qrels = pl.DataFrame(EXAMPLE_RUN), pl.DataFrame(getattr(cls, "EXAMPLE_QRELS", EXAMPLE_QRELS))
     per_query = rp.evaluate(run, [name], qrels=qrels, per_query=True)
     mean = rp.evaluate(run, [name], qrels=qrels)
     return (
         "```pycon\n"
         ">>> import polars as pl, rank_polars as rp\n"
         f">>> run = pl.DataFrame({{\n{_columns(EXAMPLE_RUN)}... }})\n"
-        f">>> qrels = pl.DataFrame({{\n{_columns(EXAMPLE_QRELS)}... }})\n"
+        f">>> qrels = pl.DataFrame({{\n{_columns(getattr(cls, 'EXAMPLE_QRELS', EXAMPLE_QRELS))}... }})\n"
         f">>> rp.evaluate(run, [{name!r}], qrels=qrels, per_query=True)\n"
         f"{per_query}\n"
         f">>> rp.evaluate(run, [{name!r}], qrels=qrels)\n"

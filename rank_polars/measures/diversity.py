@@ -52,6 +52,13 @@ class _Diversity(FamilyMeasure):
                                           "subtopic": SUBTOPIC}
     #: what the family computes for this spec (see rank_polars.families.diversity)
     KIND: ClassVar[str]
+    #: the docs pages' example judgments (the run is theirs: q1 shows a, b, c, d; q2 e, f, g)
+    EXAMPLE_QRELS: ClassVar[dict[str, list[Any]]] = {
+        "query": ["q1", "q1", "q1", "q1", "q1", "q2", "q2"],
+        "subtopic": [1, 1, 2, 2, 3, 1, 2],
+        "item": ["a", "c", "c", "x", "b", "g", "f"],
+        "relevance": [1, 1, 1, 1, 0, 2, 0],
+    }
 
     def _check(self, params: dict[str, Any]) -> None:
         for name in ("alpha", "beta"):
