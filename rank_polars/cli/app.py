@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import time
 import traceback
 import warnings
 from typing import Any, Sequence
@@ -17,6 +18,7 @@ import click
 from ..errors import CoverageWarning
 from .commands import COMMANDS
 from .errors import FAILED, OK, cli_wording, expected_errors, one_line
+from .progress import COMMAND_STARTED
 
 _NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
 
@@ -80,6 +82,7 @@ def main(debug: bool) -> None:
 
     Start with `rank-polars demo`.
     """
+    COMMAND_STARTED[0] = time.time()  # --progress's last line accounts for the time before this
 
 
 for _name in COMMANDS:  # each module in commands/ defines ``command``; list new ones in commands.COMMANDS

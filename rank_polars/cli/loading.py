@@ -27,13 +27,15 @@ class Loaded:
     qrels_lf: pl.LazyFrame | None
     columns: dict[str, str]
     by: list[str]
-    n_files: int
+    n_files: int  # the run's files
     label: str = ""
     schema: pl.Schema = field(default_factory=pl.Schema)
+    qrels_label: str = ""
 
     def what(self, verb: str) -> str:
+        """``evaluating log (12 files) with judgments qrels.parquet``: each side's files said apart."""
         files = f" ({self.n_files:,} files)" if self.n_files > 1 else ""
-        return f"{verb} {self.label}{files}"
+        return f"{verb} {self.label}{files}" + (f" with judgments {self.qrels_label}" if self.qrels_label else "")
 
 
 def check_column(schema: pl.Schema, column: str, what: str, option: str) -> None:
@@ -79,8 +81,8 @@ def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str |
     qrels_src: Any = qrels_h
     if qrels is not None and qrels_h is qrels_lf and rio.detect_format(qrels, qrels_format) == "parquet":
         qrels_src = qrels
-    n_files = len(rio.files_of(run)) + (len(rio.files_of(qrels)) if qrels else 0)
-    return Loaded(run_src, qrels_src, run_h, qrels_h, columns, list(by), n_files, Path(run).name or run, schema)
+    return Loaded(run_src, qrels_src, run_h, qrels_h, columns, list(by), len(rio.files_of(run)), Path(run).name or run,
+                  schema, (Path(qrels).name or qrels) if qrels else "")
 
 
 def hint_by(error: RankPolarsError, loaded: Loaded) -> RankPolarsError:

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 import polars as pl
 
+from ..errors import plural
 from .errors import CLIError
 from .formatters import BINARY, BY_EXTENSION, FOR_PEOPLE, FORMATTERS, Content
 
@@ -103,7 +104,7 @@ def emit(df: pl.DataFrame, fmt: str, output: str | None, *, force: bool = False,
         content = str(content) + footer
     if output:
         write_file(output, content, force=force)
-        click.echo(f"wrote {df.height:,} rows to {output}", err=True)
+        click.echo(f"wrote {plural(df.height, 'row')} to {output}", err=True)
     else:
         assert isinstance(content, str)
         click.echo(content, nl=False)

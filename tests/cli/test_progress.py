@@ -26,14 +26,14 @@ def entry_point() -> str:
 
 def test_the_display_is_chosen_by_the_flag_and_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(choose(None), NoProgress)  # pytest's stderr is not a terminal
-    assert isinstance(choose(True), LineProgress) and isinstance(choose(False), NoProgress)
+    assert isinstance(choose(True).inner, LineProgress) and isinstance(choose(False), NoProgress)
 
     class TTY(io.StringIO):
         def isatty(self) -> bool:
             return True
 
     monkeypatch.setattr(sys, "stderr", TTY())
-    assert isinstance(choose(None), RichProgress) and isinstance(choose(False), NoProgress)
+    assert isinstance(choose(None).inner, RichProgress) and isinstance(choose(False), NoProgress)
 
 
 def test_a_pipe_gets_no_progress_unless_asked(files: dict[str, Path]) -> None:
@@ -83,3 +83,30 @@ def test_a_terminal_sees_the_live_display(files: dict[str, Path]) -> None:
     text = seen.decode("utf-8", "replace")
     assert "\x1b[" in text and "comparing hive" in text, text[:500]
     assert b"comparing" not in out  # the display is on stderr only
+
+
+def test_progress_counts_each_sides_files_and_accounts_for_all_the_time(tmp_path: Path, log) -> None:
+    """One run file and one qrels file are not "(2 files)"; "1 query range" in the singular; the
+    last line's parts add up to the whole command, measured from outside the process."""
+    import rank_polars as rp
+
+    run, qrels = rp.datasets.split_judgments(log.filter(log["model"] == "bot-v1"))
+    run.write_parquet(tmp_path / "run.parquet")
+    qrels.write_parquet(tmp_path / "judged.parquet")
+    began = time.time()
+    done = subprocess.run([entry_point(), "evaluate", str(tmp_path / "run.parquet"), "--qrels", str(tmp_path / "judged.parquet"),
+                           "-m", "ndcg@10", "--progress", "-o", str(tmp_path / "out.csv")], capture_output=True, text=True,
+                          timeout=120)
+    wall = time.time() - began
+    lines = done.stderr.splitlines()
+    assert done.returncode == 0, done.stderr
+    assert "evaluating run.parquet with judgments judged.parquet ..." in lines
+    assert "files)" not in done.stderr and "(1 query range)" in done.stderr and "1 query ranges" not in done.stderr
+    assert "wrote 1 row to" in done.stderr
+    summary = lines[-1]
+    assert summary.startswith("done in ") and "s starting (Python, importing polars and the engines)" in summary
+    assert "s evaluating run.parquet with judgments judged.parquet" in summary and "writing the output" in summary
+    total = float(summary.split("done in ")[1].split(" s")[0])
+    parts = [float(p.strip().split(" s ")[0]) for p in summary.split(": ", 1)[1].split(";")]
+    assert abs(sum(parts) - total) <= 0.05 * len(parts) + 1e-9  # the parts are the whole (each rounded to 0.1 s)
+    assert total <= wall + 0.05 and total >= 0.5 * wall  # the whole process, not only the phases
