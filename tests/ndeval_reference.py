@@ -42,7 +42,7 @@ def ndeval() -> Path:
 
 
 def gdeval() -> list[str]:
-    """The command that runs the vendored ``gdeval.pl``."""
+    """``[perl, path of the vendored gdeval.pl]``."""
     try:
         perl = ensure("perl")
     except (RuntimeError, KeyError) as e:
