@@ -58,17 +58,25 @@ def _doubles(name: str, *keys: str) -> Callable[[Param], str]:
     return lambda vs: f"{name}({', '.join(f'{k}={_num(v)}' for k, v in zip(keys, vs))})"  # type: ignore[union-attr]
 
 
-def _pairs(name: str, **fixed: object) -> Callable[[Param], str]:
+def _level(name: str) -> bool:
+    """gain_init.c's ``valid_int``: an optional sign, then digits only."""
+    digits = name[1:] if name[:1] in ("+", "-") else name
+    return digits.isascii() and digits.isdigit()
+
+
+def _pairs(name: str, *reads: str, **fixed: object) -> Callable[[Param], str]:
     """``ndcg.1=3,2=9,4=4.5`` -> ``ndcg(gains=1:3.0;2:9.0;4:4.5)``; ``rbp.p=0.8`` -> ``rbp(p=0.8)``.
 
-    ``fixed`` are parameters of our spec that make it trec_eval's (named pairs override them).
+    ``reads`` are the pair names the measure's C code reads (``p`` for rbp); any other name that
+    is not an integer is ignored, as trec_eval's ``setup_gains`` ignores it (``ndcg.a=1`` is
+    ``ndcg``).  ``fixed`` are parameters of our spec that make it trec_eval's (named pairs
+    override them).
     """
 
     def spell(pairs: Param) -> str:
         pairs = tuple(pairs or ())  # type: ignore[arg-type]
-        named = {**{k: str(v) for k, v in fixed.items()},
-                 **{k: _num(v) for k, v in pairs if not k.lstrip("-").isdigit()}}
-        levels = [(k, v) for k, v in pairs if k.lstrip("-").isdigit()]
+        named = {**{k: str(v) for k, v in fixed.items()}, **{k: _num(v) for k, v in pairs if k in reads}}
+        levels = [(atol(k), v) for k, v in pairs if _level(k)]
         parts = [f"{k}={v}" for k, v in named.items()]
         if levels:
             parts.append("gains=" + ";".join(f"{k}:{_num(v)}" for k, v in levels))
@@ -129,8 +137,8 @@ TABLE: tuple[TrecMeasure, ...] = (
     TrecMeasure("P_avgjg", "long_cuts", _CUTS, spelling=lambda k: f"p@{k}", needs="jg"),
     TrecMeasure("Rprec_mult_avgjg", "double_cuts", (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
                 spelling=lambda m: f"rprec(mult={_num(m)})", needs="jg"),  # type: ignore[arg-type]
-    TrecMeasure("rbp", "pairs", level=False, spelling=_pairs("rbp", p=0.9, gain="graded")),
-    TrecMeasure("rbp_resid", "pairs", level=False, spelling=_pairs("rbp_resid")),
+    TrecMeasure("rbp", "pairs", level=False, spelling=_pairs("rbp", "p", p=0.9, gain="graded")),
+    TrecMeasure("rbp_resid", "pairs", level=False, spelling=_pairs("rbp_resid", "p")),
     TrecMeasure("unj", "long_cuts", (5, 10, 20), level=False, spelling=lambda k: f"unj@{k}"),
 )
 BY_NAME = {m.name: m for m in TABLE}
