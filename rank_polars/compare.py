@@ -13,7 +13,8 @@ from typing import Any, Literal, Sequence
 import numpy as np
 import polars as pl
 
-from . import stats
+from . import planning, stats
+from .anova import block, randomized_tukey, tukey, two_way
 from .errors import RankPolarsError, SmallSampleWarning, examples, warn
 from .evaluate import Engine, evaluate
 from .inputs import Source
@@ -21,9 +22,11 @@ from .measures import MetricLike
 from .progress import ProgressLike, resolve
 from .validate import Missing
 
-Test = Literal["paired_t", "wilcoxon", "randomization", "bootstrap"]
-TESTS = ("paired_t", "wilcoxon", "randomization", "bootstrap")
+Test = Literal["paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey"]
+TESTS = ("paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey")
+ALL_PAIRS_TESTS = ("tukey", "randomized-tukey")  # one family of every pair of versions, per metric
 CORRECTIONS = (None, "bonferroni", "holm", "bh")
+INTERVALS = (None, "t", "bootstrap", "tukey")
 
 SCHEMA: dict[str, Any] = {
     "metric": pl.String,
@@ -44,6 +47,9 @@ SCHEMA: dict[str, Any] = {
     "ties": pl.Int64,
     "losses": pl.Int64,
     "test": pl.String,
+    "interval": pl.String,
+    "power": pl.Float64,
+    "queries_needed": pl.Int64,
     "note": pl.String,
 }
 
@@ -55,6 +61,7 @@ def compare(
     qrels: Source | None = None,
     by: str = "model",
     baseline: Any = None,
+    pairs: Literal["all"] | None = None,
     test: Test = "paired_t",
     correction: Literal["bonferroni", "holm", "bh"] | None = "holm",
     alpha: float = 0.05,
@@ -63,6 +70,8 @@ def compare(
     missing: Missing = "zero",
     engine: Engine = "polars",
     confidence: float = 0.95,
+    interval: Literal["t", "bootstrap", "tukey"] | None = None,
+    power: float = 0.8,
     progress: ProgressLike = False,
     **evaluate_kwargs: Any,
 ) -> pl.DataFrame:
@@ -78,6 +87,9 @@ def compare(
         The version every other version is compared with.  ``None``: every pair of
         versions, each ``(a, b)`` with ``a`` before ``b`` in sorted order and ``a`` as the
         baseline.  Rows come per metric (in the order given), then per pair in that order.
+    pairs
+        ``"all"``: every pair of versions (the same as ``baseline=None``; refused together
+        with a ``baseline``).
     test
         ``"paired_t"`` (two-sided, as ``scipy.stats.ttest_rel``), ``"wilcoxon"`` (signed
         rank on the differences, as ``scipy.stats.wilcoxon`` with its defaults),
@@ -87,9 +99,18 @@ def compare(
         ``p = (1 + #{resamples at least as extreme}) / (1 + n_resamples)``: at least as
         extreme is ``|mean*| >= |mean|`` for randomization and ``|mean* - mean| >= |mean|``
         (bootstrap means recentred on 0) for bootstrap.
+        Over many versions, one test for the whole family of pairs (per metric):
+        ``"tukey"`` (Tukey's HSD with the residual variance of the two-way ANOVA version x
+        query on ``(m-1)(n-1)`` degrees of freedom, as Sakai) and ``"randomized-tukey"``
+        (Carterette's randomised Tukey HSD, ``n_resamples`` permutations of every query's
+        values across the versions); see :mod:`rank_polars.anova`.  Both need every version
+        on the same queries: ``missing`` decides (0 for an absent value, or only the queries
+        every version has).
     correction
         ``None``, ``"bonferroni"``, ``"holm"`` or ``"bh"`` (Benjamini-Hochberg), applied
-        across all rows of the call (every metric and pair).
+        across all rows of the call (every metric and pair).  Not used by the two Tukey
+        tests, whose p-values are already adjusted over the pairs of a metric
+        (``p_adjusted`` = ``p_value``).
     alpha
         ``significant`` is ``p_adjusted < alpha``.
     n_resamples, seed
@@ -98,8 +119,20 @@ def compare(
         on any machine: the resampling runs on one thread per CPU, but in a fixed number of
         tasks with their own streams.
     confidence
-        Level of the bootstrap percentile interval ``[ci_low, ci_high]`` on the mean
-        paired difference (null with fewer than two paired queries).
+        Level of the interval ``[ci_low, ci_high]`` on the mean paired difference (null with
+        fewer than two paired queries).
+    interval
+        How that interval is made: ``"t"`` (``diff +- t_{(1+c)/2, n-1} sd / sqrt(n)``, as
+        ``scipy.stats.ttest_rel(...).confidence_interval``), ``"bootstrap"`` (percentile
+        interval of ``n_resamples`` paired bootstrap means) or ``"tukey"`` (the simultaneous
+        HSD interval ``diff +- q_{c; m, (m-1)(n-1)} sqrt(V_E / n)``, only with
+        ``test="tukey"``).  ``None`` (default): ``"t"`` for ``paired_t``, ``"tukey"`` for
+        ``tukey``, ``"bootstrap"`` for the others.  The column ``interval`` names it.
+    power
+        For a row that is not significant: ``power`` is the power the paired t-test had on
+        these queries against a true difference as large as the observed one (Cohen's d_z),
+        and ``queries_needed`` the queries it would need for this power
+        (:func:`rank_polars.queries_needed`).  Null on significant rows.
     progress
         ``True``: show the phases (evaluating, then the resamples done per metric) in the
         terminal or notebook; a :class:`rank_polars.progress.Progress` object: report to it;
@@ -117,8 +150,9 @@ def compare(
         p_value, p_adjusted, significant, effect_size`` (paired Cohen's d_z = mean / sd of
         the differences; 0 when all differences are equal to 0, +-inf for a constant
         non-zero difference), ``wins, ties, losses`` (queries where the version is
-        better, equal, worse), ``test`` and ``note`` (null, or why the test was not run:
-        ``"n too small"``, ``"n_resamples too small"``).
+        better, equal, worse), ``test``, ``interval``, ``power``, ``queries_needed`` and
+        ``note`` (null, or why the test was not run: ``"n too small"``, ``"n_resamples too
+        small"``, ``"no residual variance"``).
 
     Notes
     -----
@@ -141,7 +175,9 @@ def compare(
     patterns); ``1 / n^n`` for ``bootstrap`` (one of the n^n equally likely resamples).
     With ``alpha=0.05``: ``paired_t`` needs 2 queries, ``bootstrap`` 3, ``wilcoxon`` and
     ``randomization`` 6.  A resampling p-value is never reported below that bound (the
-    resamples cannot resolve less), nor below ``1 / (1 + n_resamples)``.
+    resamples cannot resolve less), nor below ``1 / (1 + n_resamples)``.  Tukey's HSD with
+    no residual variance (every query shows the same differences between versions) has no
+    p-value either: null, with that note.
 
     **Bad values.** A per-query value that is NaN, infinite or null is an error naming the
     metric, the version and the queries; no query is dropped silently.
@@ -169,52 +205,166 @@ def compare(
     └────────┴──────────┴─────────┴──────┴──────────┴──────┴──────┴────────┘
     """
     by_col = _check_args(by, test, correction, alpha, n_resamples, confidence, seed, evaluate_kwargs)
+    _check_family(baseline, pairs, test, interval, power)
     query = evaluate_kwargs.get("query", "query")
     shown = resolve(progress)
     per = evaluate(
         run, metrics, qrels=qrels, by=by_col, per_query=True, missing=missing, engine=engine, progress=shown,
         **evaluate_kwargs,
     )
-    labels = [c for c in per.columns if c not in (by_col, query)]
-    if per[by_col].null_count():
-        raise RankPolarsError(f"compare: column {by_col!r} has null versions; fill or drop them")
-    _check_values(per, by_col, query, labels)
-    versions = per[by_col].unique().sort().to_list()
+    return compare_values(
+        per, by=by_col, query=query, baseline=baseline, pairs=pairs, test=test, correction=correction, alpha=alpha,
+        n_resamples=n_resamples, seed=seed, missing=missing, confidence=confidence, interval=interval, power=power,
+        progress=shown,
+    )
+
+
+def compare_values(
+    per: pl.DataFrame,
+    *,
+    by: str = "model",
+    query: str = "query",
+    baseline: Any = None,
+    pairs: Literal["all"] | None = None,
+    test: Test = "paired_t",
+    correction: Literal["bonferroni", "holm", "bh"] | None = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    missing: Missing = "zero",
+    confidence: float = 0.95,
+    interval: Literal["t", "bootstrap", "tukey"] | None = None,
+    power: float = 0.8,
+    progress: ProgressLike = False,
+) -> pl.DataFrame:
+    """:func:`compare` on per-query values already computed: ``per`` has the ``by`` column, the
+    ``query`` column and one column per metric (what ``rp.evaluate(..., per_query=True)``
+    returns).  The other arguments are :func:`compare`'s.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> per = pl.DataFrame({"model": ["a"] * 4 + ["b"] * 4 + ["c"] * 4, "query": ["q1", "q2", "q3", "q4"] * 3,
+    ...                     "ndcg": [.2, .5, .4, .9, .3, .6, .4, .9, .6, .8, .7, 1.]})
+    >>> compare_values(per, pairs="all", test="tukey").select("baseline", "version", "diff", "ci_low", "ci_high", "p_value")
+    shape: (3, 6)
+    ┌──────────┬─────────┬───────┬───────────┬──────────┬──────────┐
+    │ baseline ┆ version ┆ diff  ┆ ci_low    ┆ ci_high  ┆ p_value  │
+    │ ---      ┆ ---     ┆ ---   ┆ ---       ┆ ---      ┆ ---      │
+    │ str      ┆ str     ┆ f64   ┆ f64       ┆ f64      ┆ f64      │
+    ╞══════════╪═════════╪═══════╪═══════════╪══════════╪══════════╡
+    │ a        ┆ b       ┆ 0.05  ┆ -0.099091 ┆ 0.199091 ┆ 0.58731  │
+    │ a        ┆ c       ┆ 0.275 ┆ 0.125909  ┆ 0.424091 ┆ 0.003158 │
+    │ b        ┆ c       ┆ 0.225 ┆ 0.075909  ┆ 0.374091 ┆ 0.00852  │
+    └──────────┴─────────┴───────┴───────────┴──────────┴──────────┘
+    """
+    by = _check_args(by, test, correction, alpha, n_resamples, confidence, seed, {})
+    _check_family(baseline, pairs, test, interval, power)
+    interval = interval or {"paired_t": "t", "tukey": "tukey"}.get(test, "bootstrap")
+    shown = resolve(progress)
+    labels = [c for c in per.columns if c not in (by, query)]
+    if per[by].null_count():
+        raise RankPolarsError(f"compare: column {by!r} has null versions; fill or drop them")
+    _check_values(per, by, query, labels)
+    versions = per[by].unique().sort().to_list()
     if len(versions) < 2:
         raise RankPolarsError(
-            f"compare: needs at least 2 versions in column {by_col!r}, found {len(versions)}"
+            f"compare: needs at least 2 versions in column {by!r}, found {len(versions)}"
             + (f" ({versions[0]!r})" if versions else "")
         )
     if baseline is None:
-        pairs = list(itertools.combinations(versions, 2))
+        chosen = list(itertools.combinations(versions, 2))
     else:
         if baseline not in versions:
             raise RankPolarsError(
-                f"compare: baseline {baseline!r} is not a version in column {by_col!r}; versions are {examples(versions, 10)}"
+                f"compare: baseline {baseline!r} is not a version in column {by!r}; versions are {examples(versions, 10)}"
             )
-        pairs = [(baseline, v) for v in versions if v != baseline]
+        chosen = [(baseline, v) for v in versions if v != baseline]
 
-    paired = {pair: _pair(per, by_col, query, labels, pair, missing) for pair in pairs}
-    rows: list[dict[str, Any]] = []
-    per_pair = n_resamples * (2 if test == "randomization" else 1)  # the interval's, and the test's
-    for label in labels:
-        with shown.phase(f"resampling {label} ({test})", total=per_pair * len(pairs), unit="resamples") as advance:
-            for pair in pairs:
-                frame = paired[pair]
-                x = frame[f"{label}__b"].to_numpy().astype(np.float64)
-                y = frame[f"{label}__v"].to_numpy().astype(np.float64)
-                seq = np.random.SeedSequence(seed, spawn_key=(len(rows),))
-                rows.append(_row(label, pair, x, y, test, n_resamples, confidence, alpha, seq, advance))
+    if test in ALL_PAIRS_TESTS:
+        rows = _family_rows(per, by, query, labels, chosen, test, interval, n_resamples, confidence, missing, seed,
+                            shown)
+    else:
+        rows = _pairwise_rows(per, by, query, labels, chosen, test, interval, n_resamples, confidence, alpha,
+                              missing, seed, shown)
     _warn_small(rows, test, alpha, n_resamples)
-    p_adj = stats.adjust(np.array([r["p_value"] for r in rows], dtype=np.float64), correction)
-    for r, p in zip(rows, p_adj):
-        r["p_adjusted"] = p
-        r["significant"] = bool(p < alpha) if not math.isnan(p) else False
-    schema = {k: (per.schema[by_col] if v is None else v) for k, v in SCHEMA.items()}
+    p = np.array([r["p_value"] for r in rows], dtype=np.float64)
+    p_adj = p if test in ALL_PAIRS_TESTS else stats.adjust(p, correction)
+    for r, q in zip(rows, p_adj):
+        r["p_adjusted"] = q
+        r["significant"] = bool(q < alpha) if not math.isnan(q) else False
+        if not r["significant"]:
+            r["power"], r["queries_needed"] = _power(r["effect_size"], r["n_queries"], alpha, power)
+    schema = {k: (per.schema[by] if v is None else v) for k, v in SCHEMA.items()}
     out = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
     # undefined statistics are nulls, not NaN
     floats = [k for k, v in schema.items() if v == pl.Float64]
     return out.with_columns(pl.col(floats).fill_nan(None))
+
+
+def _power(dz: float, n: int, alpha: float, power: float) -> tuple[float, int | None]:
+    """The paired t-test's power on ``n`` queries against a true d_z as large as the observed one,
+    and the queries it would need for ``power`` (NaN / None where d_z is undefined, 0 or infinite)."""
+    if n < 2 or not math.isfinite(dz):
+        return math.nan, None
+    if dz == 0:
+        return alpha, None
+    return planning.t_power(abs(dz), n, alpha), planning.queries_needed(abs(dz), 1.0, alpha, power)
+
+
+def _pairwise_rows(
+    per: pl.DataFrame, by: str, query: str, labels: list[str], chosen: list[tuple], test: str, interval: str,
+    n_resamples: int, confidence: float, alpha: float, missing: str, seed: int, shown: Any,
+) -> list[dict[str, Any]]:
+    paired = {pair: _pair(per, by, query, labels, pair, missing) for pair in chosen}
+    rows: list[dict[str, Any]] = []
+    # the resamples drawn per pair: the bootstrap means (interval or test), the sign flips
+    per_pair = n_resamples * ((interval == "bootstrap" or test == "bootstrap") + (test == "randomization"))
+    for label in labels:
+        with shown.phase(f"resampling {label} ({test})", total=per_pair * len(chosen) or None,
+                         unit="resamples") as advance:
+            for pair in chosen:
+                frame = paired[pair]
+                x = frame[f"{label}__b"].to_numpy().astype(np.float64)
+                y = frame[f"{label}__v"].to_numpy().astype(np.float64)
+                seq = np.random.SeedSequence(seed, spawn_key=(len(rows),))
+                rows.append(_row(label, pair, x, y, test, interval, n_resamples, confidence, alpha, seq, advance))
+    return rows
+
+
+def _family_rows(
+    per: pl.DataFrame, by: str, query: str, labels: list[str], chosen: list[tuple], test: str, interval: str,
+    n_resamples: int, confidence: float, missing: str, seed: int, shown: Any,
+) -> list[dict[str, Any]]:
+    """The rows of a Tukey test: one family of every pair of versions per metric, on the complete
+    versions x queries design."""
+    b = block(per, by, query, labels, missing)
+    where = {v: i for i, v in enumerate(b.versions)}
+    rows: list[dict[str, Any]] = []
+    for label in labels:
+        y = b.values[label]
+        design = two_way(y)
+        seq = np.random.SeedSequence(seed, spawn_key=(len(rows),))
+        if test == "tukey":
+            p, half, note = tukey(design, confidence)
+        else:
+            with shown.phase(f"resampling {label} ({test})", total=None):
+                if design.n == 0:
+                    p, note = np.full((design.m, design.m), np.nan), "n too small"
+                else:
+                    p, note = randomized_tukey(y, n_resamples, np.random.default_rng(seq)), None
+        for base, version in chosen:
+            i, j = where[base], where[version]
+            d = y[j] - y[i]
+            row = _row_values(label, (base, version), y[i], y[j], test, interval)
+            if interval == "tukey":
+                row["ci_low"], row["ci_high"] = row["diff"] - half[i, j], row["diff"] + half[i, j]
+            else:
+                row["ci_low"], row["ci_high"] = _interval(d, interval, n_resamples, confidence,
+                                                          np.random.default_rng(seq.spawn(1)[0]), None)
+            row["p_value"], row["note"] = float(p[i, j]), note
+            rows.append(row)
+    return rows
 
 
 def _check_values(per: pl.DataFrame, by: str, query: str, labels: list[str]) -> None:
@@ -272,6 +422,19 @@ def _check_args(
     return by
 
 
+def _check_family(baseline: Any, pairs: Any, test: str, interval: Any, power: Any) -> None:
+    if pairs not in (None, "all"):
+        raise RankPolarsError(f"compare: pairs must be 'all' or None, got {pairs!r}")
+    if pairs == "all" and baseline is not None:
+        raise RankPolarsError("compare: pairs='all' compares every pair of versions; leave baseline out")
+    if interval not in INTERVALS:
+        raise RankPolarsError(f"compare: interval must be 't', 'bootstrap' or 'tukey', got {interval!r}")
+    if interval == "tukey" and test != "tukey":
+        raise RankPolarsError(f"compare: interval='tukey' is the simultaneous interval of test='tukey', not of {test!r}")
+    if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < 1:
+        raise RankPolarsError(f"compare: power must be between 0 and 1 (exclusive), got {power!r}")
+
+
 def _pair(per: pl.DataFrame, by: str, query: str, labels: list[str], pair: tuple, missing: str) -> pl.DataFrame:
     """The two versions' per-query values side by side, paired by query id."""
     base, version = pair
@@ -308,18 +471,25 @@ def _p_value(
     return max(floor, stats.bootstrap_p(d, means)), None
 
 
-def _row(
-    label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str, n_resamples: int, confidence: float,
-    alpha: float, seed: np.random.SeedSequence, advance: Any,
-) -> dict[str, Any]:
+def _interval(d: np.ndarray, interval: str, n_resamples: int, confidence: float, rng: np.random.Generator,
+              advance: Any, means: np.ndarray | None = None) -> tuple[float, float]:
+    """The ``t`` or bootstrap percentile interval on the mean of ``d`` (NaN below two queries)."""
+    if d.size < 2:
+        if interval == "bootstrap" and means is None:
+            (advance or (lambda k: None))(n_resamples)
+        return math.nan, math.nan
+    if interval == "t":
+        return stats.t_interval(d, confidence)
+    if means is None:
+        means = stats.bootstrap_means(d, n_resamples, rng, advance)
+    return stats.percentile_ci(means, confidence)
+
+
+def _row_values(label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str, interval: str) -> dict[str, Any]:
+    """What a row says without a test: means, difference, d_z, W/T/L (the test fills the rest)."""
     d = y - x
     n = d.size
-    boot_seed, flip_seed = seed.spawn(2)
-    means = stats.bootstrap_means(d, n_resamples, np.random.default_rng(boot_seed), advance)
-    ci_low, ci_high = stats.percentile_ci(means, confidence) if n >= 2 else (math.nan, math.nan)
-    p, note = _p_value(test, d, means, n_resamples, alpha, np.random.default_rng(flip_seed), advance)
     mean_b = float(x.mean()) if n else math.nan
-    mean_v = float(y.mean()) if n else math.nan
     diff = float(d.mean()) if n else math.nan
     return {
         "metric": label,
@@ -327,12 +497,12 @@ def _row(
         "version": pair[1],
         "n_queries": n,
         "mean_baseline": mean_b,
-        "mean_version": mean_v,
+        "mean_version": float(y.mean()) if n else math.nan,
         "diff": diff,
         "rel_diff": diff / mean_b if n and mean_b != 0 else math.nan,
-        "ci_low": ci_low,
-        "ci_high": ci_high,
-        "p_value": p,
+        "ci_low": math.nan,
+        "ci_high": math.nan,
+        "p_value": math.nan,
         "p_adjusted": math.nan,
         "significant": False,
         "effect_size": stats.effect_size(d),
@@ -340,8 +510,26 @@ def _row(
         "ties": int(np.count_nonzero(d == 0)),
         "losses": int(np.count_nonzero(d < 0)),
         "test": test,
-        "note": note,
+        "interval": interval,
+        "power": math.nan,
+        "queries_needed": None,
+        "note": None,
     }
 
 
-__all__ = ["SmallSampleWarning", "compare"]
+def _row(
+    label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str, interval: str, n_resamples: int,
+    confidence: float, alpha: float, seed: np.random.SeedSequence, advance: Any,
+) -> dict[str, Any]:
+    row = _row_values(label, pair, x, y, test, interval)
+    d = y - x
+    boot_seed, flip_seed = seed.spawn(2)
+    boot = np.random.default_rng(boot_seed)
+    # the bootstrap test and a bootstrap interval share one set of resamples
+    means = stats.bootstrap_means(d, n_resamples, boot, advance) if test == "bootstrap" else None
+    row["ci_low"], row["ci_high"] = _interval(d, interval, n_resamples, confidence, boot, advance, means)
+    row["p_value"], row["note"] = _p_value(test, d, means, n_resamples, alpha, np.random.default_rng(flip_seed), advance)
+    return row
+
+
+__all__ = ["SmallSampleWarning", "compare", "compare_values"]

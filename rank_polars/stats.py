@@ -45,6 +45,27 @@ def paired_t_p(d: np.ndarray) -> float:
     return float(2.0 * stats.t.sf(abs(mean) / (sd / math.sqrt(n)), n - 1))
 
 
+def t_interval(d: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The t interval on the mean of ``d``: ``mean +- t_{(1+c)/2, n-1} sd / sqrt(n)``, as
+    ``scipy.stats.ttest_rel(y, x).confidence_interval(c)``.  A constant ``d`` gives ``[mean, mean]``;
+    fewer than two values: NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> [round(v, 6) for v in t_interval(np.array([0.1, 0.3, -0.05, 0.2]), 0.95)]
+    [-0.100076, 0.375076]
+    """
+    from scipy import stats
+
+    n = d.size
+    if n < 2:
+        return math.nan, math.nan
+    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    half = float(stats.t.ppf((1 + confidence) / 2, n - 1)) * sd / math.sqrt(n)
+    return mean - half, mean + half
+
+
 def wilcoxon_p(d: np.ndarray) -> float:
     """Wilcoxon signed-rank test, ``scipy.stats.wilcoxon(d)`` with its defaults spelled out.
 
@@ -173,5 +194,5 @@ def adjust(p: np.ndarray, method: Correction | None) -> np.ndarray:
 
 __all__ = [
     "adjust", "bootstrap_means", "bootstrap_p", "effect_size", "paired_t_p", "percentile_ci", "randomization_p",
-    "smallest_p", "wilcoxon_p",
+    "smallest_p", "t_interval", "wilcoxon_p",
 ]

@@ -245,7 +245,7 @@ def test_compare_columns_order_and_correction_across_all_rows():
     assert out.columns == [
         "metric", "baseline", "version", "n_queries", "mean_baseline", "mean_version", "diff", "rel_diff",
         "ci_low", "ci_high", "p_value", "p_adjusted", "significant", "effect_size", "wins", "ties", "losses", "test",
-        "note",
+        "interval", "power", "queries_needed", "note",
     ]
     assert out.select("metric", "baseline", "version").rows() == [
         ("dcg@1", "a", "b"), ("dcg@1", "a", "c"), ("dcg@1", "b", "c"),

@@ -183,7 +183,7 @@ def test_progress_counts_add_up_to_the_resamples_requested(test, per_pair):
     rng = np.random.default_rng(3)
     log = log_from_values({v: list(rng.random(3000)) for v in ("a", "b", "c")})
     shown = Recording()
-    compare(log, ["dcg@1", "p@1"], test=test, n_resamples=2500, progress=shown)
+    compare(log, ["dcg@1", "p@1"], test=test, n_resamples=2500, progress=shown, interval="bootstrap")
     resampling = [p for p in shown.phases if p["description"].startswith("resampling")]
     assert [p["description"] for p in resampling] == [f"resampling dcg@1 ({test})", f"resampling p@1 ({test})"]
     for p in resampling:
