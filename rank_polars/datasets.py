@@ -1,4 +1,4 @@
-"""Sample data: logs of a support chatbot that recommends videos to students.
+"""Sample data: the support-chatbot log, a support chatbot that recommends videos to students.
 
 Every student question (``query`` ids such as ``"q0001"``, with its text in ``question``)
 is answered by each bot version (``model``: ``"bot-v1"``, ``"bot-v2"``, ...) with a ranked
@@ -295,13 +295,13 @@ def split_judgments(
 
 
 def sample_path() -> Path:
-    """Path of the sample log shipped with the package (Parquet, ~4,000 rows)."""
+    """Path of the support-chatbot log shipped with the package (Parquet, ~4,000 rows)."""
     return Path(str(resources.files("rank_polars").joinpath("data", "chatbot_sample.parquet")))
 
 
 def sample_log() -> pl.DataFrame:
-    """The shipped sample: ``chatbot_log()`` with its defaults (200 questions x 10 videos x
-    ``bot-v1``/``bot-v2``, marks), read from :func:`sample_path`.
+    """The support-chatbot log shipped with the package: ``chatbot_log()`` with its defaults
+    (200 questions x 10 videos x ``bot-v1``/``bot-v2``, marks), read from :func:`sample_path`.
 
     Examples
     --------
@@ -380,4 +380,51 @@ def chatbot_history(n_questions: int = 200, results_per_question: int = 10, seed
     return pl.DataFrame({"query": queries.gather(rows_q), "item": world.video_ids(np.array(rows_v))}).unique(maintain_order=True)
 
 
-__all__ = ["chatbot_history", "chatbot_log", "chatbot_qrels", "chatbot_videos", "sample_log", "sample_path", "split_judgments"]
+_INTENTS = ("the idea", "a worked example", "practice problems", "a common mistake")
+
+
+def chatbot_subtopics(n_questions: int = 200, results_per_question: int = 10, seed: int = 0) -> pl.DataFrame:
+    """Subtopic judgments behind :func:`chatbot_log`: a student's question has intents (the idea,
+    a worked example, practice problems, a common mistake), and a useful video serves one or two
+    of them, for the diversity measures (``alpha_ndcg``, ``err_ia``, ... and ``rank-polars
+    ndeval``).
+
+    Each question has 2 to 4 intents; every candidate video is judged for each (1 if it serves
+    it, else 0): an intent that no video serves counts in no measure (ndeval's |S|).
+
+    Returns
+    -------
+    pl.DataFrame
+        ``query, subtopic, item, relevance``; ``subtopic`` numbers the intent (1 = the idea, ...).
+
+    Examples
+    --------
+    >>> from rank_polars import datasets
+    >>> subtopics = datasets.chatbot_subtopics(n_questions=5, results_per_question=2, seed=1)
+    >>> subtopics.columns, subtopics["subtopic"].max() <= 4
+    (['query', 'subtopic', 'item', 'relevance'], True)
+    """
+    _check(n_questions, results_per_question, "marks")
+    world = _World(n_questions, results_per_question, seed)
+    rng = np.random.default_rng([seed, 2])
+    n_intents = rng.integers(2, len(_INTENTS) + 1, world.n)
+    # a relevant video serves its main intent (the first ones are the most asked for) and,
+    # one time in three, a second
+    main = np.minimum(rng.geometric(0.5, (world.n, world.pool)) - 1, n_intents[:, None] - 1)
+    second = rng.integers(0, len(_INTENTS), (world.n, world.pool)) % n_intents[:, None]
+    both = rng.random((world.n, world.pool)) < 1 / 3
+    intent = np.arange(len(_INTENTS))[None, None, :]
+    serves = (world.mark[:, :, None] > 0) & ((intent == main[:, :, None]) | (both[:, :, None] & (intent == second[:, :, None])))
+    asked = intent < n_intents[:, None, None]
+    q, j, s = np.nonzero(np.broadcast_to(asked, serves.shape))
+    queries = world.questions()["query"]
+    return pl.DataFrame({
+        "query": queries.gather(q),
+        "subtopic": (s + 1).astype(np.int64),
+        "item": world.video_ids(world.video[q, j]),
+        "relevance": serves[q, j, s].astype(np.int64),
+    }).sort("query", "subtopic", "item")
+
+
+__all__ = ["chatbot_history", "chatbot_log", "chatbot_qrels", "chatbot_subtopics", "chatbot_videos", "sample_log",
+           "sample_path", "split_judgments"]

@@ -2,7 +2,7 @@
 
 ::
 
-    rank-polars demo                                   # the whole job on the bundled sample log
+    rank-polars demo                                   # the whole job on the bundled support-chatbot log
     rank-polars evaluate log/ -m ndcg@10 -m mrr --by model
     rank-polars compare log/ -m ndcg@10 --by model --baseline bot-v1 --report report.html
     rank-polars validate run.trec --qrels judgments.qrels

@@ -1,4 +1,4 @@
-"""``rank-polars demo``: the whole job on the bundled sample log."""
+"""``rank-polars demo``: the whole job on the bundled support-chatbot log."""
 
 from __future__ import annotations
 
@@ -31,12 +31,12 @@ def write_partitioned(log: pl.DataFrame, folder: Path, by: str = "model") -> lis
 
 
 @click.command(name="demo")
-@click.option("--out", type=click.Path(file_okay=False), help="Folder to write the sample log to (default: a temporary folder).")
+@click.option("--out", type=click.Path(file_okay=False), help="Folder to write the support-chatbot log to (default: a temporary folder).")
 @click.option("--force", is_flag=True, help="Write into --out even if it is not empty.")
 @click.option("--report", type=click.Path(dir_okay=False), help="Also write the HTML report of the comparison to this file.")
 @progress_option
 def command(out: str | None, force: bool, report: str | None, progress: bool | None) -> None:
-    """Run the whole job on the bundled sample log of two chatbot versions.
+    """Run the whole job on the bundled support-chatbot log (two bot versions).
 
     Writes the log as a hive-partitioned Parquet folder, evaluates it with both engines
     (Polars and DuckDB, which agree), compares bot-v2 with bot-v1 and prints a verdict.
@@ -60,7 +60,7 @@ def command(out: str | None, force: bool, report: str | None, progress: bool | N
     write_partitioned(log, log_dir)
     per_version = log.group_by("model").agg(pl.col("query").n_unique()).sort("model")
     click.echo(
-        f"1. wrote the sample log to {log_dir}/ ({log.height:,} rows: {len(versions)} versions "
+        f"1. wrote the support-chatbot log to {log_dir}/ ({log.height:,} rows: {len(versions)} versions "
         f"x {per_version['query'][0]} questions, hive-partitioned by model)"
     )
     metrics = ["ndcg@10", "mrr", "map", "p@5"]
