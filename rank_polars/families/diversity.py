@@ -69,8 +69,7 @@ def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Data
     ndeval); the best item of each query is placed (ties: the larger item id), then its
     subtopics' gains decay.  Items relevant to nothing add 0 and are left out.
 
-    >>> pairs = pl.DataFrame({"__rp_q": ["t"] * 4, "__rp_subtopic": [1, 2, 1, 3],
-    ...                       "__rp_item": ["a", "a", "b", "c"]})
+    >>> pairs = pl.DataFrame({Q: ["t"] * 4, SUB: [1, 2, 1, 3], ITEM: ["a", "a", "b", "c"]})
     >>> ideal_gains(pairs, 0.5, None).rows()
     [('t', 1, 2.0), ('t', 2, 1.0), ('t', 3, 0.5)]
     """
