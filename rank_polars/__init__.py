@@ -19,6 +19,8 @@ from .measures.set_based import F1 as f1, Precision as precision, Recall as reca
 from .measures.set_based import RPrecision as rprec, Success as success
 from .evaluate import evaluate
 from .compare import compare
+from .anova import anova
+from .planning import queries_needed
 from .diagnose import diagnose
 from .io import read_trec_qrels, read_trec_run
 from .ndeval import read_subtopic_qrels
@@ -48,8 +50,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CoverageWarning", "DataError", "Measure", "MetricNameError", "RankPolarsError", "SmallSampleWarning",
-    "ap", "bpref", "cg", "compare", "dcg", "diagnose", "err", "evaluate", "exprs", "f1", "idcg", "judged", "ndcg",
-    "datasets", "parse", "precision", "rbp", "read_trec_qrels", "read_trec_run", "recall", "rprec", "rr", "sql_macros", "success", "to_sql",
+    "anova", "ap", "bpref", "cg", "compare", "dcg", "diagnose", "err", "evaluate", "exprs", "f1", "idcg", "judged", "ndcg",
+    "datasets", "parse", "precision", "queries_needed", "rbp", "read_trec_qrels", "read_trec_run", "recall", "rprec", "rr", "sql_macros", "success", "to_sql",
 ]
 __all__ += ["read_subtopic_qrels"]  # ndeval's subtopic judgments (rank_polars.measures.diversity)
 __all__ += [  # beyond accuracy (rank_polars.measures.beyond)

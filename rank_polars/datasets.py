@@ -1,4 +1,4 @@
-"""Sample data: logs of a support chatbot that recommends videos to students.
+"""Sample data: the support-chatbot log, a support chatbot that recommends videos to students.
 
 Every student question (``query`` ids such as ``"q0001"``, with its text in ``question``)
 is answered by each bot version (``model``: ``"bot-v1"``, ``"bot-v2"``, ...) with a ranked
@@ -295,13 +295,13 @@ def split_judgments(
 
 
 def sample_path() -> Path:
-    """Path of the sample log shipped with the package (Parquet, ~4,000 rows)."""
+    """Path of the support-chatbot log shipped with the package (Parquet, ~4,000 rows)."""
     return Path(str(resources.files("rank_polars").joinpath("data", "chatbot_sample.parquet")))
 
 
 def sample_log() -> pl.DataFrame:
-    """The shipped sample: ``chatbot_log()`` with its defaults (200 questions x 10 videos x
-    ``bot-v1``/``bot-v2``, marks), read from :func:`sample_path`.
+    """The support-chatbot log shipped with the package: ``chatbot_log()`` with its defaults
+    (200 questions x 10 videos x ``bot-v1``/``bot-v2``, marks), read from :func:`sample_path`.
 
     Examples
     --------
