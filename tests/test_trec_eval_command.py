@@ -385,3 +385,11 @@ def test_debug_after_the_command_is_trec_evals_argument() -> None:
     assert result.exit_code == 1
     assert result.stderr.startswith("trec_eval: unrecognized option '--debug'\nUsage: trec_eval")
     assert "Traceback" not in result.output
+
+
+def test_help_is_complete_without_the_docs_folder() -> None:
+    # a pip user has no docs/ folder: the help itself says where the output differs from trec_eval
+    code, out, _ = trec_eval(["-h"])
+    text = out.decode()
+    assert code == 0 and "docs/" not in text and ".md" not in text
+    assert "Where they differ:" in text and "yaap" in text and "nan scores" in text

@@ -42,8 +42,15 @@ rank-polars trec-eval: trec_eval 10's command line, computed by rank_polars.
   -Z file    print z-scores against the 'qid measure mean stddev' lines of file
   -v         version
 
-The output is trec_eval 10's, byte for byte; see docs/trec-eval.md for the measures and the
-differences.
+The output and exit status are trec_eval 10's, byte for byte (tested against trec_eval 10.0
+built from its source). Where they differ:
+  - yaap is not available; -h prints this text, -v a version line of its own;
+  - rbp.p outside (0, 1) is refused (status 2): it is not a persistence probability;
+  - nan scores rank above every number; trec_eval's order for them depends on the input order;
+  - where trec_eval crashes or reads past its data (a query judged only below 0 after the
+    first, grades too large to allocate, a file ending in a skipped comment), this command
+    prints the values it computes, or stops with status 7 on an empty run with -c;
+  - a problem rank_polars finds in the data first stops with status 1.
 """
 
 
