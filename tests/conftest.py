@@ -1,18 +1,40 @@
-"""Shared fixtures: where the conformance data lives.
+"""Shared fixtures, and how the suite spreads over pytest-xdist workers.
 
-The data is vendored in ``tests/data/conformance/`` (a byte-identical copy of the workplace's
-``shared/conformance/``, see ``PROVENANCE.md`` there), so a fresh clone passes on its own.
+* ``conformance``: the vendored conformance data, ``tests/data/conformance/`` (a byte-identical
+  copy of the workplace's ``shared/conformance/``, see ``PROVENANCE.md`` there), so a fresh clone
+  passes on its own.
+* ``spark_session``: one local Spark session per test process (per xdist worker), started once and
+  stopped at the end; ``tests/test_spark.py``'s ``spark`` fixture hands it to the Spark tests.
+* Workers: ``pyproject.toml`` runs ``-n auto --dist loadgroup``, with the scheduler below: the
+  tests that take the Spark session are one unit (one worker starts one JVM), a file with a
+  fixture of module scope is one unit (its docs build, notebook kernel or report is made once),
+  every other test is sent on its own to whichever worker is free.  The units go first, the
+  largest first, so the last minutes are not one worker alone on a long unit.
+* System packages: ``tests/system_deps.py`` prints one line per Debian package it installs as
+  it installs them; the session's summary lists them again.
 """
 
 from __future__ import annotations
 
+import ast
+import os
+import sys
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
+from hypothesis import settings
+
+from tests import system_deps
 
 CONFORMANCE = Path(__file__).resolve().parent / "data" / "conformance"
 # the original, beside the repository in the workplace; absent from a user's clone
 SHARED_CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance"
+
+# No timing deadline: two workers on two cores (plus Spark's JVM) make a test's wall time
+# depend on its neighbours.  Budgets stay in each test's own @settings.
+settings.register_profile("rank_polars", deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("RANK_POLARS_HYPOTHESIS_PROFILE", "rank_polars"))
 
 
 @pytest.fixture(scope="session")
@@ -20,3 +42,121 @@ def conformance() -> Path:
     if not (CONFORMANCE / "README.md").is_file():
         pytest.fail(f"vendored conformance data missing at {CONFORMANCE}")
     return CONFORMANCE
+
+
+@pytest.fixture(scope="session")
+def spark_session() -> Iterator[Any]:
+    """One local Spark session for this test process: its JVM starts once (~10 s), not per module."""
+    # Not skipped when missing: pyspark is in the test extra and Java comes from tests/system_deps.py.
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as e:
+        pytest.fail(f"pyspark is a test dependency (pip install 'rank-polars[test]'): {e}")
+    try:
+        system_deps.ensure("java")
+    except RuntimeError as e:
+        pytest.fail(str(e))
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers on this interpreter
+    session = (
+        SparkSession.builder.master("local[1]")
+        .config("spark.driver.host", "127.0.0.1")  # containers often cannot resolve their hostname
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .appName("rank_polars-tests")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+# -- how the tests are spread over the workers -----------------------------------------------------
+# xdist's own --dist loadgroup does not group with pytest 9.2 (pytest-xdist issue 1386: it renames
+# node ids, which pytest 9.2 no longer lets it do), so the suite brings its scheduler: xdist's
+# LoadScopeScheduling with our units.  The controller has no fixtures (only the workers collect),
+# so the units come from the test files' source, read once.
+SPARK_FIXTURES = {"spark", "spark_session"}
+
+
+def _shares_a_fixture(tree: ast.Module) -> bool:
+    """A fixture of module, class or package scope is defined in the file."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "fixture":
+            if any(k.arg == "scope" and getattr(k.value, "value", None) != "function" for k in node.keywords):
+                return True
+    return False
+
+
+def _uses_spark(tree: ast.Module) -> bool:
+    """A test or fixture of the file takes the Spark session."""
+    return any(
+        isinstance(node, ast.FunctionDef) and SPARK_FIXTURES & {a.arg for a in node.args.args}
+        for node in ast.walk(tree)
+    )
+
+
+def units(root: Path) -> dict[str, str]:
+    """Test file (relative path) -> its work unit, for files whose tests must stay on one worker.
+
+    ``spark`` for every file whose tests take the Spark session (one worker starts one JVM), the
+    file itself for a file with a fixture of module scope (a docs build, a notebook kernel, a
+    report is made once).  A file not here is sent test by test to whichever worker is free.
+    """
+    found = {}
+    for path in sorted((root / "tests").rglob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        relative = path.relative_to(root).as_posix()
+        if _uses_spark(tree):
+            found[relative] = "spark"
+        elif _shares_a_fixture(tree):
+            found[relative] = relative
+    return found
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    by_file = units(config.rootpath)
+
+    class Units(LoadScopeScheduling):
+        """Units first, largest first (xdist's reorder); then single tests as workers free up."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return by_file.get(nodeid.split("::")[0], nodeid)
+
+    return Units(config, log)
+
+
+# -- system packages: printed as installed, listed again at the end --------------------------------
+_INSTALLED_ON_WORKERS: list[tuple[str, str]] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    system_deps.CAPTURE = config.pluginmanager.getplugin("capturemanager")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: hand the list to the controller
+        workeroutput["rank_polars_installed"] = list(system_deps.INSTALLED)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    _INSTALLED_ON_WORKERS.extend(tuple(x) for x in getattr(node, "workeroutput", {}).get("rank_polars_installed", []))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    installed = [*system_deps.INSTALLED, *_INSTALLED_ON_WORKERS]
+    if installed:
+        terminalreporter.write_sep("-", f"{len(installed)} Debian packages installed by this run (tests/system_deps.py)")
+        for name, why in installed:
+            terminalreporter.write_line(f"{name}: {why}")

@@ -1,33 +1,92 @@
-"""The system parts some tests use for real: Java (for PySpark) and Chromium (for the report).
+"""The system parts some tests use for real: Java (PySpark), Chromium (the report and the docs
+pages), gcc and make (trec_eval 10 built from its vendored source).
 
-They are not pip packages, so the test session installs them from Debian's packages when
-they are missing (CI and a fresh machine run as root); ``.ci/run`` does the same up front.
-A machine where that is impossible fails those tests with this message: never a silent skip.
+They are not pip packages, so the test session installs them from Debian's packages when they
+are missing (CI and a fresh machine run as root); ``.ci/run`` does the same up front with
+``python3 tests/system_deps.py java chromium gcc make``.  Nothing is installed silently: before
+``apt-get`` runs, one line per Debian package it will install (the one asked for and each of its
+dependencies) goes to the terminal, with the reason, even under pytest's output capture and in an
+xdist worker; the test session lists them again in its summary (``tests/conftest.py``).  A machine
+where installing is impossible fails those tests with this message: never a silent skip.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import re
 import shutil
 import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
 
-PACKAGES = {"java": "default-jre-headless", "chromium": "chromium"}
+PACKAGES = {"java": "default-jre-headless", "chromium": "chromium", "gcc": "gcc", "make": "make", "perl": "perl"}
+# why the tests need each command (a command without an entry says which test asked for it)
+REASONS = {
+    "java": "PySpark's JVM (the Spark engine tests)",
+    "chromium": "headless Chromium renders the HTML report and the docs pages",
+    "gcc": "builds trec_eval 10 from tests/vendor/trec_eval and ndeval 4.5 from tests/vendor/ndeval",
+    "make": "builds trec_eval 10 from tests/vendor/trec_eval",
+    "perl": "runs gdeval 1.3 from tests/vendor/gdeval (rank-polars gdeval's reference)",
+}
+# what this process installed: (package, why), for the session's summary
+INSTALLED: list[tuple[str, str]] = []
+# pytest's capture manager, set by tests/conftest.py: pytest captures file descriptor 2 itself,
+# so even ``sys.__stderr__`` is swallowed unless the capture is suspended for the line
+CAPTURE: Any = None
+
+
+def say(line: str) -> None:
+    """Write a line to the terminal, past pytest's output capture (in an xdist worker too)."""
+    with CAPTURE.global_and_fixture_disabled() if CAPTURE is not None else contextlib.nullcontext():
+        sys.stderr.write(f"{line}\n")
+        sys.stderr.flush()
+
+
+def _planned(package: str, env: dict[str, str]) -> list[str]:
+    """The Debian packages ``apt-get install package`` would install, from a dry run."""
+    done = subprocess.run(["apt-get", "install", "-s", "-y", package], capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"apt-get cannot install {package!r}:\n{done.stdout[-1500:]}{done.stderr[-1500:]}")
+    return re.findall(r"^Inst (\S+)", done.stdout, flags=re.M)
 
 
 def ensure(command: str) -> str:
-    """Path of ``command``, installing its Debian package first if needed."""
+    """Path of ``command``, installing its Debian package first if needed (one line per package)."""
     found = shutil.which(command)
     if found:
         return found
+    package = PACKAGES[command]
     if shutil.which("apt-get") is None or os.geteuid() != 0:
         raise RuntimeError(
-            f"{command!r} is needed by this test: install the Debian package {PACKAGES[command]!r} "
+            f"{command!r} is needed by this test: install the Debian package {package!r} "
             "(CI's .ci/run does it as root)"
         )
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-    subprocess.run(["apt-get", "install", "-y", "-qq", PACKAGES[command]], check=True, env=env)
+    why = REASONS.get(command) or f"asked for by {os.environ.get('PYTEST_CURRENT_TEST', 'a test')}"
+    # xdist workers may want the same package at once: one apt-get at a time, the others then find it
+    with open(Path(tempfile.gettempdir()) / "rank_polars_system_deps.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = shutil.which(command)
+        if found:
+            return found
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+        planned = _planned(package, env)
+        say(f"tests/system_deps.py: apt-get install {package} ({len(planned)} Debian packages) for {command!r}: {why}")
+        for name in planned:
+            line = why if name == package else f"a dependency of {package} ({why})"
+            say(f"  installing {name}: {line}")
+            INSTALLED.append((name, line))
+        subprocess.run(["apt-get", "install", "-y", "-qq", package], check=True, env=env, stdout=subprocess.DEVNULL)
     found = shutil.which(command)
     if not found:
-        raise RuntimeError(f"installing {PACKAGES[command]!r} did not provide {command!r}")
+        raise RuntimeError(f"installing {package!r} did not provide {command!r}")
     return found
+
+
+if __name__ == "__main__":  # .ci/run: python3 tests/system_deps.py java chromium gcc make
+    for name in sys.argv[1:]:
+        print(f"{name}: {ensure(name)}")

@@ -1,14 +1,12 @@
 """``to_sql(..., dialect="spark")`` on a real local Spark session gives the Polars numbers.
 
-One session for the module, a few batched queries each evaluating every metric at once
+One session for the test process (tests/conftest.py), a few batched queries each evaluating every metric at once
 (Spark's start-up, not the queries, is what costs here).
 """
 
 from __future__ import annotations
 
-import os
 import random
-import sys
 import warnings
 
 import polars as pl
@@ -22,29 +20,9 @@ from .sql_cases import ALL_METRICS
 
 
 @pytest.fixture(scope="module")
-def spark():
-    # Not skipped when missing: pyspark (and Java 17) are test dependencies that CI installs.
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError as e:
-        pytest.fail(f"pyspark is a test dependency (pip install 'rank-polars[test]', and Java 17): {e}")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers on this interpreter
-    session = (
-        SparkSession.builder.master("local[1]")
-        .config("spark.driver.host", "127.0.0.1")  # containers often cannot resolve their hostname
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .appName("rank_polars-tests")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.default.parallelism", "1")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+def spark(spark_session):
+    """The test process's one local Spark session (``spark_session`` in tests/conftest.py)."""
+    return spark_session
 
 
 def log(seed: int = 7) -> tuple[pl.DataFrame, pl.DataFrame]:
