@@ -7,11 +7,13 @@ running as root, else a failure naming the command to run)."""
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import IO, Callable
 
 from tests.system_deps import ensure
 
@@ -54,3 +56,16 @@ def run(command: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
     """Exit status, stdout and stderr of a reference tool."""
     done = subprocess.run(command, capture_output=True, text=True, cwd=cwd)
     return done.returncode, done.stdout, done.stderr
+
+
+def in_process(main: Callable[[list[str], IO[str], IO[str]], int], args: list[str], cwd: Path) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of a drop-in command's ``main`` run in ``cwd`` (the
+    reference tools read the same relative file names)."""
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        code = main(args, out, err)
+    finally:
+        os.chdir(here)
+    return code, out.getvalue(), err.getvalue()

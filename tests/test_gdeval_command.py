@@ -3,8 +3,6 @@ exit status byte for byte, stderr too except Perl's own warnings, on generated q
 
 from __future__ import annotations
 
-import io
-import os
 from pathlib import Path
 
 import hypothesis.strategies as st
@@ -27,14 +25,7 @@ def gdeval(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 
 def ours(args: list[str], cwd: Path) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        code = main(args, out, err)
-    finally:
-        os.chdir(here)
-    return code, out.getvalue(), err.getvalue()
+    return ndeval_reference.in_process(main, args, cwd)
 
 
 def reference(command: list[str], args: list[str], cwd: Path) -> tuple[int, str, str]:

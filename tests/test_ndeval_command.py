@@ -3,7 +3,6 @@ exit status byte for byte, on generated subtopic qrels and runs under every opti
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import hypothesis.strategies as st
@@ -22,16 +21,7 @@ def binary() -> Path:
 
 
 def ours(args: list[str], cwd: Path) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    import os
-
-    here = os.getcwd()
-    os.chdir(cwd)
-    try:
-        code = main(args, out, err)
-    finally:
-        os.chdir(here)
-    return code, out.getvalue(), err.getvalue()
+    return ndeval_reference.in_process(main, args, cwd)
 
 
 @st.composite
