@@ -216,3 +216,64 @@ def test_empty_and_nul_names_raise():
         to_sql("ndcg", table="logs", query="")
     with pytest.raises(RankPolarsError, match="NUL"):
         to_sql("ndcg", table="logs", item="a\x00b")
+
+
+# One child per input form: its peak RSS (ru_maxrss) after evaluating a 3M-row log under a
+# 100 MB DuckDB memory_limit.  Collected, the LazyFrame adds ~330 MiB (582 MiB against 246 MiB
+# from the path, measured when the engine collected it).
+_PEAK = """
+import resource, sys
+import polars as pl
+import rank_polars as rp
+form, path, qrels = sys.argv[1:4]
+run = pl.scan_parquet(path) if form == "lazy" else path
+table = rp.evaluate(run, ["ndcg@10", "map"], qrels=qrels, engine="duckdb", duckdb_memory_limit="100MB")
+print(table.write_json(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10)
+"""
+
+
+def test_duckdb_streams_a_lazyframe_in_bounded_memory(tmp_path):
+    """``rp.evaluate(pl.scan_parquet(...), engine="duckdb")`` stays within the memory of the
+    same log given as a path (issue 17 §7b): it is streamed to Parquet, not collected.  And
+    the engine writes nothing on stdout."""
+    import subprocess
+    import sys
+
+    n = 3_000_000
+    i = pl.col("i")
+    log = pl.select(i=pl.int_range(n)).select(
+        query=pl.format("query-{}", i // 50), item=pl.format("item-{}-abcdefghijklmnopqrstuvwxyz", i * 7919 % 1_000_003),
+        position=i % 50 + 1)
+    log.write_parquet(tmp_path / "run.parquet")
+    log.filter(pl.col("position") % 7 == 1).select("query", "item", relevance=pl.lit(1)).write_parquet(tmp_path / "qrels.parquet")
+    children = {form: subprocess.Popen([sys.executable, "-c", _PEAK, form, str(tmp_path / "run.parquet"), str(tmp_path / "qrels.parquet")],
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for form in ("path", "lazy")}
+    out = {}
+    for form, child in children.items():
+        stdout, stderr = child.communicate(timeout=300)
+        assert child.returncode == 0, stderr
+        # nothing but our line: DuckDB's progress bar, drawn on stdout after 2 s, is off
+        assert stdout.count("\n") == 1, stdout
+        table, peak = stdout.rsplit(" ", 1)
+        out[form] = (table, int(peak))
+    assert out["lazy"][0] == out["path"][0]  # the same numbers
+    assert out["lazy"][1] <= out["path"][1] + 120, f"peak RSS MiB: {out}"
+
+
+def test_duckdb_reads_a_lazy_scan_and_cleans_up(tmp_path):
+    """A LazyFrame over files gives the numbers of its frame, and its streamed copy is removed
+    with the session even when the spill folder is the user's."""
+    run = pl.DataFrame({"query": ["q1"] * 4 + ["q2"] * 3, "item": ["a", "b", "c", "d", "a", "e", "f"],
+                        "position": [1, 2, 3, 4, 1, 2, 3]})
+    judgments = pl.DataFrame({"query": ["q1", "q1", "q2"], "item": ["b", "d", "f"], "relevance": [2, 1, 1]})
+    run.write_parquet(tmp_path / "run.parquet")
+    judgments.write_csv(tmp_path / "qrels.csv")
+    spill = tmp_path / "spill"
+    metrics = ["ndcg@10", "map", "p@5"]
+    want = rp.evaluate(run, metrics, qrels=judgments, engine="polars", per_query=True)
+    got = rp.evaluate(pl.scan_parquet(tmp_path / "run.parquet"), metrics, qrels=pl.scan_csv(tmp_path / "qrels.csv"),
+                      engine="duckdb", per_query=True, duckdb_temp_directory=str(spill))
+    key = list(want.columns[:1])
+    assert_frame_equal(got.sort(key), want.sort(key), check_dtypes=False)
+    assert not list(spill.rglob("*.parquet"))
