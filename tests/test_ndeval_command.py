@@ -106,3 +106,49 @@ def test_help_version_and_missing_files(binary: Path, tmp_path: Path, args: list
     (tmp_path / "qrels").write_text("1 1 d1 1\n")
     (tmp_path / "run").write_text("1 Q0 d1 1 1 r\n")
     assert ours(args, tmp_path) == ndeval_reference.run([str(binary), *args], cwd=tmp_path)
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+          phases=[Phase.explicit, Phase.generate])
+@given(data=files())
+def test_risk_in_python_equals_ndevals_baseline_rows(binary: Path, tmp_path_factory: pytest.TempPathFactory,
+                                                     data: tuple[str, str, str]) -> None:
+    """rank_polars.ndeval.risk over evaluate's per-query values (missing="zero": ndeval's -c)
+    against the rows ndeval prints with -c -baseline."""
+    import math
+
+    import polars as pl
+
+    import rank_polars as rp
+    from rank_polars.ndeval import command
+    from rank_polars.ndeval.risk import risk
+    from rank_polars.plan import ITEM, Q, RANK
+
+    where = tmp_path_factory.mktemp("risk")
+    for name, text in zip(("qrels", "run", "base"), data):
+        (where / name).write_text(text)
+    code, out, _ = ndeval_reference.run([str(binary), "-c", "-baseline", "base", "-riskAlpha", "1.5", "qrels", "run"],
+                                        cwd=where)
+    assert code == 0
+    header, *rows = [line.split(",") for line in out.splitlines()]
+    qrels = command.read_qrels(str(where / "qrels")).rename({Q: "query", ITEM: "item", "rel": "relevance"})
+    qrels = qrels.with_columns(pl.col("query").cast(pl.String))
+    names = [f"{m}@{k}" for m in ("err_ia", "nerr_ia", "alpha_dcg", "alpha_ndcg") for k in (5, 10, 20)]
+    names += ["nrbp", "nnrbp", "map_ia"] + [f"{m}@{k}" for m in ("p_ia", "strec") for k in (5, 10, 20)]
+    per_query = []
+    for name in ("run", "base"):
+        ranked, _ = command.read_run(str(where / name), command.Options())
+        log = ranked.select(pl.col(Q).cast(pl.String).alias("query"), pl.col(ITEM).alias("item"),
+                            pl.col(RANK).alias("position"))
+        per_query.append(rp.evaluate(log, names, qrels=qrels, per_query=True, missing="skip"))
+    table = risk(per_query[0], per_query[1], alpha=1.5)
+    got = {row[0]: row[1:] for row in table.iter_rows()}
+    judged = set(qrels["query"].to_list())
+    for row in rows[:-1]:  # the per-topic rows (amean last)
+        topic = row[1]
+        if topic not in judged:
+            continue  # a topic without judgments: ndeval prints zeros, evaluate has no row
+        for name, want, value in zip(header[2:], row[2:], got.get(topic, [0.0] * len(names))):
+            if "nan" in want:
+                continue  # ndeval's 0/0 (nNRBP without a relevant subtopic)
+            assert value == pytest.approx(float(want), abs=6e-7), (topic, name)
