@@ -221,6 +221,23 @@ def ind(cond: Node) -> Node:
     return When(cond, Lit(1.0), Lit(0.0))
 
 
+def integral(node: Node) -> bool:
+    """Whether ``node`` takes only small whole values (indicators and their sums, products and
+    differences): a sum of them is exact in any order, so it needs no fixed order to give the
+    same bits every run (see ``polars_engine.ordered_sum``).
+
+    >>> integral(ind(GRADE > 0)), integral(when(GRADE > 0, GRADE, 0.0))
+    (True, False)
+    """
+    if isinstance(node, Lit):
+        return not isinstance(node.value, bool) and float(node.value).is_integer() and abs(node.value) < 2**20
+    if isinstance(node, When):
+        return integral(node.then) and integral(node.otherwise)
+    if isinstance(node, BinOp) and node.op in ("+", "-", "*"):
+        return integral(node.left) and integral(node.right)
+    return False
+
+
 def log2(x: Operand) -> Node:
     return Func("log2", (wrap(x),))
 

@@ -75,17 +75,28 @@ def compile_expr(node: d.Node) -> pl.Expr:
 def ordered_sum(values: pl.Expr, order: str | None = None) -> pl.Expr:
     """The sum of ``values`` added one by one in ``order`` (a column), or in ascending order of
     the values themselves: the same double whatever order the rows arrive in, however many
-    threads (a plain ``sum`` adds them as the streaming engine delivers them)."""
+    threads (a plain ``sum`` adds them as the streaming engine delivers them).
+
+    >>> import polars as pl
+    >>> rows = pl.DataFrame({"rank": [3, 1, 2], "x": [0.1, 0.2, 0.3]})
+    >>> rows.select(ordered_sum(pl.col("x"), "rank")).item()  # (0.2 + 0.3) + 0.1
+    0.6
+    >>> rows.select(ordered_sum(pl.col("x"))).item()  # (0.1 + 0.2) + 0.3
+    0.6000000000000001
+    """
     ordered = values.sort_by(order) if order is not None else values.sort()
     # nulls add nothing, as in ``sum`` (an empty sum is 0)
     return ordered.drop_nulls().cum_sum().last().fill_null(0.0)
 
 
 def _aggregate(agg: d.Agg, name: str, order: str | None = None) -> pl.Expr:
-    """``agg`` per group; a sum is added in ``order`` (:func:`ordered_sum`): rank order over a
-    ranking's rows (as trec_eval adds), ideal-rank order over the ideal ranking."""
+    """``agg`` per group; a sum of fractions is added in ``order`` (:func:`ordered_sum`): rank
+    order over a ranking's rows (as trec_eval adds), ideal-rank order over the ideal ranking."""
     inner = compile_expr(agg.arg)
-    return (ordered_sum(inner, order) if agg.kind == "sum" else inner.max()).alias(name)
+    if agg.kind != "sum":
+        return inner.max().alias(name)
+    # a count is exact in any order: a plain sum, which streams
+    return (inner.sum() if d.integral(agg.arg) else ordered_sum(inner, order)).alias(name)
 
 
 def _ideal(judg: pl.LazyFrame, order: d.Node, jkeys: list[str]) -> pl.LazyFrame:
