@@ -18,7 +18,7 @@ from rank_polars.errors import RankPolarsError
 
 from .test_beyond_reference import SETTINGS, logs
 
-FEW = settings(SETTINGS, max_examples=6)
+FEW = settings(SETTINGS, max_examples=4)
 
 
 def _specs(k: int, tables: dict[str, Any]) -> list[Any]:
@@ -82,9 +82,9 @@ def test_to_sql_checks_and_limits() -> None:
         rp.to_sql([rp.entropy(k=2)], table="logs", query="user", per_query=True)
 
 
-@pytest.mark.parametrize("dialect", ["spark", "trino", "snowflake", "databricks", "presto", "postgres"])
+@pytest.mark.parametrize("dialect", ["spark", "trino", "snowflake", "postgres"])
 def test_to_sql_translates(dialect: str) -> None:
+    """Every per-list measure in one statement, every catalogue-level one in another."""
     named = {"history": "train", "catalog": "items"}
-    specs = [*_specs(10, named), *_catalog_specs(10, named)]
-    for spec in specs:
-        assert rp.to_sql(["ndcg@10", spec], table="logs", by="model", query="user", dialect=dialect).startswith("WITH")
+    for specs in (_specs(10, named), _catalog_specs(10, named)):
+        assert rp.to_sql(["ndcg@10", *specs], table="logs", by="model", query="user", dialect=dialect).startswith("WITH")
