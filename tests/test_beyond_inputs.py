@@ -204,3 +204,27 @@ def test_exposure_gini_weight_exponent_does_not_matter(engine: str) -> None:
                 exposure[item] += 0.85 ** (pos - shift)
             want = lenskit_gini(np.array([exposure.get(i, 0.0) for i in catalog]))
             assert math.isclose(got.filter(pl.col("model") == model)["exposure_gini@3"].item(), want, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_relevance_from_judgments(engine: str) -> None:
+    """With qrels the grades come from the judgments (labels='qrels' joins them, labels='run'
+    reads the log's own, checked to agree): the same values.  Whether a query has a relevant
+    item (EPC / EFD are undefined without one, as Elliot's test set decides) is read from all
+    its judgments, so a list that shows none of them scores 0 there; from the log alone, only
+    the shown rows are known and that list has no value."""
+    qrels = LOG.select("user", "item", "relevance").unique(["user", "item"], keep="first")
+    log = LOG.join(qrels.rename({"relevance": "r"}), on=["user", "item"]).with_columns(pl.col("r").alias("relevance")).drop("r")
+    history = HISTORY.vstack(pl.DataFrame({"user": [9], "item": ["z"]}))
+    specs = [rp.epc(k=3, history=history), rp.efd(k=3, history=history),
+             rp.serendipity(k=3, history=history, features=VECTORS), rp.pop_reo(k=3, history=history, head=0.5)]
+    per, catalog = specs[:3], specs[3:]
+    joined = run(per, engine, log=log.drop("relevance"), qrels=qrels, per_query=True)
+    assert joined.equals(run(per, engine, log=log, qrels=qrels, labels="run", per_query=True))
+    assert run(catalog, engine, log=log.drop("relevance"), qrels=qrels).equals(
+        run(catalog, engine, log=log, qrels=qrels, labels="run"))
+    plain = run(per, engine, log=log, per_query=True)
+    assert np.allclose(plain["serendipity@3"].to_numpy(), joined["serendipity@3"].to_numpy())
+    # model b shows user 1 only w (not relevant); user 1's judgments hold relevant x and z
+    b1 = (pl.col("model") == "b") & (pl.col("user") == 1)
+    assert plain.filter(b1)["epc@3"].item() is None and joined.filter(b1)["epc@3"].item() == 0.0
