@@ -65,32 +65,62 @@ def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Data
     """``Q, POS, G``: ndeval's greedy ideal ranking of each query's relevant items, to ``depth``.
 
     At each rank, every unplaced item scores the sum of the gains its subtopics still carry
-    (1, times 1 - alpha per placed item relevant to it; summed in subtopic order, as
-    ndeval); the best item of each query is placed (ties: the larger item id), then its
-    subtopics' gains decay.  Items relevant to nothing add 0 and are left out.
+    (1, times 1 - alpha per placed item relevant to it, multiplied rank by rank and summed in
+    subtopic order, as ndeval); the best item of each query is placed (ties: the larger item
+    id), then its subtopics' gains decay.  Items relevant to nothing add 0 and are left out.
+    One vectorised step per rank over all queries at once: the (query, item, subtopic) rows
+    sorted once, each step a few array passes (segment sums and maxima) over them.
 
     >>> pairs = pl.DataFrame({Q: ["t"] * 4, SUB: [1, 2, 1, 3], ITEM: ["a", "a", "b", "c"]})
     >>> ideal_gains(pairs, 0.5, None).rows()
     [('t', 1, 2.0), ('t', 2, 1.0), ('t', 3, 0.5)]
     """
-    left = pairs.select(Q, SUB, ITEM).sort(Q, ITEM, SUB)
-    gains = left.select(Q, SUB).unique().with_columns(pl.lit(1.0).alias(G))
-    picks = []
-    rank = 0
-    while left.height and (depth is None or rank < depth):
-        rank += 1
-        scored = (left.join(gains, on=[Q, SUB], how="left", maintain_order="left")
-                  .group_by(Q, ITEM, maintain_order=True).agg(pl.col(G).sum()))
-        best = (scored.filter(pl.col(G) == pl.col(G).max().over(Q))
-                .group_by(Q).agg(pl.col(ITEM).max(), pl.col(G).first()))
-        picks.append(best.select(Q, pl.lit(rank, pl.Int64).alias(POS), G))
-        placed = left.join(best.select(Q, ITEM), on=[Q, ITEM], how="semi")
-        gains = (gains.join(placed.select(Q, SUB, pl.lit(True).alias("__hit")), on=[Q, SUB], how="left")
-                 .select(Q, SUB, pl.when(pl.col("__hit")).then(pl.col(G) * (1.0 - alpha)).otherwise(pl.col(G)).alias(G)))
-        left = left.join(best.select(Q, ITEM), on=[Q, ITEM], how="anti", maintain_order="left")
-    if not picks:
+    import numpy as np
+
+    if not pairs.height:
         return pl.DataFrame(schema={Q: pairs.schema[Q], POS: pl.Int64, G: pl.Float64})
-    return pl.concat(picks).sort(Q, POS)
+    new_query = pl.col(Q).ne_missing(pl.col(Q).shift())
+    rows = pairs.select(Q, SUB, ITEM).sort(Q, ITEM, SUB).with_columns(
+        pl.struct(Q, SUB).rank("dense").cast(pl.Int64).sub(1).alias("__g"),           # a (query, subtopic) id
+        # a (query, item) id: the rows are sorted by query then item
+        (new_query | pl.col(ITEM).ne_missing(pl.col(ITEM).shift())).cum_sum().cast(pl.Int64).sub(1).alias("__p"),
+    )
+    pair = rows["__p"].to_numpy()
+    group = rows["__g"].to_numpy()
+    pair_start = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])                   # rows of each pair
+    pairs_q = rows[Q].gather(pair_start)
+    query_code = pairs_q.rank("dense").cast(pl.Int64).to_numpy() - 1
+    query_start = np.flatnonzero(np.r_[True, query_code[1:] != query_code[:-1]])       # pairs of each query
+    n_pairs, n_queries = len(pair_start), len(query_start)
+    most = n_pairs if depth is None else min(depth, n_pairs)
+    # (1 - alpha)^c by repeated multiplication, as ndeval's gains decay
+    powers = np.empty(int(np.bincount(query_code).max()) + 1)
+    powers[0] = 1.0
+    for i in range(1, len(powers)):
+        powers[i] = powers[i - 1] * (1.0 - alpha)
+    seen = np.zeros(int(group.max()) + 1, dtype=np.int64)
+    alive = np.ones(n_pairs, dtype=bool)
+    index = np.arange(n_pairs)
+    out_q, out_pos, out_g = [], [], []
+    for rank in range(1, most + 1):
+        score = np.add.reduceat(powers[seen[group]], pair_start)
+        score[~alive] = -1.0
+        best = np.maximum.reduceat(score, query_start)
+        open_ = best >= 0.0
+        if not open_.any():
+            break
+        # the last candidate of a query is its largest item (pairs are sorted by item)
+        candidate = np.where(score == np.repeat(best, np.diff(np.r_[query_start, n_pairs])), index, -1)
+        picked = np.maximum.reduceat(candidate, query_start)[open_]
+        out_q.append(picked)
+        out_pos.append(np.full(len(picked), rank, dtype=np.int64))
+        out_g.append(score[picked])
+        alive[picked] = False
+        placed = np.zeros(n_pairs, dtype=bool)
+        placed[picked] = True
+        np.add.at(seen, group[placed[pair]], 1)
+    chosen = np.concatenate(out_q)
+    return pl.DataFrame({Q: pairs_q.gather(chosen), POS: np.concatenate(out_pos), G: np.concatenate(out_g)}).sort(Q, POS)
 
 
 def nrbp_depth(beta: float, most: int) -> int | None:
