@@ -91,6 +91,10 @@ KNOWN = {
     "relstring_M0": (QRELS, RUN, ["-q", "-M0", "-m", "relstring.10"]),
     # the Rndcg query of issue 17 (grades 3..-1, the one judged document at rank 6)
     "Rndcg_zero": (QRELS, RUN, ["-q", "-c", "-l2", "-m", "all_trec"]),
+    # infAP of 0.075 / 4 = 0.01875, on a rounding boundary: trec_eval's double is just below it
+    "infAP_boundary": ("q 0 a 2\nq 0 b 2\nq 0 c 2\nq 0 d 2\nq 0 u -1\n",
+                       "".join(f"q Q0 n{i} {i} {100 - i} r\n" for i in range(18)) + "q Q0 u 19 5 r\nq Q0 a 20 4 r\n",
+                       ["-q", "-l2", "-m", "infAP"]),
     # pair parameters trec_eval ignores (not an integer level) or reads
     "ndcg_a": (QRELS, RUN, ["-q", "-m", "ndcg.a=1", "-m", "Rndcg.+2=5,b=1", "-m", "rbp.p=0.5,x=2"]),
 }

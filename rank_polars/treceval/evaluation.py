@@ -167,7 +167,7 @@ def per_query(ranked: pl.DataFrame, qrels: pl.DataFrame, columns: list[Column], 
 
 def with_c_arithmetic(table: pl.DataFrame, ranked: pl.DataFrame, qrels: pl.DataFrame, columns: list[Column],
                       level: int) -> pl.DataFrame:
-    """``set_F``, ``iprec_at_recall`` and ``11pt_avg`` with trec_eval's own operations, in its order.
+    """``set_F``, ``iprec_at_recall``, ``11pt_avg`` and ``infAP`` with trec_eval's own operations, in its order.
 
     ``set_F`` is ``(x + 1) * P * R / (x * P + R)`` when a relevant document is retrieved (else 0):
     with ``x = -1`` that is ``0 / (R - P)``, a ``-0.0`` when ``P > R`` and a NaN when they are
@@ -176,7 +176,7 @@ def with_c_arithmetic(table: pl.DataFrame, ranked: pl.DataFrame, qrels: pl.DataF
     whose cutoff ``lround(level * num_rel)`` is not above 0 (``m_iprec_at_recall.c``), and which
     ``11pt_avg`` adds to its sum when one of its levels has such a cutoff (``m_11pt_avg.c``).
     """
-    wanted = [c for c in columns if c.measure.name in ("set_F", "iprec_at_recall", "11pt_avg")
+    wanted = [c for c in columns if c.measure.name in ("set_F", "iprec_at_recall", "11pt_avg", "infAP")
               and c.label in table.columns]
     if not wanted:
         return table
@@ -191,7 +191,10 @@ def with_c_arithmetic(table: pl.DataFrame, ranked: pl.DataFrame, qrels: pl.DataF
     ret, rel_ret, rel = (counts.get_column(c) for c in ("ret", "rel_ret", "rel"))
     out = []
     for c in wanted:
-        if c.measure.name == "set_F":
+        if c.measure.name == "infAP":
+            inf_ap = table.select("query").join(_inf_ap(ranked, level), on="query", how="left").get_column("sum")
+            out.append(inf_ap.fill_null(0.0).zip_with(rel == 0, inf_ap.fill_null(0.0) / rel).alias(c.label))
+        elif c.measure.name == "set_F":
             x = float(c.param[0])  # type: ignore[index]
             p, r = rel_ret / ret, rel_ret / rel
             value = (x + 1.0) * p * r / (x * p + r)
@@ -202,6 +205,33 @@ def with_c_arithmetic(table: pl.DataFrame, ranked: pl.DataFrame, qrels: pl.DataF
             nan = (ret == 0) & (rel * min(float(v) for v in levels) < 0.5)  # type: ignore[union-attr]
             out.append(table.get_column(c.label).cast(pl.Float64).zip_with(~nan, (ret - ret) / 0.0).alias(c.label))
     return table.with_columns(out)
+
+
+INFAP_EPSILON = 0.00001  # trec_eval.h
+
+
+def _inf_ap(ranked: pl.DataFrame, level: int) -> pl.DataFrame:
+    """``query, sum``: m_infap.c's sum over the judged relevant documents, term by term as it
+    computes them and added in rank order (a cumulative sum is sequential), before the division
+    by ``num_rel``.  A value on a rounding boundary of the 4th decimal (0.01875) then prints as
+    trec_eval prints it."""
+    grade = pl.col("grade")
+    relevant = grade.is_not_null() & (grade >= 0) & ~(grade < level)
+    nonrel = grade.is_not_null() & (grade >= 0) & (grade < level)
+    unjudged = grade < 0  # in the pool, not judged
+    ordered = ranked.sort("query", "position").with_columns(
+        r=relevant.cast(pl.Int64).cum_sum().over("query"),
+        n=nonrel.cast(pl.Int64).cum_sum().over("query"),
+        u=unjudged.cast(pl.Int64).cum_sum().over("query"),
+        fj=(pl.col("position") - 1).cast(pl.Float64),
+    ).filter(relevant)
+    fj, r, n, u = pl.col("fj"), pl.col("r"), pl.col("n"), pl.col("u")
+    term = pl.when(fj == 0).then(1.0).otherwise(
+        1.0 / (fj + 1.0)
+        + (fj / (fj + 1.0)) * ((r - 1 + n + u).cast(pl.Float64) / fj)
+        * (((r - 1).cast(pl.Float64) + INFAP_EPSILON) / ((r - 1 + n).cast(pl.Float64) + 2 * INFAP_EPSILON))
+    )
+    return ordered.group_by("query", maintain_order=True).agg(sum=term.cum_sum().last())
 
 
 def _zeroed(column: Column) -> bool:
