@@ -47,7 +47,29 @@ PATIENCE = Param(float, 0.85, "the geometric rank weight patience^rank (LensKit'
 
 
 class Beyond(FamilyMeasure):
-    """A beyond-accuracy measure (see the module docstring)."""
+    """A beyond-accuracy measure (see the module docstring), evaluated beside the others.
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> log = pl.DataFrame({"model": ["a", "a", "a", "b", "b", "b"], "user": [1, 1, 2, 1, 1, 2],
+    ...                     "item": ["x", "y", "x", "x", "z", "w"], "position": [1, 2, 1, 1, 2, 1],
+    ...                     "relevance": [1, 0, 1, 0, 1, 1]})
+    >>> train = pl.DataFrame({"user": [1, 2, 3, 3], "item": ["x", "y", "x", "z"]})
+    >>> rp.evaluate(log, [rp.arp(k=2, history=train), rp.diversity(k=2, history=train, sim="cooccurrence"),
+    ...                   rp.entropy(k=2)], by="model", query="user")
+    shape: (2, 5)
+    ┌───────┬─────────┬───────┬───────────────────────────────┬───────────┐
+    │ model ┆ queries ┆ arp@2 ┆ diversity(sim=cooccurrence)@2 ┆ entropy@2 │
+    │ ---   ┆ ---     ┆ ---   ┆ ---                           ┆ ---       │
+    │ str   ┆ u32     ┆ f64   ┆ f64                           ┆ f64       │
+    ╞═══════╪═════════╪═══════╪═══════════════════════════════╪═══════════╡
+    │ a     ┆ 2       ┆ 1.75  ┆ 1.0                           ┆ 0.918296  │
+    │ b     ┆ 2       ┆ 0.75  ┆ 0.292893                      ┆ 1.584963  │
+    └───────┴─────────┴───────┴───────────────────────────────┴───────────┘
+
+    Model a's second list has one item: no pair, no diversity, left out of its mean.
+    """
 
     FAMILY = FAMILY
     #: ``"list"``: one value per list, ``"catalog"``: one per group (mirrors ``AGGREGATE``).
