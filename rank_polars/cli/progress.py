@@ -91,6 +91,7 @@ class Accounted:
         self._depth = 0
         self._phases: list[tuple[str, float]] = []
         self._command_started = command_started
+        self._failed = False
 
     @contextlib.contextmanager
     def phase(self, description: str, total: int | None = None, unit: str = "") -> Iterator[Advance]:
@@ -99,6 +100,9 @@ class Accounted:
         try:
             with self._inner.phase(description, total, unit) as advance:
                 yield advance
+        except BaseException:
+            self._failed = True  # the error line says what happened: no summary after it
+            raise
         finally:
             self._depth -= 1
             if self._depth == 0:
@@ -118,6 +122,8 @@ class Accounted:
         return f"done in {now - started:.1f} s: " + "; ".join(parts)
 
     def close(self) -> None:
+        if self._failed or sys.exc_info()[0] is not None:
+            return
         stream = self._file if self._file is not None else sys.stderr
         stream.write(self.summary() + "\n")
         stream.flush()

@@ -110,3 +110,8 @@ def test_progress_counts_each_sides_files_and_accounts_for_all_the_time(tmp_path
     parts = [float(p.strip().split(" s ")[0]) for p in summary.split(": ", 1)[1].split(";")]
     assert abs(sum(parts) - total) <= 0.05 * len(parts) + 1e-9  # the parts are the whole (each rounded to 0.1 s)
     assert total <= wall + 0.05 and total >= 0.5 * wall  # the whole process, not only the phases
+
+
+def test_a_failed_command_ends_with_its_error_not_a_summary(files: dict[str, Path]) -> None:
+    err = invoke("evaluate", files["parquet"], "-m", "ndcg@10", "--progress", code=1).stderr  # two versions, no --by
+    assert err.splitlines()[-1].startswith("error: ") and "done in " not in err
