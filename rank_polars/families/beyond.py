@@ -2,214 +2,28 @@
 
 ``polars_values`` and ``sql_values`` are the two functions of the family contract
 (:mod:`rank_polars.engines.base`); the Polars computation lives in
-:mod:`rank_polars.families.beyond_polars`, the SQL one in :mod:`rank_polars.families.beyond_sql`.
-The checks of the auxiliary tables (an empty history, vectors of unequal lengths, a zero
-vector, a shown item absent from the catalogue or the features) are written once, here, in
-Polars, and run before either engine computes, so both raise the same error.  The checks that
-need the shown items run in each engine and raise the same :class:`DataError`.
+:mod:`rank_polars.families.beyond_polars`, the SQL one in :mod:`rank_polars.families.beyond_sql`,
+the checks of the auxiliary tables both run first in :mod:`rank_polars.families.beyond_checks`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Sequence
-
 import polars as pl
 
 from ..engines.base import FamilyFrames, FamilySql, Outputs
-from ..errors import DataError, RankPolarsError, examples
-from ..inputs import Columns, scan
-from ..measures.beyond import Beyond
-from ..plan import ITEM, Q
-
-#: Where a shown item may be missing, and what the message says about it.
-MARKER = "rank_polars: "
-
-
-@dataclass(frozen=True)
-class Features:
-    """A checked features table: ``kind`` "vector" (``dim`` long) or "category"; ``column``:
-    the user's column holding them."""
-
-    kind: str
-    column: str
-    dim: int = 0
-    listed: bool = False  # categories: a list of strings per row (else one string per row)
-
-
-def aux(spec: Beyond, name: str, columns: Columns) -> pl.LazyFrame:
-    """The table ``spec`` carries as ``name``, its query / item columns renamed to ``Q`` /
-    ``ITEM`` (as :meth:`FamilyFrames.source`), for the checks both engines share."""
-    source = spec.sources.get(name)
-    if source is None:
-        raise RankPolarsError(f"{spec.name} needs {name}= ({_ROLE_HINT[name]}): e.g. rp.{spec.NAME}(k=10, {name}=frame)")
-    frame = scan(source, f"{spec.name} {name}")
-    names = frame.collect_schema().names()
-    return frame.rename({u: i for u, i in ((columns.query, Q), (columns.item, ITEM)) if u in names})
-
-
-_ROLE_HINT = {
-    "history": "past interactions with the run's query and item columns",
-    "catalog": "the items that could be shown",
-    "features": "item -> vector or categories",
-}
-
-
-def need_columns(frame: pl.LazyFrame, spec: Beyond, name: str, wanted: Sequence[str], columns: Columns) -> None:
-    have = frame.collect_schema().names()
-    user = {Q: columns.query, ITEM: columns.item}
-    lacking = [user.get(c, c) for c in wanted if c not in have]
-    if lacking:
-        shown = [{Q: columns.query, ITEM: columns.item}.get(c, c) for c in have]
-        raise RankPolarsError(f"{spec.name}: the {name} table has no column {lacking[0]!r} (the run's "
-                              f"{'query' if lacking[0] == columns.query else 'item'} column); its columns are "
-                              f"{examples(shown, 10)}")
-
-
-def check_history(spec: Beyond, columns: Columns) -> pl.LazyFrame:
-    """The history (``Q``, ``ITEM``), refused when empty or with null ids."""
-    history = aux(spec, "history", columns)
-    need_columns(history, spec, "history", [Q, ITEM], columns)
-    stats = history.select(pl.len().alias("rows"), pl.col(Q).null_count().alias("q"),
-                           pl.col(ITEM).null_count().alias("i")).collect()
-    rows, nq, ni = stats.row(0)
-    if rows == 0:
-        raise DataError(f"{spec.name}: the history table is empty: popularity and co-occurrence need past interactions")
-    if nq or ni:
-        raise DataError(f"{spec.name}: the history table has {nq + ni} null "
-                        f"{columns.query if nq else columns.item} values")
-    return history
-
-
-def check_catalog(spec: Beyond, columns: Columns) -> pl.LazyFrame:
-    catalog = aux(spec, "catalog", columns)
-    need_columns(catalog, spec, "catalog", [ITEM], columns)
-    stats = catalog.select(pl.len(), pl.col(ITEM).null_count()).collect()
-    if stats.item(0, 0) == 0:
-        raise DataError(f"{spec.name}: the catalog table is empty")
-    if stats.item(0, 1):
-        raise DataError(f"{spec.name}: the catalog table has {stats.item(0, 1)} null {columns.item} values")
-    return catalog
-
-
-def check_features(spec: Beyond, columns: Columns) -> Features:
-    """The kind of the features table, refused with counts when vectors differ in length, are
-    null, not finite or zero, an item has two rows of vectors, or an item has no category."""
-    features = aux(spec, "features", columns)
-    need_columns(features, spec, "features", [ITEM], columns)
-    schema = features.collect_schema()
-    others = [c for c in schema.names() if c != ITEM]
-    if len(others) != 1:
-        raise RankPolarsError(f"{spec.name}: the features table needs the item column and one more column (a numeric "
-                              f"vector, or categories); it has {examples(others, 10) or 'no other column'}")
-    column, dtype = others[0], schema[others[0]]
-    inner = dtype.inner if isinstance(dtype, (pl.List, pl.Array)) else None
-    if inner is not None and inner.is_numeric():
-        vec = pl.col(column).cast(pl.List(pl.Float64))
-        stats = features.select(
-            pl.len().alias("rows"),
-            pl.col(ITEM).is_duplicated().sum().alias("dup"),
-            vec.is_null().sum().alias("null"),
-            vec.list.len().min().alias("lo"),
-            vec.list.len().max().alias("hi"),
-            vec.list.eval(~pl.element().is_finite() | pl.element().is_null()).list.any().sum().alias("bad"),
-            (vec.list.eval(pl.element() * pl.element()).list.sum() == 0).sum().alias("zero"),
-        ).collect().row(0, named=True)
-        where = f"{spec.name}: features column {column!r}"
-        if stats["rows"] == 0:
-            raise DataError(f"{spec.name}: the features table is empty")
-        if stats["dup"]:
-            raise DataError(f"{where}: {stats['dup']} rows repeat an item (one vector per item)")
-        if stats["null"]:
-            raise DataError(f"{where}: {stats['null']} items have a null vector")
-        if stats["lo"] != stats["hi"]:
-            lengths = features.group_by(vec.list.len().alias("n")).len().sort("n").collect()
-            counts = ", ".join(f"{n} of length {length}" for length, n in lengths.iter_rows())
-            raise DataError(f"{where}: the vectors have unequal lengths ({counts}): cosine needs one length")
-        if stats["bad"]:
-            raise DataError(f"{where}: {stats['bad']} vectors hold a NaN, infinite or null value")
-        if stats["zero"]:
-            zero = features.filter(vec.list.eval(pl.element() * pl.element()).list.sum() == 0).select(ITEM).collect()
-            raise DataError(f"{where}: {stats['zero']} items have a zero vector, whose cosine with anything is "
-                            f"undefined (e.g. {examples(zero[ITEM].to_list())})")
-        return Features("vector", column, int(stats["lo"] or 0))
-    if dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum) or (inner is not None and inner in (pl.String, pl.Categorical)):
-        empty = _categories(features, column, dtype).group_by(ITEM).agg(pl.col("__rp_cat").drop_nulls().n_unique().alias("n"))
-        empty = features.select(ITEM).unique().join(empty.filter(pl.col("n") > 0), on=ITEM, how="anti").collect()
-        if empty.height:
-            raise DataError(f"{spec.name}: features column {column!r}: {empty.height} items have no category (a zero "
-                            f"category vector: their similarity is undefined), e.g. {examples(empty[ITEM].to_list())}")
-        return Features("category", column, listed=inner is not None)
-    raise RankPolarsError(f"{spec.name}: features column {column!r} is {dtype}: expected a list or array of numbers "
-                          "(a vector) or strings (categories)")
-
-
-def _categories(features: pl.LazyFrame, column: str, dtype: Any) -> pl.LazyFrame:
-    """(``ITEM``, ``__rp_cat``): one row per distinct category of an item."""
-    if isinstance(dtype, (pl.List, pl.Array)):
-        features = features.select(ITEM, pl.col(column).cast(pl.List(pl.String))).explode(column)
-    return features.select(ITEM, pl.col(column).cast(pl.String).alias("__rp_cat")).drop_nulls().unique()
-
-
-def categories(features: pl.LazyFrame, info: Features) -> pl.LazyFrame:
-    return _categories(features, info.column, features.collect_schema()[info.column])
-
-
-def check_specs(outputs: Outputs, columns: Columns, read: bool = True) -> dict[str, dict[str, Any]]:
-    """Every spec's auxiliary tables checked (the same in every engine), by label.  ``read``
-    False (``to_sql``: the tables are SQL names, nothing is read): only the arguments."""
-    checked: dict[str, dict[str, Any]] = {}
-    for label, spec in outputs:
-        if not isinstance(spec, Beyond):
-            raise RankPolarsError(f"{label!r} is not a beyond-accuracy measure")
-        info: dict[str, Any] = {}
-        sim = spec.params.get("sim")
-        if not read:
-            if sim == "features":
-                raise RankPolarsError(f"to_sql cannot write {label!r}: the kind and length of the features are read "
-                                      "from the table; use rp.evaluate, or sim='cooccurrence'")
-            _needs_catalog(spec)
-            checked[label] = info
-            continue
-        if "history" in spec.SOURCES and (spec.sources.get("history") is not None or _needs(spec, "history")):
-            check_history(spec, columns)
-        if spec.sources.get("catalog") is not None:
-            check_catalog(spec, columns)
-        if sim == "features":
-            info["features"] = check_features(spec, columns)
-        _needs_catalog(spec)
-        checked[label] = info
-    return checked
-
-
-def _needs_catalog(spec: Beyond) -> None:
-    if spec.NAME in ("catalog_coverage", "gini", "exposure_gini", "pop_reo", "pop_rsp") and \
-            spec.sources.get("catalog") is None and spec.sources.get("history") is None:
-        raise RankPolarsError(f"{spec.name} needs catalog= (the items that could be shown) or history= "
-                              f"(its distinct items are then the catalogue): e.g. rp.{spec.NAME}(k=10, catalog=items)")
-
-
-def _needs(spec: Beyond, name: str) -> bool:
-    """Whether the spec cannot do without the table ``name``."""
-    if name == "history":
-        return spec.NAME in ("arp", "aplt", "aclt", "novelty", "epc", "efd", "pop_reo", "pop_rsp") or \
-            spec.params.get("sim") == "cooccurrence" or spec.NAME == "serendipity"
-    return False
+from . import beyond_polars, beyond_sql
+from .beyond_checks import check_specs
 
 
 def polars_values(outputs: Outputs, frames: FamilyFrames) -> pl.LazyFrame:
-    from .beyond_polars import values
-
     checked = check_specs(outputs, frames.columns)
-    return values(outputs, frames, checked)
+    return beyond_polars.values(outputs, frames, checked)
 
 
 def sql_values(outputs: Outputs, tables: FamilySql) -> str:
-    from .beyond_sql import values
-
     # to_sql gives no connection: its tables are SQL names, not read here
     checked = check_specs(outputs, tables.columns, read=tables.query is not None)
-    return values(outputs, tables, checked)
+    return beyond_sql.values(outputs, tables, checked)
 
 
-__all__ = ["Features", "aux", "categories", "check_specs", "polars_values", "sql_values"]
+__all__ = ["polars_values", "sql_values"]

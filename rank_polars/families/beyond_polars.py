@@ -18,7 +18,7 @@ from ..engines.base import FamilyFrames, Outputs
 from ..errors import DataError
 from ..measures.beyond import Beyond
 from ..plan import GRADE, ITEM, Q, RANK
-from .beyond import Features, aux, categories
+from .beyond_checks import Features, aux, categories
 
 POP, REL, DIM, W, DIAG = "__rp_pop", "__rp_rel", "__rp_dim", "__rp_w", "__rp_diag"
 HEAD_FLAG, CAT = "__rp_head", "__rp_cat"

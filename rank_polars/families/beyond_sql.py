@@ -14,7 +14,7 @@ from ..engines.base import FamilySql, Outputs
 from ..engines.sql_engine import quote
 from ..measures.beyond import Beyond
 from ..plan import GRADE, ITEM, Q, RANK
-from .beyond import MARKER, Features
+from .beyond_checks import MARKER, Features
 
 I, QQ, R, G = quote(ITEM), quote(Q), quote(RANK), quote(GRADE)
 
