@@ -9,7 +9,7 @@
   tests that take the Spark session are one unit (one worker starts one JVM), a file with a
   fixture of module scope is one unit (its docs build, notebook kernel or report is made once),
   every other test is sent on its own to whichever worker is free.  The units go first, the
-  largest first, so the last minutes are not one worker alone on a long unit.
+  slowest first, so the last minutes are not one worker alone on a long unit.
 * System packages: ``tests/system_deps.py`` prints one line per Debian package it installs as
   it installs them; the session's summary lists them again.
 """
@@ -92,30 +92,44 @@ def _shares_a_fixture(tree: ast.Module) -> bool:
     return False
 
 
-def _uses_spark(tree: ast.Module) -> bool:
-    """A test or fixture of the file takes the Spark session."""
-    return any(
-        isinstance(node, ast.FunctionDef) and SPARK_FIXTURES & {a.arg for a in node.args.args}
-        for node in ast.walk(tree)
-    )
+def _spark_tests(tree: ast.Module) -> set[str]:
+    """Names of the file's test functions that take the Spark session, directly or through the
+    file's own fixtures."""
+    functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)]
+    needs = set(SPARK_FIXTURES)
+    grown = True
+    while grown:  # a fixture that takes a fixture that takes Spark takes Spark
+        before = len(needs)
+        needs |= {f.name for f in functions if not f.name.startswith("test") and needs & {a.arg for a in f.args.args}}
+        grown = len(needs) > before
+    return {f.name for f in functions if f.name.startswith("test") and needs & {a.arg for a in f.args.args}}
 
 
 def units(root: Path) -> dict[str, str]:
-    """Test file (relative path) -> its work unit, for files whose tests must stay on one worker.
+    """Test file (relative path), or ``file::test`` for a test that takes Spark -> its work unit.
 
-    ``spark`` for every file whose tests take the Spark session (one worker starts one JVM), the
-    file itself for a file with a fixture of module scope (a docs build, a notebook kernel, a
-    report is made once).  A file not here is sent test by test to whichever worker is free.
+    ``spark`` for every test that takes the Spark session (one worker starts one JVM), the file
+    itself for a file with a fixture of module scope (a docs build, a notebook kernel, a report is
+    made once).  A test found in neither is sent on its own to whichever worker is free.
     """
     found = {}
     for path in sorted((root / "tests").rglob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         relative = path.relative_to(root).as_posix()
-        if _uses_spark(tree):
-            found[relative] = "spark"
-        elif _shares_a_fixture(tree):
+        found |= {f"{relative}::{name}": "spark" for name in _spark_tests(tree)}
+        if _shares_a_fixture(tree):
             found[relative] = relative
     return found
+
+
+def _unit(by_file: dict[str, str], nodeid: str) -> str:
+    path, _, rest = nodeid.partition("::")
+    test = f"{path}::{rest.split('::')[-1].split('[')[0]}"
+    return by_file.get(test) or by_file.get(path) or nodeid
+
+
+# the units that take longest (measured), sent first so that no worker is left alone on one at the end
+SLOW_FIRST = ("spark", "tests/test_docs.py", "tests/test_notebooks.py", "tests/test_report.py")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -125,14 +139,29 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadScopeScheduling
 
     by_file = units(config.rootpath)
+    config.option.loadscopereorder = False  # the order is the collection's, sorted below
 
     class Units(LoadScopeScheduling):
-        """Units first, largest first (xdist's reorder); then single tests as workers free up."""
+        """The units in the collection's order (slow ones first), then single tests as workers free up."""
 
         def _split_scope(self, nodeid: str) -> str:
-            return by_file.get(nodeid.split("::")[0], nodeid)
+            return _unit(by_file, nodeid)
 
     return Units(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Slow units first, then the other units, then single tests; stable, so every worker collects
+    the same order (xdist checks that)."""
+    by_file = units(config.rootpath)
+
+    def rank(item: pytest.Item) -> int:
+        unit = _unit(by_file, item.nodeid)
+        if unit in SLOW_FIRST:
+            return SLOW_FIRST.index(unit)
+        return len(SLOW_FIRST) + (unit == item.nodeid)
+
+    items.sort(key=rank)
 
 
 # -- system packages: printed as installed, listed again at the end --------------------------------
