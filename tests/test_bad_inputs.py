@@ -472,3 +472,16 @@ def test_duplicate_counts_say_what_they_count_and_python_gets_the_by_hint(engine
     one = pl.DataFrame({"query": ["q1", "q1"], "item": ["a", "b"], "position": [1, 1], "relevance": [1, 0]})
     with pytest.raises(DataError, match=r"\(1 repeated row in 1 ranking, counting every row\)"):
         quiet(rp.evaluate, one, ["p@1"], engine=engine, checks="strict")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_dict_keys_that_are_one_id_as_text_are_refused(engine):
+    # the dict form of "1 and '1'": read as text they were merged into one query (or one item) silently
+    judged = {"1": {"a": 1, "b": 1}}
+    with pytest.raises(RankPolarsError, match=r"run: the dict's queries 1 and '1' are one id once read as text"):
+        rp.evaluate({1: {"a": 1.0}, "1": {"b": 2.0}}, ["p@2"], qrels=judged, engine=engine)
+    with pytest.raises(RankPolarsError, match=r"qrels: the dict's items of query '1' 7 and '7' are one id"):
+        rp.evaluate({"1": {"a": 1.0}}, ["p@2"], qrels={"1": {7: 1, "7": 0}}, engine=engine)
+    # one key of each kind is fine: ids become text
+    got = rp.evaluate({1: {"a": 2.0, "b": 1.0}}, ["p@2"], qrels=judged, engine=engine)
+    assert got["p@2"].item() == 1.0

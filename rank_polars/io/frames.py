@@ -27,8 +27,30 @@ def from_dict(source: Mapping[Any, Any], what: str) -> pl.DataFrame:
         first = values.filter(values.cast(pl.Float64, strict=False).is_null()).head(1).to_list()
         raise RankPolarsError(f"{what}: dict values must be numbers (the {value}), got {first[0]!r}" if first else
                               f"{what}: dict values must be numbers (the {value}), got {values.dtype}")
-    return pl.DataFrame([pl.Series("query", queries, pl.String), pl.Series("item", items, pl.String),
-                         values.cast(pl.Float64 if what == "run" or values.dtype == pl.Null else values.dtype)])
+    frame = pl.DataFrame([pl.Series("query", queries, pl.String), pl.Series("item", items, pl.String),
+                          values.cast(pl.Float64 if what == "run" or values.dtype == pl.Null else values.dtype)])
+    if len({str(q) for q in source}) < len(source) or frame.select(pl.struct("query", "item").is_duplicated().any()).item():
+        raise _same_as_text(source, what)
+    return frame
+
+
+def _same_as_text(source: Mapping[Any, Any], what: str) -> RankPolarsError:
+    """Two keys that are one id once read as text (``1`` and ``"1"``): which ones (the error path only)."""
+    def clash(keys: Any) -> tuple[Any, Any] | None:
+        seen: dict[str, Any] = {}
+        for key in keys:
+            if str(key) in seen:
+                return seen[str(key)], key
+            seen[str(key)] = key
+        return None
+
+    pair = clash(source)
+    where = "queries"
+    if pair is None:
+        query, pair = next((q, c) for q, docs in source.items() if (c := clash(docs)) is not None)
+        where = f"items of query {query!r}"
+    return RankPolarsError(f"{what}: the dict's {where} {pair[0]!r} and {pair[1]!r} are one id once read as text "
+                           f"({str(pair[0])!r}); ids are text: give each one key")
 
 
 def _mixed_column(source: Any) -> tuple[str, list[Any]] | None:
