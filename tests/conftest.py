@@ -32,8 +32,11 @@ CONFORMANCE = Path(__file__).resolve().parent / "data" / "conformance"
 SHARED_CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 
 # No timing deadline: two workers on two cores (plus Spark's JVM) make a test's wall time
-# depend on its neighbours.  Budgets stay in each test's own @settings.
-settings.register_profile("rank_polars", deadline=None, print_blob=True)
+# depend on its neighbours.  A test's own @settings(max_examples=...) wins over the profile; a test
+# without one gets 50 examples here (each example runs an engine: the suite has to fit in minutes),
+# and 500 with RANK_POLARS_HYPOTHESIS_PROFILE=thorough.
+settings.register_profile("rank_polars", deadline=None, print_blob=True, max_examples=50)
+settings.register_profile("thorough", deadline=None, print_blob=True, max_examples=500)
 settings.load_profile(os.environ.get("RANK_POLARS_HYPOTHESIS_PROFILE", "rank_polars"))
 
 
