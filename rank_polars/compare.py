@@ -385,7 +385,12 @@ def _check_values(per: pl.DataFrame, by: str, query: str, labels: list[str]) -> 
 
 def _warn_small(rows: list[dict[str, Any]], test: str, alpha: float, n_resamples: int) -> None:
     small = [r for r in rows if r["note"] is not None]
-    if small:
+    if small and test in ALL_PAIRS_TESTS:
+        r = small[0]
+        warn(f"compare: the {test} test has no p-value on {len(small)} of {len(rows)} rows ({r['note']}; e.g. "
+             f"{r['metric']} over {r['n_queries']} queries); their p is null and they are not significant",
+             SmallSampleWarning)
+    elif small:
         r = small[0]
         warn(
             f"compare: the {test} test was not run on {len(small)} of {len(rows)} rows ({r['note']}; e.g. "
