@@ -45,7 +45,9 @@ def t_power(effect: float, n: int, alpha: float = 0.05) -> float:
     df = n - 1
     crit = float(stats.t.isf(alpha / 2, df))
     nc = effect * math.sqrt(n)
-    return float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
+    # the lower tail P(T' < -crit) as the upper tail of -T' (SciPy's nct.cdf gives NaN far in the left tail)
+    lower = float(stats.nct.sf(crit, df, -nc))
+    return float(stats.nct.sf(crit, df, nc)) + (lower if math.isfinite(lower) else 0.0)
 
 
 def anova_power(delta: float, sd: float, n: int, versions: int, alpha: float = 0.05) -> float:
