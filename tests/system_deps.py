@@ -75,7 +75,7 @@ def ensure(command: str) -> str:
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
         planned = _planned(package, env)
-        say(f"tests/system_deps.py: apt-get install {package} ({len(planned)} Debian packages) for {command!r}: {why}")
+        say(f"tests/system_deps.py: apt-get install {package} for {command!r} ({why}); Debian packages: {len(planned)}")
         for name in planned:
             line = why if name == package else f"a dependency of {package} ({why})"
             say(f"  installing {name}: {line}")
