@@ -47,6 +47,8 @@ def evaluate(
     spark: Any = None,
     order: Literal["auto", "position", "score"] = "auto",
     progress: ProgressLike = False,
+    ci: float | None = None,
+    ci_method: Literal["t", "bootstrap", "bca"] = "t",
 ) -> pl.DataFrame:
     """Evaluate ranking metrics over a long-format log, per group.
 
@@ -119,6 +121,12 @@ def evaluate(
         ``True``: show the phases (checking the run and judgments, the metric pass) on
         stderr or in the notebook; a :class:`rank_polars.progress.Progress` to report to.
         Off by default.
+    ci, ci_method
+        ``ci=0.95`` adds ``<metric>_low`` and ``<metric>_high`` after each metric: a confidence
+        interval on its aggregate with queries as the unit, ``"t"`` (default, from the groups'
+        counts, means and standard deviations), ``"bootstrap"`` (percentile) or ``"bca"``
+        (10,000 seeded resamples of the queries); sums and geometric means get the interval
+        of that aggregate (:mod:`rank_polars.intervals`).  Off by default; not with ``per_query``.
 
     Returns
     -------
@@ -150,6 +158,12 @@ def evaluate(
     """
     if missing not in ("zero", "skip"):
         raise RankPolarsError(f"missing must be 'zero' or 'skip', got {missing!r}")
+    if ci is not None:  # intervals on the aggregates (rank_polars.intervals)
+        from .intervals import check_ci
+
+        check_ci(ci, ci_method)
+        if per_query:
+            raise RankPolarsError("ci= is an interval on each group's aggregate: it has no per-query value")
     if checks not in ("full", "strict", "fast"):
         raise RankPolarsError(f"checks must be 'full', 'strict' or 'fast', got {checks!r}")
     if duplicates not in ("error", "first"):
@@ -211,7 +225,7 @@ def evaluate(
             return spark_runner.keep(plan, inputs, missing=missing, duplicates=duplicates)
         table = runner.evaluate(plan, inputs, missing=missing, duplicates=duplicates, families=families)
     check_values(table, plan, inputs)
-    return finish(table, outputs, inputs, per_query)
+    return finish(table, outputs, inputs, per_query, ci, ci_method)
 
 
 def _files(source: object) -> str:
@@ -257,7 +271,7 @@ def aggregate_expr(label: str, measure: Measure) -> pl.Expr:
 
 
 def finish(table: pl.DataFrame, outputs: Plan | Sequence[tuple[str, Measure]], inputs: Inputs,
-           per_query: bool) -> pl.DataFrame:
+           per_query: bool, ci: float | None = None, ci_method: str = "t") -> pl.DataFrame:
     """One row per group, each metric aggregated over queries as its spec says
     (:func:`aggregate_expr`: mean, sum or geometric mean), or the per-query rows; with the
     user's column names restored.  ``outputs``: the requested ``(label, spec)`` pairs (or a
@@ -275,6 +289,12 @@ def finish(table: pl.DataFrame, outputs: Plan | Sequence[tuple[str, Measure]], i
         out = table.group_by(by_int).agg(pl.len().alias("queries"), *means).sort(by_int, nulls_last=True)
     else:
         out = table.select(pl.len().alias("queries"), *means)
+    if ci is not None:
+        from .intervals import intervals
+
+        bounds = intervals(table, outputs, by_int, ci, ci_method)  # type: ignore[arg-type]
+        out = out.join(bounds, on=by_int, how="left", nulls_equal=True) if by_int else pl.concat([out, bounds], how="horizontal")
+        labels = [c for label in labels for c in (label, f"{label}_low", f"{label}_high")]
     return out.rename(names).select(*inputs.by, "queries", *labels)
 
 

@@ -1,0 +1,186 @@
+"""Confidence intervals on every aggregate of :func:`rank_polars.evaluate` (``ci=``).
+
+Queries are the unit: an interval says how far a version's mean (sum, geometric mean) over
+*these* queries could be from its mean over the population of queries they were drawn from.
+
+* ``"t"``: ``mean +- t_{(1+c)/2, n-1} sd / sqrt(n)`` from the group's count, mean and standard
+  deviation, aggregated by Polars (the per-query values do not come back to Python); a sum's
+  interval is ``n`` times its mean's, a geometric mean's is ``exp`` of the t interval on the
+  mean of ``ln(max(x, 1e-5))`` (trec_eval's floor).
+* ``"bootstrap"`` (percentile) and ``"bca"`` (bias-corrected and accelerated, Efron &
+  Tibshirani ch. 14, as ``scipy.stats.bootstrap(method="BCa")``): ``n_resamples`` resamples of
+  the group's queries with replacement (:func:`rank_polars.resampling.bootstrap_means`,
+  vectorised and seeded: the same seed gives the same intervals on every machine).
+
+A group with fewer than two queries has no interval (null), nor has a ``"catalog"`` metric
+(one value per group, not a mean over queries).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal, Sequence
+
+import numpy as np
+import polars as pl
+
+from .errors import RankPolarsError
+from .measures.base import GM_FLOOR, Measure
+from .resampling import bootstrap_means
+
+Method = Literal["t", "bootstrap", "bca"]
+METHODS = ("t", "bootstrap", "bca")
+
+
+def check_ci(ci: Any, method: Any, n_resamples: Any = 10_000) -> None:
+    """Refuse a level outside (0, 1), an unknown method or a bad number of resamples."""
+    if isinstance(ci, bool) or not isinstance(ci, (int, float)) or not 0 < ci < 1:
+        raise RankPolarsError(f"ci must be a confidence level between 0 and 1 (exclusive), e.g. 0.95; got {ci!r}")
+    if method not in METHODS:
+        raise RankPolarsError(f"ci_method must be 't', 'bootstrap' or 'bca', got {method!r}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
+        raise RankPolarsError(f"ci_resamples must be an integer >= 1, got {n_resamples!r}")
+
+
+def _transformed(label: str, measure: Measure) -> pl.Expr:
+    """The per-query values whose mean the aggregate is a function of (logs for a geometric mean)."""
+    col = pl.col(label).cast(pl.Float64)
+    return col.clip(lower_bound=GM_FLOOR).log() if measure.AGGREGATE == "gmean" else col
+
+
+def _back(aggregate: str, x: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """The aggregate from the mean of the transformed values."""
+    if aggregate == "sum":
+        return x * n
+    if aggregate == "gmean":
+        return np.exp(x)
+    return x
+
+
+def intervals(
+    table: pl.DataFrame,
+    outputs: Sequence[tuple[str, Measure]],
+    by: Sequence[str],
+    confidence: float = 0.95,
+    method: Method = "t",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> pl.DataFrame:
+    """``<label>_low`` and ``<label>_high`` per group of ``by`` for each ``(label, spec)`` of ``outputs``.
+
+    ``table`` holds one row per (group, query): the ``by`` columns and one column per label
+    (the per-query table of :func:`rank_polars.evaluate`).  Rows come in the order of the
+    sorted groups.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from rank_polars.measures import parse
+    >>> per = pl.DataFrame({"model": ["a"] * 4 + ["b"] * 4, "ndcg": [.2, .5, .4, .9, .3, .6, .4, .9]})
+    >>> intervals(per, [("ndcg", parse("ndcg"))], ["model"])
+    shape: (2, 3)
+    ┌───────┬──────────┬───────────┐
+    │ model ┆ ndcg_low ┆ ndcg_high │
+    │ ---   ┆ ---      ┆ ---       │
+    │ str   ┆ f64      ┆ f64       │
+    ╞═══════╪══════════╪═══════════╡
+    │ a     ┆ 0.031557 ┆ 0.968443  │
+    │ b     ┆ 0.129002 ┆ 0.970998  │
+    └───────┴──────────┴───────────┘
+    """
+    check_ci(confidence, method, n_resamples)
+    by = list(by)
+    plain = [(label, spec) for label, spec in outputs if spec.AGGREGATE != "catalog"]
+    grouped = table.group_by(by) if by else None
+    if method == "t":
+        stats_exprs = [pl.len().alias("__n")]
+        for label, spec in plain:
+            g = _transformed(label, spec)
+            stats_exprs += [g.mean().alias(f"{label}__mean"), g.std(ddof=1).alias(f"{label}__sd")]
+        agg = grouped.agg(stats_exprs) if grouped is not None else table.select(stats_exprs)
+        if by:
+            agg = agg.sort(by, nulls_last=True)
+        return _t_bounds(agg, outputs, by, confidence)
+    return _bootstrap_bounds(table, outputs, by, confidence, method, n_resamples, seed)
+
+
+def _t_bounds(agg: pl.DataFrame, outputs: Sequence[tuple[str, Measure]], by: list[str],
+              confidence: float) -> pl.DataFrame:
+    from scipy import stats
+
+    n = agg["__n"].to_numpy().astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        quantile = np.where(n >= 2, stats.t.ppf((1 + confidence) / 2, np.maximum(n - 1, 1)), np.nan)
+    columns: dict[str, Any] = {c: agg[c] for c in by}
+    for label, spec in outputs:
+        if spec.AGGREGATE == "catalog":
+            low = high = np.full(n.size, np.nan)
+        else:
+            mean = agg[f"{label}__mean"].to_numpy().astype(np.float64)
+            half = quantile * agg[f"{label}__sd"].fill_null(np.nan).to_numpy().astype(np.float64) / np.sqrt(n)
+            low, high = _back(spec.AGGREGATE, mean - half, n), _back(spec.AGGREGATE, mean + half, n)
+        columns[f"{label}_low"], columns[f"{label}_high"] = low, high
+    return pl.DataFrame(columns).with_columns(pl.exclude(by).fill_nan(None))
+
+
+def bootstrap_interval(values: np.ndarray, aggregate: str, confidence: float, method: Method, n_resamples: int,
+                       rng: np.random.Generator) -> tuple[float, float, np.ndarray]:
+    """The percentile or BCa interval of one group's aggregate, and its bootstrap distribution.
+
+    ``values``: the group's per-query values (already on the log scale for ``"gmean"``).  BCa:
+    ``z0 = Phi^-1(share of resampled aggregates below the observed one, ties counting half)``,
+    acceleration from the jackknife of the aggregate, and the quantiles
+    ``Phi(z0 + (z0 + z) / (1 - a (z0 + z)))`` for ``z = Phi^-1((1 -+ c) / 2)``, as SciPy.
+    """
+    from scipy.special import ndtr, ndtri
+
+    n = values.size
+    if n < 2:
+        return math.nan, math.nan, np.full(n_resamples, np.nan)
+    dist = _back(aggregate, bootstrap_means(values, n_resamples, rng), np.float64(n))
+    alpha = (1 - confidence) / 2
+    if method == "bca":
+        observed = float(_back(aggregate, np.float64(values.mean()), np.float64(n)))
+        z0 = float(ndtri((np.count_nonzero(dist < observed) + np.count_nonzero(dist <= observed)) / (2 * dist.size)))
+        loo = (values.sum() - values) / (n - 1)  # the jackknife means
+        theta = _back(aggregate, loo, np.float64(n - 1))
+        u = (n - 1) * (theta.mean() - theta)
+        denominator = float(np.square(u).sum() / n**2) ** 1.5
+        a = float(np.power(u, 3).sum() / n**3) / denominator / 6 if denominator > 0 else math.nan
+        levels = []
+        for z in (float(ndtri(alpha)), -float(ndtri(alpha))):
+            levels.append(float(ndtr(z0 + (z0 + z) / (1 - a * (z0 + z)))))
+    else:
+        levels = [alpha, 1 - alpha]
+    if not all(math.isfinite(q) for q in levels):  # a degenerate distribution (every resample the same)
+        return math.nan, math.nan, dist
+    low, high = np.quantile(dist, levels)
+    return float(low), float(high), dist
+
+
+def _bootstrap_bounds(table: pl.DataFrame, outputs: Sequence[tuple[str, Measure]], by: list[str], confidence: float,
+                      method: Method, n_resamples: int, seed: int) -> pl.DataFrame:
+    plain = [(label, spec) for label, spec in outputs if spec.AGGREGATE != "catalog"]
+    values = table.select(*by, *[_transformed(label, spec).alias(label) for label, spec in plain])
+    if by:
+        parts = values.sort(by, nulls_last=True).partition_by(by, maintain_order=True, as_dict=True)
+    else:
+        parts = {(): values}
+    rows = []
+    for g, (key, part) in enumerate(parts.items()):
+        row: dict[str, Any] = dict(zip(by, key))
+        for k, (label, spec) in enumerate(outputs):
+            if spec.AGGREGATE == "catalog":
+                row[f"{label}_low"] = row[f"{label}_high"] = None
+                continue
+            rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(g, k)))
+            low, high, _ = bootstrap_interval(part[label].to_numpy().astype(np.float64), spec.AGGREGATE, confidence,
+                                              method, n_resamples, rng)
+            row[f"{label}_low"], row[f"{label}_high"] = low, high
+        rows.append(row)
+    schema = {**{c: table.schema[c] for c in by}, **{f"{label}_{s}": pl.Float64 for label, _ in outputs
+                                                     for s in ("low", "high")}}
+    return pl.DataFrame(rows, schema=schema, orient="row").with_columns(pl.exclude(by).fill_nan(None))
+
+
+__all__ = ["METHODS", "bootstrap_interval", "check_ci", "intervals"]
