@@ -30,7 +30,7 @@ from ..plan import Plan
 from ..validate import Missing
 from .base import Outputs
 from .sql_engine import Source, literal, quote
-from .sql_runner import SqlRunner
+from .sql_runner import SqlRunner, reads_files, stream_to_parquet
 
 def parquet_scan(source: Any, what: str) -> str | None:
     """``read_parquet([...])`` over the checked files of a Parquet source, else None.
@@ -57,27 +57,6 @@ def _bool_labels_as_numbers(con: duckdb.DuckDBPyConnection, run: str, relevance:
     if str(con.sql(f"SELECT {quote(relevance)} FROM {run}").types[0]) != "BOOLEAN":
         return run
     return f"(SELECT * REPLACE (CAST({quote(relevance)} AS TINYINT) AS {quote(relevance)}) FROM {run})"
-
-
-def reads_files(frame: pl.LazyFrame) -> bool:
-    """Whether ``frame`` reads anything but frames already in memory (a scan of files, a
-    source Polars cannot show): only a plan over in-memory frames alone is cheap to collect."""
-    try:
-        plan = frame.explain(optimized=False)
-    except Exception:  # a plan Polars cannot show is read as the bounded way
-        return True
-    return "SCAN" in plan or "DF [" not in plan
-
-
-def stream_to_parquet(frame: pl.LazyFrame, folder: str, name: str, what: str) -> str:
-    """``frame`` written by Polars' streaming engine to ``folder/name.parquet`` (bounded
-    memory, whatever its size); the file's path."""
-    path = os.path.join(folder, f"{name}.parquet")
-    try:
-        frame.sink_parquet(path, compression="lz4", engine="streaming")
-    except pl.exceptions.PolarsError as e:
-        raise RankPolarsError(f"{what}: the LazyFrame could not be read: {str(e).splitlines()[0]}") from None
-    return path
 
 
 # The default memory limit: half of the memory this process may use, at most 1.5 GiB (at
@@ -211,4 +190,4 @@ class DuckDBEngine(SqlRunner):
             self.con = None
 
 
-__all__ = ["DuckDBEngine", "available_memory", "default_memory_limit", "parquet_scan", "reads_files", "stream_to_parquet"]
+__all__ = ["DuckDBEngine", "available_memory", "default_memory_limit", "parquet_scan"]

@@ -22,10 +22,16 @@ order; ranking by score is a window over every row, in every engine).
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import itertools
 import os
+import shutil
+import sys
+import tempfile
 import uuid
-from typing import TYPE_CHECKING, Any, Sequence
+import warnings
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import polars as pl
 import sqlglot
@@ -39,7 +45,7 @@ from ..validate import Missing, check_contributing, check_values, check_column
 from .base import Outputs
 from .dialects import transpile
 from .sql_engine import metric_column, quote
-from .sql_runner import PER_QUERY, SqlRunner, labelled
+from .sql_runner import PER_QUERY, SqlRunner, labelled, reads_files, stream_to_parquet
 
 if TYPE_CHECKING:  # pyspark is an optional extra: rank-polars[spark]
     from pyspark.sql import DataFrame, SparkSession
@@ -47,8 +53,18 @@ if TYPE_CHECKING:  # pyspark is an optional extra: rank-polars[spark]
 _COUNTER = itertools.count()
 
 
+# Where the JVM of a session started here writes its console (log4j lines, the JVM's own
+# warnings, stage bars): a file, not the user's terminal (see quiet_jvm).
+JVM_LOG = os.path.join(tempfile.gettempdir(), f"rank_polars-spark-{os.getpid()}.log")
+
+# Settings of a session started here: no console progress bars (ours are shown instead,
+# with progress=True) and no web UI (a server the user did not ask for, ~1 s of start-up).
+QUIET_CONF = {"spark.ui.showConsoleProgress": "false", "spark.ui.enabled": "false"}
+
+
 def session(spark: SparkSession | None = None) -> SparkSession:
-    """``spark``, else the active ``SparkSession``, else a new one (``SparkSession.builder``)."""
+    """``spark``, else the active ``SparkSession``, else one over the running JVM, else a new
+    one, started quietly (:func:`quiet_jvm`, :data:`QUIET_CONF`) and reused by later calls."""
     try:
         from pyspark.sql import SparkSession
     except ImportError as e:
@@ -57,7 +73,52 @@ def session(spark: SparkSession | None = None) -> SparkSession:
         if not isinstance(spark, SparkSession):
             raise RankPolarsError(f"spark= must be a pyspark.sql.SparkSession, got {type(spark).__name__}")
         return spark
-    return SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+    from pyspark import SparkContext
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if SparkContext._active_spark_context is not None:  # a JVM already runs (the user's, or ours): reused
+        return SparkSession.builder.getOrCreate()
+    builder = SparkSession.builder
+    for key, value in QUIET_CONF.items():
+        builder = builder.config(key, value)
+    with quiet_jvm():
+        started = builder.getOrCreate()
+    started.sparkContext.setLogLevel("ERROR")
+    return started
+
+
+@contextlib.contextmanager
+def quiet_jvm() -> Iterator[None]:
+    """Start a JVM with its stderr in :data:`JVM_LOG` (file descriptor 2 is the log file while
+    the JVM is launched: the child keeps it), and PySpark's pandas-version warning ignored.
+
+    A JVM started with the console prints log4j's profile notice, host-name and native
+    library warnings, and ``[Stage N:>`` bars for its whole life; rank-polars' own errors
+    carry what the user needs, and the log is there for the rest.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(JVM_LOG, "ab") as log:
+            os.dup2(log.fileno(), 2)
+        yield
+    except Exception as e:
+        os.dup2(saved, 2)
+        raise RankPolarsError(f"engine='spark': Spark could not start ({type(e).__name__}: {e}); "
+                              f"its log is {JVM_LOG}") from None
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+@contextlib.contextmanager
+def no_pandas_warning() -> Iterator[None]:
+    """PySpark warns about pandas >= 3 on each Arrow transfer; rank-polars uses no pandas there."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+        yield
 
 
 # --- translation ------------------------------------------------------------------------
@@ -145,8 +206,22 @@ def spark_frame(spark: SparkSession, source: Any, what: str) -> DataFrame:
     resolved = resolve(source, what, {"position": pl.Int64(), "score": pl.Float64(), "relevance": pl.Float64()})
     if isinstance(resolved, rio.ParquetFiles):
         return _parquet(spark, resolved)
-    frame = resolved.collect()
-    return spark.createDataFrame(frame.to_arrow(compat_level=pl.CompatLevel.oldest()))
+    if reads_files(resolved):  # streamed to Parquet by Polars (bounded), read by Spark
+        return spark.read.parquet(stream_to_parquet(resolved, _streams(), f"{what}-{uuid.uuid4().hex[:8]}", what))
+    with no_pandas_warning():
+        return spark.createDataFrame(resolved.collect().to_arrow(compat_level=pl.CompatLevel.oldest()))
+
+
+_STREAMS: list[str] = []
+
+
+def _streams() -> str:
+    """The folder of this process's streamed inputs (Spark reads them lazily, also from a
+    ``per_query="spark"`` frame after the call): removed when the process exits."""
+    if not _STREAMS:
+        _STREAMS.append(tempfile.mkdtemp(prefix="rank_polars-spark-inputs-"))
+        atexit.register(shutil.rmtree, _STREAMS[0], True)
+    return _STREAMS[0]
 
 
 def schema_frame(frame: DataFrame) -> pl.LazyFrame:
@@ -191,12 +266,14 @@ class SparkEngine(SqlRunner):
         return inputs
 
     def query(self, sql: str) -> pl.DataFrame:
-        return pl.DataFrame(pl.from_arrow(self.spark.sql(to_spark_sql(sql)).toArrow()))
+        with no_pandas_warning():
+            return pl.DataFrame(pl.from_arrow(self.spark.sql(to_spark_sql(sql)).toArrow()))
 
     def register(self, name: str, frame: pl.DataFrame) -> str:
         as_arrow = frame.with_columns(pl.col(pl.UInt32, pl.UInt16, pl.UInt8).cast(pl.Int64)).to_arrow(
             compat_level=pl.CompatLevel.oldest())
-        return self._view(name, self.spark.createDataFrame(as_arrow))
+        with no_pandas_warning():
+            return self._view(name, self.spark.createDataFrame(as_arrow))
 
     def relation(self, source: Any, name: str, what: str) -> str:
         return self._view(name, source)

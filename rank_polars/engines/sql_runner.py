@@ -19,9 +19,12 @@ hand it a Polars frame (:meth:`SqlRunner.register`) and where its sources are
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import polars as pl
+
+from ..errors import RankPolarsError
 
 from ..inputs import Inputs
 from ..plan import N_RET, Plan
@@ -137,6 +140,27 @@ class SqlRunner(Engine):
         return self.query(with_inputs(plan, src, final)).with_columns(pl.col(N_RET).cast(pl.UInt32))
 
 
+def reads_files(frame: pl.LazyFrame) -> bool:
+    """Whether ``frame`` reads anything but frames already in memory (a scan of files, a
+    source Polars cannot show): only a plan over in-memory frames alone is cheap to collect."""
+    try:
+        plan = frame.explain(optimized=False)
+    except Exception:  # a plan Polars cannot show is read as the bounded way
+        return True
+    return "SCAN" in plan or "DF [" not in plan
+
+
+def stream_to_parquet(frame: pl.LazyFrame, folder: str, name: str, what: str) -> str:
+    """``frame`` written by Polars' streaming engine to ``folder/name.parquet`` (bounded
+    memory, whatever its size); the file's path."""
+    path = os.path.join(folder, f"{name}.parquet")
+    try:
+        frame.sink_parquet(path, compression="lz4", engine="streaming")
+    except pl.exceptions.PolarsError as e:
+        raise RankPolarsError(f"{what}: the LazyFrame could not be read: {str(e).splitlines()[0]}") from None
+    return path
+
+
 def with_inputs(plan: Plan, src: Source, final: str) -> str:
     """``final`` over the run/qrels CTEs alone (the metric CTEs are not needed)."""
     q = per_query_query(plan, src, quote("__rp_unused"))
@@ -150,4 +174,4 @@ def labelled(table: pl.DataFrame, plan: Plan) -> pl.DataFrame:
     return table.rename(names).with_columns(pl.col(label).cast(pl.Float64) for label in names.values())
 
 
-__all__ = ["PER_QUERY", "SqlRunner", "labelled", "with_inputs"]
+__all__ = ["PER_QUERY", "SqlRunner", "labelled", "reads_files", "stream_to_parquet", "with_inputs"]
