@@ -163,3 +163,30 @@ def test_ndeval_qrels_file_is_read_by_content(tmp_path) -> None:
     got = rp.evaluate(run, ["strec@1", "strec@2", "num_rel"], qrels=path)
     # 2 subtopics with a relevant item; y covers one, x both; the plan sees x and y relevant
     assert got.select("strec@1", "strec@2", "num_rel").row(0) == (0.5, 1.0, 2.0)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=[Phase.explicit, Phase.generate])
+@given(data=collections())
+def test_to_sql_run_in_duckdb_equals_the_engines(data: tuple) -> None:
+    import duckdb
+
+    qrels, run = data
+    names = ["alpha_ndcg@5", "alpha_dcg@10", "err_ia@20", "nerr_ia(alpha=0.3)@10", "nrbp", "nnrbp(beta=0.8)", "map_ia",
+             "p_ia(rel=2)@5", "strec@10", "alpha_ndcg(judged_only=true)@5"]
+    want = ours(qrels, run, names, "polars").sort("model", "query")
+    frame = pl.DataFrame(run, schema={"model": pl.String, "query": pl.String, "item": pl.String, "score": pl.Float64},
+                         orient="row")
+    frame = frame.with_columns(pl.struct(-pl.col("score"), "item").rank("ordinal").over("model", "query").alias("position"))
+    subtopics = pl.DataFrame(qrels, schema={"query": pl.String, "subtopic": pl.String, "item": pl.String,
+                                            "relevance": pl.Int64}, orient="row")
+    con = duckdb.connect()
+    con.register("logs", frame.drop("score").to_arrow())
+    con.register("subs", subtopics.to_arrow())
+    con.register("judged", subtopics.group_by("query", "item").agg(pl.col("relevance").max()).to_arrow())
+    specs = [parse(n).replace(subtopics="subs") for n in names]
+    sql = rp.to_sql(specs, table="logs", qrels="judged", by="model", per_query=True)
+    got = con.sql(sql).pl().sort("model", "query")
+    assert got.select("model", "query").rows() == want.select("model", "query").rows()
+    for name, spec in zip(names, specs):
+        assert got[repr(spec)].to_list() == pytest.approx(want[name].to_list(), abs=1e-12), name

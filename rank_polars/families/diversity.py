@@ -332,22 +332,24 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> s
     first = outputs[0][1]
     alpha, rel, column = first.params["alpha"], first.params["rel"], first.params["subtopic"]
     source = tables.source(first, "subtopics")
-    names = tables.query(f"SELECT * FROM {source} AS t LIMIT 0").columns
     relevance = tables.columns.relevance
-    for need, what in ((Q, tables.columns.query), (column, column), (ITEM, tables.columns.item), (relevance, relevance)):
-        if need not in names:
-            raise RankPolarsError(f"{first.NAME}: the subtopic judgments have no column {what!r} "
-                                  f"(columns: {', '.join(n for n in names if not n.startswith('__rp'))})")
     q, sub, item, rank = quote(Q), quote(SUB), quote(ITEM), quote(RANK)
     col, grade = quote(column), quote(relevance)
-    stats = tables.query(
-        f"SELECT COUNT(*) FILTER (WHERE {q} IS NULL OR {col} IS NULL OR {item} IS NULL OR {grade} IS NULL) AS nulls,"
-        f" COUNT(*) FILTER (WHERE {grade} < 0) AS negative,"
-        f" COUNT(*) - (SELECT COUNT(*) FROM (SELECT DISTINCT {q}, {col}, {item} FROM {source} AS u) AS d) AS repeated"
-        f" FROM {source} AS t")
-    if stats.row(0, named=True) != {"nulls": 0, "negative": 0, "repeated": 0}:
-        # the same messages as the Polars engine, from the same check
-        check_subtopics(tables.query(f"SELECT {q}, {col}, {item}, {grade} FROM {source} AS t").lazy(), column, relevance)
+    if tables.query is not None:  # an engine's session (to_sql has none: its SQL checks nothing)
+        names = tables.query(f"SELECT * FROM {source} AS t LIMIT 0").columns
+        for need, what in ((Q, tables.columns.query), (column, column), (ITEM, tables.columns.item), (relevance, relevance)):
+            if need not in names:
+                raise RankPolarsError(f"{first.NAME}: the subtopic judgments have no column {what!r} "
+                                      f"(columns: {', '.join(n for n in names if not n.startswith('__rp'))})")
+        stats = tables.query(
+            f"SELECT COUNT(*) FILTER (WHERE {q} IS NULL OR {col} IS NULL OR {item} IS NULL OR {grade} IS NULL) AS nulls,"
+            f" COUNT(*) FILTER (WHERE {grade} < 0) AS negative,"
+            f" COUNT(*) - (SELECT COUNT(*) FROM (SELECT DISTINCT {q}, {col}, {item} FROM {source} AS u) AS d) AS repeated"
+            f" FROM {source} AS t")
+        if stats.row(0, named=True) != {"nulls": 0, "negative": 0, "repeated": 0}:
+            # the same messages as the Polars engine, from the same check
+            check_subtopics(tables.query(f"SELECT {q}, {col}, {item}, {grade} FROM {source} AS t").lazy(), column,
+                            relevance)
     keys = [quote(k) for k in tables.keys]
     keylist = ", ".join(keys)
     where = f"{grade} > 0" if rel is None else f"{grade} >= {float(rel)!r}"
@@ -370,9 +372,9 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> s
     if kinds & {"ndcg", "nerr", "nnrbp"}:
         depth: int | None = max((spec.k or 0 for _, spec in outputs if spec.KIND in ("ndcg", "nerr")), default=0)
         if "nnrbp" in kinds:
-            most = tables.query(f"SELECT MAX(s) AS m FROM (SELECT COUNT(DISTINCT {col}) AS s FROM {source} AS t"
-                                f" WHERE {where} GROUP BY {q}) AS x").item() or 1
-            deep = [nrbp_depth(spec.params["beta"], int(most)) for _, spec in outputs if spec.KIND == "nnrbp"]
+            # the depth bound for any query of up to a million subtopics (no round trip; the
+            # recursion also ends where a query's relevant items run out)
+            deep = [nrbp_depth(spec.params["beta"], 10**6) for _, spec in outputs if spec.KIND == "nnrbp"]
             depth = None if None in deep else max([depth or 0, *[d for d in deep if d is not None]])
         ctes.append(f"__rp_ideal(q, pos, g, placed) AS ({ideal_sql('__rp_pairs', alpha, depth)})")
         recursive = True
