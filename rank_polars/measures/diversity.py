@@ -25,9 +25,11 @@ Every spec here follows ndeval by default, each as a documented convention:
 The judgments are the spec's ``subtopics=`` table, or the ``qrels`` given to ``evaluate``
 when they have the subtopic column (named by ``subtopic=``, default ``"subtopic"``).  Both the
 Polars and the DuckDB engines compute them (:mod:`rank_polars.families.diversity`); the
-greedy ideal is iterative, so the families compute it once from the judgments (one
-vectorised step per rank over all queries at once) and join it; ``to_sql`` does not emit
-them (no plan formula), nor does the ``ranking`` list namespace.
+greedy ideal is iterative, so it is computed once from the judgments and joined: in Polars one
+vectorised step per rank over all queries at once, in DuckDB a recursive CTE (one recursion
+per rank).  ``to_sql`` emits that SQL (DuckDB's dialect; the judgments a table name:
+``AlphaNDCG(20, subtopics="subs")``); the ``ranking`` list namespace has no diversity measure
+(a list of grades carries no subtopics).
 """
 
 from __future__ import annotations
