@@ -174,7 +174,8 @@ def _bootstrap_bounds(table: pl.DataFrame, outputs: Sequence[tuple[str, Measure]
                 row[f"{label}_low"] = row[f"{label}_high"] = None
                 continue
             rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(g, k)))
-            low, high, _ = bootstrap_interval(part[label].to_numpy().astype(np.float64), spec.AGGREGATE, confidence,
+            # sorted: the engines give a group's queries in any order, the resamples must not depend on it
+            low, high, _ = bootstrap_interval(np.sort(part[label].to_numpy().astype(np.float64)), spec.AGGREGATE, confidence,
                                               method, n_resamples, rng)
             row[f"{label}_low"], row[f"{label}_high"] = low, high
         rows.append(row)

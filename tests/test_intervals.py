@@ -1,0 +1,153 @@
+"""Intervals on evaluate's aggregates: t against SciPy's t interval, percentile and BCa against
+``scipy.stats.bootstrap`` given the same bootstrap distribution, the bootstrap against an exact
+enumeration of the resamples, and every engine alike."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import rank_polars as rp
+from rank_polars.errors import RankPolarsError
+from rank_polars.intervals import bootstrap_interval, intervals
+from rank_polars.measures import parse
+
+FEW = settings(max_examples=20, deadline=None)
+GM_FLOOR = 1e-5
+
+
+@st.composite
+def groups(draw: st.DrawFn) -> pl.DataFrame:
+    k = draw(st.integers(1, 4))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    frames = []
+    for g in range(k):
+        n = draw(st.integers(1, 300))
+        x = rng.random(n)
+        if draw(st.booleans()):
+            x = np.round(x, 1)  # ties, and zeros for the geometric mean's floor
+        if draw(st.integers(0, 4)) == 0:
+            x = np.full(n, 0.5)  # a constant group
+        frames.append(pl.DataFrame({"model": [f"m{g}"] * n, "x": x}))
+    return pl.concat(frames)
+
+
+SPECS = [("x", parse("ndcg")), ("x_sum", parse("num_rel")), ("x_gm", parse("gm_map"))]
+
+
+def with_copies(per: pl.DataFrame) -> pl.DataFrame:
+    return per.with_columns(x_sum=pl.col("x"), x_gm=pl.col("x"))
+
+
+@FEW
+@given(groups(), st.sampled_from([0.8, 0.9, 0.95, 0.99]))
+def test_t_intervals_are_scipys_for_mean_sum_and_geometric_mean(per, confidence):
+    out = intervals(with_copies(per), SPECS, ["model"], confidence)
+    for row in out.iter_rows(named=True):
+        x = per.filter(pl.col("model") == row["model"])["x"].to_numpy()
+        n = x.size
+        if n < 2:
+            assert all(row[c] is None for c in out.columns if c != "model")
+            continue
+        for label, values, back in [("x", x, lambda v: v), ("x_sum", x, lambda v: v * n),
+                                    ("x_gm", np.log(np.maximum(x, GM_FLOOR)), np.exp)]:
+            low, high = stats.t.interval(confidence, n - 1, loc=values.mean(), scale=stats.sem(values))
+            if np.ptp(values) == 0:  # SciPy: NaN for a zero scale; the interval is the point
+                low = high = values.mean()
+            assert row[f"{label}_low"] == pytest.approx(back(low), rel=1e-9, abs=1e-12)
+            assert row[f"{label}_high"] == pytest.approx(back(high), rel=1e-9, abs=1e-12)
+
+
+class Given:
+    """A bootstrap result SciPy reuses (``bootstrap(..., bootstrap_result=)``): our resamples."""
+
+    def __init__(self, dist: np.ndarray) -> None:
+        self.bootstrap_distribution = dist
+
+
+@FEW
+@given(st.integers(2, 200), st.integers(0, 2**32 - 1), st.sampled_from(["mean", "sum", "gmean"]),
+       st.sampled_from(["bootstrap", "bca"]), st.booleans())
+def test_percentile_and_bca_are_scipy_bootstrap_on_the_same_resamples(n, seed, aggregate, method, ties):
+    rng = np.random.default_rng(seed)
+    x = rng.random(n)
+    if ties:
+        x = np.round(x, 1)
+    values = np.log(np.maximum(x, GM_FLOOR)) if aggregate == "gmean" else x
+    low, high, dist = bootstrap_interval(values, aggregate, 0.9, method, 999, np.random.default_rng(seed))
+    statistic = {"mean": np.mean, "sum": np.sum, "gmean": lambda v, axis=-1: np.exp(np.log(np.maximum(v, GM_FLOOR)).mean(axis=axis))}[aggregate]
+    with np.errstate(all="ignore"), warnings.catch_warnings():  # SciPy warns on a degenerate BCa
+        warnings.simplefilter("ignore")
+        ref = stats.bootstrap((x,), statistic, n_resamples=0, bootstrap_result=Given(dist), confidence_level=0.9,
+                              method="BCa" if method == "bca" else "percentile").confidence_interval
+    if math.isnan(ref.low):
+        assert math.isnan(low)
+    else:
+        assert low == pytest.approx(ref.low, rel=1e-9, abs=1e-12) and high == pytest.approx(ref.high, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("x", [np.array([0.0, 0.2, 0.5, 1.0]), np.array([0.1, 0.1, 0.4, 0.9, 0.9])])
+def test_bootstrap_percentile_interval_agrees_with_exact_enumeration(x):
+    n = x.size
+    means = np.array([x[list(idx)].mean() for idx in itertools.product(range(n), repeat=n)])
+    exact_low, exact_high = np.quantile(means, [0.05, 0.95])
+    b = 40_000
+    low, high, dist = bootstrap_interval(x, "mean", 0.9, "bootstrap", b, np.random.default_rng(3))
+    # the resampled means follow the exact distribution (two-sample KS), and the quantiles land
+    # on the exact ones within the spacing of the distribution's atoms
+    assert stats.ks_2samp(dist, means).pvalue > 1e-4
+    step = np.diff(np.unique(means)).max()
+    assert abs(low - exact_low) <= step and abs(high - exact_high) <= step
+    again = bootstrap_interval(x, "mean", 0.9, "bootstrap", b, np.random.default_rng(3))
+    assert (again[0], again[1]) == (low, high)  # seeded: the same numbers
+
+
+def test_bca_within_monte_carlo_error_of_scipy_with_its_own_resamples():
+    x = np.random.default_rng(8).exponential(0.3, 80)
+    ours = bootstrap_interval(x, "mean", 0.95, "bca", 20_000, np.random.default_rng(0))
+    ref = stats.bootstrap((x,), np.mean, n_resamples=20_000, method="BCa", rng=np.random.default_rng(1)).confidence_interval
+    se = x.std(ddof=1) / math.sqrt(x.size)
+    assert abs(ours[0] - ref.low) < 0.05 * se and abs(ours[1] - ref.high) < 0.05 * se
+
+
+def test_evaluate_ci_in_every_engine_and_the_column_order():
+    log = rp.datasets.chatbot_log(n_questions=60)
+    polars_out = rp.evaluate(log, ["ndcg@10", "num_rel", "gm_map"], by="model", ci=0.9)
+    duck_out = rp.evaluate(log, ["ndcg@10", "num_rel", "gm_map"], by="model", ci=0.9, engine="duckdb")
+    assert polars_out.columns == ["model", "queries", "ndcg@10", "ndcg@10_low", "ndcg@10_high", "num_rel", "num_rel_low",
+                                  "num_rel_high", "gm_map", "gm_map_low", "gm_map_high"]
+    for c in polars_out.columns[1:]:
+        np.testing.assert_allclose(polars_out[c].to_numpy(), duck_out[c].to_numpy(), rtol=1e-12)
+    per = rp.evaluate(log, ["ndcg@10"], by="model", per_query=True)
+    for row in polars_out.iter_rows(named=True):
+        x = per.filter(pl.col("model") == row["model"])["ndcg@10"].to_numpy()
+        low, high = stats.t.interval(0.9, x.size - 1, loc=x.mean(), scale=stats.sem(x))
+        assert row["ndcg@10_low"] == pytest.approx(low, rel=1e-12) and row["ndcg@10_high"] == pytest.approx(high, rel=1e-12)
+    boot = rp.evaluate(log, ["ndcg@10"], by="model", ci=0.9, ci_method="bca")
+    assert boot.equals(rp.evaluate(log, ["ndcg@10"], by="model", ci=0.9, ci_method="bca"))
+    assert (boot["ndcg@10_low"] < boot["ndcg@10"]).all() and (boot["ndcg@10"] < boot["ndcg@10_high"]).all()
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"ci": 1.5}, "ci must be a confidence level"), ({"ci": 0.9, "ci_method": "normal"}, "ci_method must be"),
+    ({"ci": 0.9, "per_query": True}, "no per-query value"),
+])
+def test_evaluate_ci_refuses_bad_arguments(kwargs, message):
+    with pytest.raises(RankPolarsError, match=message):
+        rp.evaluate(rp.datasets.chatbot_log(n_questions=5), "ndcg@10", by="model", **kwargs)
+
+
+def test_one_query_has_no_interval_not_nan():
+    per = pl.DataFrame({"model": ["a", "b", "b"], "x": [0.5, 0.2, 0.4]})
+    for method in ("t", "bootstrap", "bca"):
+        out = intervals(per, [("x", parse("ndcg"))], ["model"], 0.95, method, n_resamples=200)
+        assert out.row(0, named=True) == {"model": "a", "x_low": None, "x_high": None}
+        assert out["x_low"][1] is not None
