@@ -121,18 +121,69 @@ def verdict(row: dict[str, Any], correction: str | None = None) -> str:
     'cannot tell bot-v2 from bot-v1 on ndcg@10: n too small for the test (+0.0005)'
     """
     diff = row["diff"]
+    amount = (signed(diff) or "n/a") + _interval(row)
     if row.get("note"):  # the test could not reach significance on this many queries/resamples
-        amount = signed(diff) or "n/a"
-        return f"cannot tell {row['version']} from {row['baseline']} on {row['metric']}: {row['note']} for the test ({amount})"
+        return (f"cannot tell {row['version']} from {row['baseline']} on {row['metric']}: {row['note']} for the test "
+                f"({amount}){_power(row)}")
     p = _p(row)
     p_text = "p=n/a" if _missing(p) else ("p<0.0001" if p < 1e-4 else f"p={p:.4f}")
     who, metric = f"{row['version']}", row["metric"]
     if not row["significant"] or _missing(diff) or diff == 0:
-        amount = signed(diff) or "n/a"
-        return f"no significant difference between {who} and {row['baseline']} on {metric} ({amount}, {p_text})"
+        return f"no significant difference between {who} and {row['baseline']} on {metric} ({amount}, {p_text}){_power(row)}"
     word = "better" if diff > 0 else "worse"
     after = f" after {correction}" if correction else ""
-    return f"{who} is {word} than {row['baseline']} on {metric} by {diff:+.4f} ({p_text}, significant{after})"
+    return f"{who} is {word} than {row['baseline']} on {metric} by {amount} ({p_text}, significant{after})"
 
 
-__all__ = ["cell", "comparison_display", "count", "count_of", "did_you_mean", "p_value", "share", "signed", "verdict"]
+def _interval(row: dict[str, Any]) -> str:
+    """`` [0.0163, 0.0931]`` when the row has an interval on the difference."""
+    low, high = row.get("ci_low"), row.get("ci_high")
+    return "" if _missing(low) or _missing(high) else f" [{low:.4f}, {high:.4f}]"
+
+
+def _power(row: dict[str, Any]) -> str:
+    """What a test that could not tell had as power, and how many queries would do."""
+    power, needed = row.get("power"), row.get("queries_needed")
+    if _missing(power):
+        return ""
+    more = f"; about {count(needed)} queries would give 80%" if needed is not None and needed > row.get("n_queries", 0) else ""
+    return f"; power {power:.2f} against a difference this large{more}"
+
+
+def groups(table: pl.DataFrame, metric: str, alpha: float = 0.05) -> pl.DataFrame:
+    """The compact letter display of an all-pairs comparison: versions that share a letter are not
+    significantly different (Piepho's insert-and-absorb).  Versions by descending mean; ``a`` is
+    the group of the best.
+
+    >>> t = pl.DataFrame({"metric": ["m"] * 3, "baseline": ["x", "x", "y"], "version": ["y", "z", "z"],
+    ...                   "mean_baseline": [0.5, 0.5, 0.52], "mean_version": [0.52, 0.7, 0.7],
+    ...                   "significant": [False, True, True]})
+    >>> groups(t, "m").rows()
+    [('z', 0.7, 'a'), ('y', 0.52, 'b'), ('x', 0.5, 'b')]
+    """
+    rows = table.filter(pl.col("metric") == metric)
+    means: dict[Any, float] = {}
+    for r in rows.iter_rows(named=True):
+        means[r["baseline"]], means[r["version"]] = r["mean_baseline"], r["mean_version"]
+    order = sorted(means, key=lambda v: (-means[v], str(v)))
+    sets: list[set] = [set(order)]
+    for r in rows.filter(pl.col("significant")).iter_rows(named=True):
+        a, b = r["baseline"], r["version"]
+        split: list[set] = []
+        for s in sets:
+            if a in s and b in s:
+                split += [s - {a}, s - {b}]
+            else:
+                split.append(s)
+        # absorb: drop a set contained in another
+        sets = [s for i, s in enumerate(split) if s and not any(
+            (s < t) or (s == t and j < i) for j, t in enumerate(split))]
+    # letters in order of each set's best version
+    rank = {v: i for i, v in enumerate(order)}
+    sets.sort(key=lambda s: sorted(rank[v] for v in s))
+    letters = {v: "".join(chr(ord("a") + i) for i, s in enumerate(sets) if v in s) for v in order}
+    return pl.DataFrame({"version": [str(v) for v in order], "mean": [means[v] for v in order],
+                         "group": [letters[v] for v in order]})
+
+
+__all__ = ["cell", "comparison_display", "count", "count_of", "did_you_mean", "groups", "p_value", "share", "signed", "verdict"]

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import click
 import polars as pl
 
-from ...presentation import comparison_display, verdict
+from ...presentation import comparison_display, groups, verdict
 from ...progress import NoProgress, Progress
 from ..loading import DEFAULT_COLUMNS, load
 from ..options import columns, engine_option, input_options, missing_option, order_option, output_options, progress_option
@@ -19,7 +19,7 @@ from ..progress import choose
 def run_compare(run: Any, metrics: Sequence[str], *, qrels: Any, by: str, baseline: str | None, test: str,
                 correction: str | None, alpha: float, n_resamples: int, seed: int, missing: str, engine: str,
                 confidence: float, columns: dict[str, str] | None = None, order: str = "auto",
-                progress: Progress | None = None) -> pl.DataFrame:
+                progress: Progress | None = None, interval: str | None = None) -> pl.DataFrame:
     """:func:`rank_polars.compare` with the CLI's column names (only those not the default)."""
     from ...compare import compare
 
@@ -30,8 +30,21 @@ def run_compare(run: Any, metrics: Sequence[str], *, qrels: Any, by: str, baseli
         kwargs["progress"] = progress
     return compare(
         run, list(metrics), qrels=qrels, by=by, baseline=baseline, test=test, correction=correction, alpha=alpha,
-        n_resamples=n_resamples, seed=seed, missing=missing, engine=engine, confidence=confidence, **kwargs,
+        n_resamples=n_resamples, seed=seed, missing=missing, engine=engine, confidence=confidence, interval=interval,
+        **kwargs,
     )
+
+
+def groups_text(table: pl.DataFrame, alpha: float) -> str:
+    """Per metric, the versions by mean with their letters: versions sharing a letter are not
+    significantly different (printed when every pair of three or more versions was compared)."""
+    out = []
+    for metric in table["metric"].unique(maintain_order=True):
+        g = groups(table, metric, alpha)
+        width = max(len(v) for v in g["version"])
+        out.append(f"groups on {metric} (versions sharing a letter are not significantly different):\n")
+        out += [f"  {v:<{width}}  {m:.4f}  {letters}\n" for v, m, letters in g.iter_rows()]
+    return "".join(out)
 
 
 def write_html_report(path: str, run: Any, metrics: Sequence[str], comparison: pl.DataFrame, *, force: bool,
@@ -48,7 +61,9 @@ def write_html_report(path: str, run: Any, metrics: Sequence[str], comparison: p
 @click.option("-m", "--metric", "metrics", multiple=True, required=True, help="Metric to compare on; repeat -m for more.")
 @click.option("--by", default="model", show_default=True, help="The column whose values are the versions compared.")
 @click.option("--baseline", help="The version the others are compared with (default: every pair of versions, the first in sorted order as baseline).")
-@click.option("--test", type=click.Choice(["paired_t", "wilcoxon", "randomization", "bootstrap"]), default="paired_t", show_default=True, help="Significance test over paired per-query values.")
+@click.option("--pairs", type=click.Choice(["all"]), help="Compare every pair of versions (the default without --baseline).")
+@click.option("--test", type=click.Choice(["paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey"]), default="paired_t", show_default=True, help="Significance test over paired per-query values; tukey / randomized-tukey: one family of all pairs (Tukey HSD on the two-way ANOVA residual, or Carterette's randomised Tukey).")
+@click.option("--interval", type=click.Choice(["t", "bootstrap", "tukey"]), help="Interval on the difference (default: t for paired_t, tukey for tukey, bootstrap otherwise).")
 @click.option("--correction", type=click.Choice(["none", "bonferroni", "holm", "bh"]), default="holm", show_default=True, help="Multiple-comparison correction over all (metric, version) pairs.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level: a corrected p-value below it is a significant difference.")
 @click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True, help="Confidence level of the interval on the difference.")
@@ -62,7 +77,7 @@ def write_html_report(path: str, run: Any, metrics: Sequence[str], comparison: p
 @progress_option
 def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
             position: str, score: str, relevance: str, metrics: tuple[str, ...], by: str, baseline: str | None,
-            test: str, correction: str, alpha: float, confidence: float, n_resamples: int, seed: int, engine: str,
+            pairs: str | None, test: str, interval: str | None, correction: str, alpha: float, confidence: float, n_resamples: int, seed: int, engine: str,
             missing: str, report: str | None, fmt: str | None, output: str | None, force: bool, order: str,
             progress: bool | None) -> None:
     """Compare versions of a system (values of --by) against a baseline, query by query.
@@ -71,6 +86,8 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     Example:
       rank-polars compare log/ -m ndcg@10 -m mrr --by model --baseline bot-v1 --report report.html
     """
+    if pairs and baseline:
+        raise click.UsageError("--pairs all compares every pair of versions; leave --baseline out")
     fmt = check_output(output, fmt, force)
     check_file(report, force, "report file")
     loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), [by], order)
@@ -80,9 +97,12 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
         table = run_compare(
             loaded.run, metrics, qrels=loaded.qrels, by=by, baseline=baseline, test=test, correction=corr,
             alpha=alpha, n_resamples=n_resamples, seed=seed, missing=missing, engine=engine,
-            confidence=confidence, columns=loaded.columns, order=order, progress=display,
+            confidence=confidence, columns=loaded.columns, order=order, progress=display, interval=interval,
         )
-    footer = "".join(verdict(r, corr) + "\n" for r in table.iter_rows(named=True))
+    family = test in ("tukey", "randomized-tukey")  # adjusted over the pairs, not by --correction
+    footer = "".join(verdict(r, None if family else corr) + "\n" for r in table.iter_rows(named=True))
+    if baseline is None and table.height > 1:  # three or more versions, every pair
+        footer += groups_text(table, alpha)
     emit(table, fmt, output, force=force, display=comparison_display(table, confidence), footer=footer)
     if report:
         write_html_report(
