@@ -67,6 +67,14 @@ def test_family_per_query_and_missing(engine: str) -> None:
     assert {(m, u) for m, u, _ in skipped.iter_rows()} == {(m, u) for m in ("a", "b") for u in want[m]["shares"]}  # type: ignore[operator]
 
 
+def test_family_measures_in_spark(spark_session: object) -> None:
+    """The same statements, translated to Spark SQL, with the spec's table handed to Spark."""
+    specs = [HistoryShare(k=2, history=HISTORY), CatalogCoverage(k=2, catalog=CATALOG)]
+    got = rp.evaluate(LOG, ["mrr", *specs], by="model", query="user", engine="spark", spark=spark_session)
+    want = rp.evaluate(LOG, ["mrr", *specs], by="model", query="user", engine="duckdb")
+    assert got.to_dicts() == want.to_dicts()
+
+
 def test_family_errors() -> None:
     with pytest.raises(RankPolarsError, match="catalog_coverage@2.*no per-query value"):
         rp.evaluate(LOG, [CatalogCoverage(k=2, catalog=CATALOG)], by="model", query="user", per_query=True)

@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 import polars as pl
 
 from ..errors import RankPolarsError
-from ..inputs import Columns, Inputs, resolve, scan
+from ..inputs import Columns, Inputs, scan
 from ..measures.base import FamilyMeasure, Measure
 from ..plan import ITEM, Q, Plan
 from ..validate import Missing
@@ -122,7 +122,8 @@ class FamilySql:
 
     ``run``: the ranked run (keys, ``ITEM``, ``RANK``, ``GRADE`` with the run's labels);
     ``qrels``: the judgments (``Q``, ``ITEM``, ``GRADE``, ``JUDGED``) or None;
-    ``universe``: the evaluated (group, query) pairs with ``N_RET``.
+    ``universe``: the evaluated (group, query) pairs with ``N_RET``; ``relation``: a table
+    expression over any source a spec carries (the engine's ``auxiliary``).
     """
 
     run: str
@@ -146,8 +147,7 @@ class FamilySql:
         source = _source(spec, name)
         key = id(source)
         if key not in self._names:
-            resolved = source if type(source).__module__.startswith("pyspark") else resolve(source, f"{spec.NAME} {name}")
-            self._names[key] = self.relation(resolved, f"__rp_aux{len(self._names)}", f"{spec.NAME} {name}")
+            self._names[key] = self.relation(source, f"__rp_aux{len(self._names)}", f"{spec.NAME} {name}")
         table = self._names[key]
         names = self.query(f"SELECT * FROM {table} AS t LIMIT 0").columns
         extra = ", ".join(f"{quote(user)} AS {quote(internal)}" for user, internal in _internal(names, self.columns).items())

@@ -278,6 +278,9 @@ class SparkEngine(SqlRunner):
     def relation(self, source: Any, name: str, what: str) -> str:
         return self._view(name, source)
 
+    def auxiliary(self, source: Any, name: str, what: str) -> str:
+        return self._view(name, spark_frame(self.spark, source, what))
+
     def _view(self, name: str, frame: DataFrame) -> str:
         view = f"{self.call}{name}"
         frame.createOrReplaceTempView(view)

@@ -26,7 +26,7 @@ import polars as pl
 
 from ..errors import RankPolarsError
 
-from ..inputs import Inputs
+from ..inputs import Inputs, resolve
 from ..plan import N_RET, Plan
 from ..validate import (
     Missing,
@@ -81,6 +81,11 @@ class SqlRunner(Engine):
         """A table expression reading ``source`` (the run or the judgments)."""
         raise NotImplementedError
 
+    def auxiliary(self, source: Any, name: str, what: str) -> str:
+        """A table expression over a table a measure family's spec carries (any source
+        ``evaluate`` accepts)."""
+        return self.relation(resolve(source, what), name, what)
+
     def source(self, inputs: Inputs, duplicates: str) -> Source:
         c = inputs.columns
         return Source(
@@ -119,7 +124,7 @@ class SqlRunner(Engine):
         ctes = Query([*q.ctes, (FAMILY_RUN, ranked)])
         tables = FamilySql(run=quote(FAMILY_RUN), qrels=quote(QRELS) if inputs.qrels is not None else None,
                            universe=quote(UNIVERSE), keys=inputs.keys, columns=inputs.columns,
-                           relation=self.relation, query=self.query)
+                           relation=self.auxiliary, query=self.query)
         return attach(table, sql_family_values(families, tables, ctes.render), inputs.keys)
 
     def qrels_stats(self, plan: Plan, src: Source, inputs: Inputs) -> pl.DataFrame:
