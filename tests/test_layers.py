@@ -13,7 +13,7 @@ from .test_imports import graph
 #: Floors, lowest first, each a list of module prefixes (the longest matching prefix wins).
 FLOORS: list[tuple[str, list[str]]] = [
     ("foundations", ["errors", "_dsl", "progress", "presentation", "resampling", "sql_macros"]),
-    ("specs and readers", ["measures", "io", "datasets", "stats", "ndeval.files"]),
+    ("specs and readers", ["measures", "io", "datasets", "stats", "intervals", "ndeval.files"]),
     ("plan and checks", ["plan", "proof", "inputs", "validate", "listform"]),
     ("list expressions", ["exprs", "namespace"]),
     ("engines", ["engines", "families"]),
