@@ -111,7 +111,11 @@ class DuckDBEngine(SqlRunner):
             "temp_directory": str(temp_directory),
         }
         con = duckdb.connect(config=config)
-        con.execute("SET enable_progress_bar = false")  # DuckDB's bar goes to stdout, into the user's output
+        try:
+            con.execute("SET enable_progress_bar = false")  # DuckDB's bar goes to stdout, into the user's output
+        except duckdb.InvalidInputException:
+            # inside Jupyter without ipywidgets DuckDB refuses to touch the setting (it draws no bar there)
+            pass
         return con
 
     def query(self, sql: str) -> pl.DataFrame:
