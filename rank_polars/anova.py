@@ -38,10 +38,14 @@ class Block:
     values: dict[str, np.ndarray]
 
 
-def _positions(values: pl.Series, keys: pl.Series) -> np.ndarray:
-    """The index of each of ``values`` in the sorted unique ``keys``."""
-    index = pl.DataFrame({"k": keys, "i": pl.int_range(keys.len(), eager=True, dtype=pl.Int64)})
-    return values.rename("k").to_frame().join(index, on="k", how="left", maintain_order="left")["i"].to_numpy()
+def _codes(values: pl.Series) -> tuple[np.ndarray, pl.Series]:
+    """Each value's index among the sorted distinct values, and those values (a sort-based dense
+    rank: no hash join of a 10M-row table)."""
+    codes = (values.rank("dense").cast(pl.Int64) - 1).to_numpy()
+    k = int(codes.max()) + 1 if codes.size else 0
+    first = np.empty(k, dtype=np.int64)
+    first[codes[::-1]] = np.arange(codes.size - 1, -1, -1)  # the first row of each code (last write wins)
+    return codes, values.gather(first)
 
 
 def block(per: pl.DataFrame, by: str, query: str, labels: Sequence[str], missing: str = "zero") -> Block:
@@ -58,11 +62,14 @@ def block(per: pl.DataFrame, by: str, query: str, labels: Sequence[str], missing
     >>> b.versions, b.queries.to_list(), b.values["p@1"].tolist()
     (['a', 'b'], ['q1'], [[1.0], [0.5]])
     """
-    versions = per[by].unique().sort()
-    queries = per[query].unique().sort()
+    vi_np, versions = _codes(per[by])
+    qi, queries = _codes(per[query])
     m, n = versions.len(), queries.len()
-    vi_np = _positions(per[by], versions)
-    qi = _positions(per[query], queries)
+    cells = np.bincount(vi_np * n + qi, minlength=m * n)
+    if cells.max(initial=0) > 1:
+        twice = queries.gather(np.flatnonzero((cells > 1).reshape(m, n).any(axis=0))).to_list()
+        raise RankPolarsError(f"{len(twice)} queries repeat a ({by}, {query}) pair, e.g. {examples(twice)}; "
+                              "one value per version and query")
     filled = np.zeros((m, n), dtype=bool)
     filled[vi_np, qi] = True
     values = {}
@@ -330,7 +337,7 @@ def anova_values(per: pl.DataFrame, *, by: str = "model", query: str = "query", 
 
 def check_block_input(per: pl.DataFrame, by: str, query: str, labels: Sequence[str], who: str) -> None:
     """Refuse what a versions x queries design cannot hold: fewer than two versions, null versions
-    or queries, a (version, query) given twice, values that are not finite numbers."""
+    or queries, values that are not finite numbers (:func:`block` refuses a (version, query) given twice)."""
     for col in (by, query):
         if col not in per.columns:
             raise RankPolarsError(f"{who}: no column {col!r} in the per-query values (columns: {per.columns})")
@@ -339,10 +346,6 @@ def check_block_input(per: pl.DataFrame, by: str, query: str, labels: Sequence[s
     versions = per[by].n_unique()
     if versions < 2:
         raise RankPolarsError(f"{who}: needs at least 2 versions in column {by!r}, found {versions}")
-    twice = per.filter(pl.struct(by, query).is_duplicated())
-    if twice.height:
-        raise RankPolarsError(f"{who}: {twice.height} rows repeat a ({by}, {query}) pair, e.g. queries "
-                              f"{examples(twice[query].unique().sort().to_list())}; one value per version and query")
     for label in labels:
         bad = per.filter(~pl.col(label).cast(pl.Float64).is_finite().fill_null(False))
         if bad.height:
