@@ -58,3 +58,5 @@ __all__ += [  # beyond accuracy (rank_polars.measures.beyond)
     "aclt", "aplt", "arp", "catalog_coverage", "distributional_coverage", "diversity", "efd", "entropy", "epc",
     "exposure_gini", "gini", "ils", "novelty", "pop_reo", "pop_rsp", "serendipity",
 ]
+from .position_bias import position_bias  # noqa: E402  (issue 20)
+__all__ += ["position_bias"]  # examination per position from a click log (rank_polars.position_bias)

@@ -17,7 +17,8 @@ FLOORS: list[tuple[str, list[str]]] = [
     ("plan and checks", ["plan", "proof", "inputs", "validate", "listform"]),
     ("list expressions", ["exprs", "namespace"]),
     ("engines", ["engines", "families"]),
-    ("library functions", ["evaluate", "sqlgen", "diagnose", "compare", "report", "anova", "planning"]),
+    ("library functions", ["evaluate", "sqlgen", "diagnose", "compare", "report", "anova", "planning",
+                           "position_bias"]),
     ("front ends", ["treceval", "ndeval", "cli", ""]),  # "": the package itself
 ]
 
