@@ -127,3 +127,17 @@ def test_markdown_output_escapes_pipes(tmp_path: Path, log: pl.DataFrame) -> Non
     log.with_columns(model=pl.col("model") + "|x").write_parquet(tmp_path / "pipes.parquet")
     md = invoke("evaluate", tmp_path / "pipes.parquet", *M_ARGS, "--by", "model", "--format", "markdown").stdout
     assert "| bot-v1\\|x " in md and md.splitlines()[2].count(" | ") == 4
+
+
+def test_evaluate_ci_is_scipys_t_interval_of_the_per_query_values(files: dict[str, Path]) -> None:
+    from scipy import stats
+
+    result = invoke("evaluate", files["parquet"], "-m", "ndcg@10", "--by", "model", "--ci", "0.9", "--format", "csv")
+    got = pl.read_csv(io.StringIO(result.stdout)).sort("model")
+    per = rp.evaluate(pl.read_parquet(files["parquet"]), ["ndcg@10"], by="model", per_query=True)
+    for row in got.iter_rows(named=True):
+        values = per.filter(pl.col("model") == row["model"])["ndcg@10"].to_numpy()
+        low, high = stats.t.interval(0.9, len(values) - 1, loc=values.mean(), scale=stats.sem(values))
+        assert row["ndcg@10_low"] == pytest.approx(low, abs=1e-12)
+        assert row["ndcg@10_high"] == pytest.approx(high, abs=1e-12)
+    assert invoke("evaluate", files["parquet"], "-m", "ndcg@10", "--ci", "1.5", code=2).exit_code == 2

@@ -21,18 +21,23 @@ from ..progress import choose
 @click.option("--duplicates", type=click.Choice(["error", "first"]), default="error", show_default=True, help="A repeated (query, item) in a ranking is an error, or keep its first occurrence.")
 @click.option("--labels", type=click.Choice(["qrels", "run"]), default="qrels", show_default=True, help="With --qrels: grades of the shown rows from the qrels (joined), or from the run's relevance column (checked against the qrels; no join of the whole log).")
 @click.option("--checks", type=click.Choice(["full", "strict", "fast"]), default="full", show_default=True, help="full: check item ids and repeated rows where they can change a value; strict: on every row (as trec_eval); fast: no duplicate counts.")
+@click.option("--ci", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
+              help="Add <metric>_low and <metric>_high: a confidence interval at this level (e.g. 0.95) on each group's aggregate.")
+@click.option("--ci-method", type=click.Choice(["t", "bootstrap", "bca"]), default="t", show_default=True,
+              help="With --ci: the t interval from each group's mean and sd, or a seeded bootstrap over queries (percentile, or BCa).")
 @order_option()
 @output_options
 @progress_option
 def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
             position: str, score: str, relevance: str, metrics: tuple[str, ...], by: tuple[str, ...], engine: str,
             per_query: bool, missing: str, duplicates: str, labels: str, checks: str, fmt: str | None,
-            output: str | None, force: bool, order: str, progress: bool | None) -> None:
+            output: str | None, force: bool, order: str, progress: bool | None, ci: float | None, ci_method: str) -> None:
     """Evaluate metrics over RUN, per --by group.
 
     \b
     Examples:
       rank-polars evaluate log/ -m ndcg@10 -m mrr --by model
+      rank-polars evaluate log/ -m ndcg@10 --by model --ci 0.95
       rank-polars evaluate run.trec --qrels judgments.qrels -m map -m P_10
     """
     from ...evaluate import evaluate
@@ -45,6 +50,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
             table = evaluate(
                 loaded.run, list(metrics), qrels=loaded.qrels, by=list(by) or None, per_query=per_query,
                 missing=missing, engine=engine, duplicates=duplicates, labels=labels, checks=checks, order=order, progress=display,
+                ci=ci, ci_method=ci_method,  # type: ignore[arg-type]
                 **loaded.columns,
             )
         except RankPolarsError as e:
