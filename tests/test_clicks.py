@@ -68,13 +68,25 @@ def test_click_metrics_match_definitions(engine: str, rows: list[dict], k: int) 
             assert math.isclose(row[name], ref[name], rel_tol=1e-9, abs_tol=1e-12), name
 
 
-def test_click_metrics_by_name_and_engines_agree() -> None:
+def test_click_metrics_engines_agree() -> None:
     log = pl.DataFrame({"query": ["a", "a", "a", "b", "b", "c"], "item": ["x", "y", "z", "x", "y", "x"],
                         "position": [1, 2, 3, 1, 2, 1], "click": [0, 1, 1, 0, 0, 1]})
-    names = ["ctr@3", "clicks@3", "abandonment@3", "click_rr@3", "last_click_rr@3"]
+    names = [CTR(k=3), Clicks(k=3), Abandonment(k=3), ClickRR(k=3), LastClickRR(k=3)]
     polars = rp.evaluate(log, names, relevance="click")
     duck = rp.evaluate(log, names, relevance="click", engine="duckdb")
     assert polars.to_dicts() == duck.to_dicts()
     assert polars.row(0, named=True) == {
         "queries": 3, "ctr@3": (2 / 3 + 0 + 1) / 3, "clicks@3": 1.0, "abandonment@3": 1 / 3,
         "click_rr@3": (1 / 2 + 0 + 1) / 3, "last_click_rr@3": (1 / 3 + 0 + 1) / 3}
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_clicks_from_a_qrels_table(engine: str) -> None:
+    """With qrels the clicks are their labels joined to the shown rows: the same values as the log's column."""
+    log = pl.DataFrame({"query": ["a", "a", "a", "b", "b"], "item": ["x", "y", "z", "x", "y"],
+                        "position": [1, 2, 3, 1, 2], "click": [0, 1, 1, 0, 0]})
+    qrels = log.filter((pl.col("click") > 0) | (pl.col("query") == "b")).select("query", "item", relevance="click")
+    names = [CTR(k=3), Clicks(k=2), Abandonment(k=3), ClickRR(k=3), LastClickRR(k=3)]
+    got = rp.evaluate(log.drop("click"), names, qrels=qrels, missing="zero", engine=engine)
+    want = rp.evaluate(log, names, relevance="click", engine=engine)
+    assert got.to_dicts() == want.to_dicts()

@@ -7,7 +7,7 @@ import polars as pl
 
 from rank_polars.engines.base import FamilyFrames, FamilySql, Outputs
 from rank_polars.engines.sql_engine import quote
-from rank_polars.plan import GRADE, RANK
+from rank_polars.plan import GRADE, ITEM, Q, RANK
 
 
 def _polars(name: str, k: int) -> pl.Expr:
@@ -26,7 +26,12 @@ def _polars(name: str, k: int) -> pl.Expr:
 
 def polars_values(outputs: Outputs, frames: FamilyFrames) -> pl.LazyFrame:
     # one pass over the ranked run for every requested click metric
-    return frames.run.group_by(frames.keys).agg(_polars(spec.NAME, spec.k).alias(label) for label, spec in outputs)
+    run = frames.run
+    if GRADE not in run.collect_schema().names() and frames.qrels is not None:
+        # qrels given: the clicks are their labels, joined to the shown rows (0 where absent)
+        run = run.join(frames.qrels.select(Q, ITEM, GRADE), left_on=[frames.keys[-1], ITEM], right_on=[Q, ITEM],
+                       how="left")
+    return run.group_by(frames.keys).agg(_polars(spec.NAME, spec.k).alias(label) for label, spec in outputs)
 
 
 def _sql(name: str, k: int) -> str:
@@ -47,4 +52,11 @@ def _sql(name: str, k: int) -> str:
 def sql_values(outputs: Outputs, tables: FamilySql) -> str:
     keys = ", ".join(quote(k) for k in tables.keys)
     values = ", ".join(f"{_sql(spec.NAME, spec.k)} AS {quote(label)}" for label, spec in outputs)
-    return f"SELECT {keys}, {values} FROM {tables.run} GROUP BY {keys}"
+    run = tables.run
+    if tables.qrels is not None:
+        # qrels given: the clicks are their labels, joined to the shown rows (0 where absent)
+        q, item, grade = quote(tables.keys[-1]), quote(ITEM), quote(GRADE)
+        cols = ", ".join(f"r.{quote(k)}" for k in tables.keys)
+        run = (f"(SELECT {cols}, r.{item}, r.{quote(RANK)}, j.{grade} FROM {tables.run} AS r LEFT JOIN {tables.qrels} AS j "
+               f"ON r.{q} = j.{quote(Q)} AND r.{item} = j.{item})")
+    return f"SELECT {keys}, {values} FROM {run} AS t GROUP BY {keys}"

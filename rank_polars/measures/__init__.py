@@ -66,7 +66,6 @@ from .ap import AP
 from .base import Measure, Param
 from .counts import NumNonrelJudgedRet, NumQ, NumRel, NumRelRet, NumRet, Unjudged
 from .dcg import CG, DCG, IDCG, NDCG
-from .clicks import MEASURES as CLICKS
 from .diversity import MEASURES as DIVERSITY
 from .gain import RNDCG, G, BinG, NDCGRel
 from .gm import GMAP, GMBpref
@@ -83,7 +82,6 @@ MEASURES: tuple[type[Measure], ...] = (
     IPrec, IPrecAvg, SetP, SetR, SetF, SetAP, Utility, NumQ, NumRet, NumRel, NumRelRet, NumNonrelJudgedRet, Unjudged,
     InfAP, G, BinG, NDCGRel, RNDCG, RBPResid,  # part B
     *DIVERSITY,  # ndeval's family (issue 18)
-    *CLICKS.values(),  # online click metrics (issue 20)
 )
 
 REGISTRY: dict[str, type[Measure]] = {}
