@@ -6,7 +6,8 @@ with position 1 as pivot: for every (query, item) shown both at position 1 and a
 its click rate at each, summed over pairs; examination(k) = sum CTR at k / sum CTR at 1. These
 follow ultr-bias-toolkit (``ultr_bias_toolkit/bias/naive.py``,
 ``ultr_bias_toolkit/bias/intervention_harvesting/pivot.py`` and ``util.py``); 0 where the
-ratio is 0/0, as there.
+ratio is 0/0, as there. Where it is x/0 (clicks at a position, none at the reference) the toolkit
+gives inf; here the examination is null (undefined), in both engines.
 """
 
 from __future__ import annotations
@@ -67,10 +68,18 @@ def position_bias(log: Any, method: str = "ctr", *, query: str = "query", item: 
     else:
         rates = df.group_by("q", "i", "p").agg(r=pl.col("c").sum() / pl.len())
         pairs = rates.filter(pl.col("p") == 1).join(rates, on=["q", "i"], suffix="_k")
-        out = pairs.group_by(p="p_k").agg(e=pl.col("r_k").sum() / pl.col("r").sum())
-    out = out.sort("p").with_columns(pl.col("e").fill_nan(0.0))
-    first = out["e"][0]
-    return out.select(position=pl.col("p"), examination=(pl.col("e") / first).fill_nan(0.0))
+        out = pairs.group_by(p="p_k").agg(e=_ratio(pl.col("r_k").sum(), pl.col("r").sum()))
+    out = out.sort("p")
+    return out.select(position=pl.col("p"), examination=_ratio(pl.col("e"), pl.col("e").first()))
+
+
+def _ratio(num: pl.Expr, den: pl.Expr) -> pl.Expr:
+    """num / den; 0 for 0/0 (the toolkit's convention), null for x/0 (undefined, never inf)."""
+    return pl.when(den != 0).then(num / den).when(num == 0).then(pl.lit(0.0))
+
+
+def _sql_ratio(num: str, den: str) -> str:
+    return f"CASE WHEN {den} <> 0 THEN {num} / {den} WHEN {num} = 0 THEN 0.0 END"
 
 
 def _duckdb(df: pl.DataFrame, method: str) -> pl.DataFrame:
@@ -80,8 +89,8 @@ def _duckdb(df: pl.DataFrame, method: str) -> pl.DataFrame:
         inner = "SELECT p, AVG(c) AS e FROM log GROUP BY p"
     else:
         inner = ("WITH r AS (SELECT q, i, p, SUM(c) / COUNT(*) AS r FROM log GROUP BY q, i, p) "
-                 "SELECT k.p AS p, COALESCE(SUM(k.r) / NULLIF(SUM(o.r), 0), 0) AS e "
+                 f"SELECT k.p AS p, {_sql_ratio('SUM(k.r)', 'SUM(o.r)')} AS e "
                  "FROM r AS o JOIN r AS k ON o.q = k.q AND o.i = k.i WHERE o.p = 1 GROUP BY k.p")
     sql = (f"WITH t AS ({inner}) SELECT p AS position, "
-           "COALESCE(e / NULLIF(FIRST(e ORDER BY p) OVER (), 0), 0) AS examination FROM t ORDER BY p")
+           f"{_sql_ratio('e', 'FIRST(e ORDER BY p) OVER ()')} AS examination FROM t ORDER BY p")
     return con.sql(sql).pl()
