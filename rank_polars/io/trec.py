@@ -13,7 +13,7 @@ DECIMAL = r"[+-]?(\d+\.?\d*|\.\d+)"
 
 # A TREC run line has six fields or more (trec_eval ignores the rest), a qrels line exactly four.
 _TREC_RUN = r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s.*)?$"
-_TREC_QRELS = r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$"
+TREC_QRELS = r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$"
 
 
 def _lines(path: Path, what: str) -> pl.DataFrame:
@@ -29,7 +29,7 @@ def _lines(path: Path, what: str) -> pl.DataFrame:
     return lines.filter(text.is_not_null() & (text != "") & ~text.str.starts_with("#"))
 
 
-def _fields(path: Path, pattern: str, n: int, what: str, layout: str) -> pl.DataFrame:
+def trec_fields(path: Path, pattern: str, n: int, what: str, layout: str) -> pl.DataFrame:
     lines = _lines(path, what)
     if lines.height == 0:
         raise DataError(f"{what}: {path} has no {layout} lines (only blank or # comment lines)")
@@ -43,7 +43,7 @@ def _fields(path: Path, pattern: str, n: int, what: str, layout: str) -> pl.Data
     return parts.select("lineno", *(pl.col("f").struct.field(str(i + 1)).alias(f"c{i}") for i in range(n)))
 
 
-def _bad_field(df: pl.DataFrame, ok: pl.Expr, field: str, path: Path, what: str, expected: str) -> None:
+def bad_field(df: pl.DataFrame, ok: pl.Expr, field: str, path: Path, what: str, expected: str) -> None:
     bad = df.filter(~ok)
     if bad.height:
         row = bad.row(0, named=True)
@@ -100,10 +100,10 @@ def read_trec_run(path: str | Path) -> pl.DataFrame:
     └───────┴──────┴───────┴───────┘
     """
     p = Path(path)
-    df = _fields(p, _TREC_RUN, 6, "run", "qid Q0 docno rank score runid")
+    df = trec_fields(p, _TREC_RUN, 6, "run", "qid Q0 docno rank score runid")
     df = df.select("lineno", query="c0", item="c2", value="c4", runid="c5")
     score = pl.col("value").cast(pl.Float64, strict=False)
-    _bad_field(df, score.is_not_null(), "score (5th field)", p, "run", "a number")
+    bad_field(df, score.is_not_null(), "score (5th field)", p, "run", "a number")
     _no_duplicates(df, p, "run")
     return df.select("query", "item", score.alias("score"), "runid")
 
@@ -150,12 +150,12 @@ def read_trec_qrels(path: str | Path) -> pl.DataFrame:
     └───────┴──────┴───────────┘
     """
     p = Path(path)
-    df = _fields(p, _TREC_QRELS, 4, "qrels", "qid iter docno rel")
+    df = trec_fields(p, TREC_QRELS, 4, "qrels", "qid iter docno rel")
     df = df.select("lineno", query="c0", item="c2", value="c3")
-    _bad_field(df, pl.col("value").str.contains(f"^{DECIMAL}$"), "grade (4th field)", p, "qrels", "a number")
+    bad_field(df, pl.col("value").str.contains(f"^{DECIMAL}$"), "grade (4th field)", p, "qrels", "a number")
     digits = pl.col("value").str.extract(r"^([+-]?\d+)")  # atol: the integer part (".5" has none: 0)
     whole = digits.cast(pl.Int64, strict=False)
-    _bad_field(df, digits.is_null() | whole.is_not_null(), "grade (4th field)", p, "qrels",
+    bad_field(df, digits.is_null() | whole.is_not_null(), "grade (4th field)", p, "qrels",
                "within the 64-bit integer range (-9223372036854775808 to 9223372036854775807)")
     _no_duplicates(df, p, "qrels")
     return df.select("query", "item", whole.fill_null(0).alias("relevance"))

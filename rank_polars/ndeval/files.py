@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ..errors import DataError
+from ..io.trec import TREC_QRELS, bad_field, trec_fields
 
 
 def looks_like_subtopic_qrels(path: str | Path) -> bool:
@@ -46,8 +46,8 @@ def read_subtopic_qrels(path: str | Path) -> pl.DataFrame:
     Raises
     ------
     DataError
-        A line without exactly four fields or a judgment that is not an integer (with the
-        line number).
+        No data line, a line without exactly four fields, or a judgment that is not a 64-bit
+        integer (with the file and line number).
 
     Examples
     --------
@@ -67,21 +67,12 @@ def read_subtopic_qrels(path: str | Path) -> pl.DataFrame:
     └───────┴──────────┴──────┴───────────┘
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise DataError(f"subtopic qrels: cannot read {p}: {e}") from None
-    rows = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        fields = line.split()
-        if not fields or fields[0].startswith("#"):
-            continue
-        if len(fields) != 4 or not fields[3].lstrip("+-").isdigit():
-            raise DataError(f"subtopic qrels: {p} line {lineno}: expected 'topic subtopic docno judgment' "
-                            f"with an integer judgment, got {line[:80]!r}")
-        rows.append((fields[0], fields[1], fields[2], int(fields[3])))
-    return pl.DataFrame(rows, schema={"query": pl.String, "subtopic": pl.String, "item": pl.String,
-                                      "relevance": pl.Int64}, orient="row")
-
+    # the same vectorised line reader as TREC qrels (ndeval's file has their four-field layout)
+    df = trec_fields(p, TREC_QRELS, 4, "subtopic qrels", "topic subtopic docno judgment")
+    df = df.select("lineno", query="c0", subtopic="c1", item="c2", value="c3")
+    judgment = pl.col("value").cast(pl.Int64, strict=False)
+    bad_field(df, pl.col("value").str.contains(r"^[+-]?\d+$") & judgment.is_not_null(), "judgment (4th field)",
+              p, "subtopic qrels", "a 64-bit integer")
+    return df.select("query", "subtopic", "item", judgment.alias("relevance"))
 
 __all__ = ["looks_like_subtopic_qrels", "read_subtopic_qrels"]
