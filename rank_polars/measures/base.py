@@ -117,6 +117,9 @@ class Measure:
     AGGREGATE: ClassVar[Aggregate] = "mean"
     #: The parameter that ``NAME@x`` sets when it is not a rank cutoff (``iprec@0.5``: recall).
     AT_PARAM: ClassVar[str | None] = None
+    #: Whether a larger value is better (``compare`` orients its verdicts by it); ``False`` for
+    #: a metric to minimise, such as ``abandonment`` (share of rankings without a click).
+    HIGHER_IS_BETTER: ClassVar[bool] = True
 
     def __init__(self, k: int | None = None, **params: Any) -> None:
         if k is not None:

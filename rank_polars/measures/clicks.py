@@ -53,6 +53,7 @@ class Abandonment(_Click):
     """abandonment@k: 1 when no row of the top k is clicked (lower is better)."""
 
     NAME = "abandonment"
+    HIGHER_IS_BETTER = False
 
 
 class ClickRR(_Click):
