@@ -45,10 +45,53 @@ def test_shown_item_without_features_is_counted_never_a_zero(engine: str) -> Non
 @pytest.mark.parametrize("engine", ENGINES)
 def test_shown_item_outside_catalog(engine: str) -> None:
     catalog = pl.DataFrame({"item": ["x", "y", "q"]})
-    for spec in (rp.catalog_coverage(k=3, catalog=catalog), rp.gini(k=3, catalog=catalog)):
-        with pytest.raises(DataError, match=rf"{spec.name}: 2 shown items have no row in the catalog table, "
+    for spec in (rp.catalog_coverage(k=3, catalog=catalog), rp.gini(k=3, catalog=catalog),
+                 rp.exposure_gini(k=3, catalog=catalog), rp.pop_rsp(k=3, catalog=catalog, history=HISTORY),
+                 rp.pop_reo(k=3, catalog=catalog, history=HISTORY)):
+        with pytest.raises(DataError, match=rf"{re.escape(spec.name)}: 2 shown items have no row in the catalog table, "
                                             r"e\.g\. 'w', 'z'"):
             run([spec], engine)
+    # without catalog=, the history's items are the catalogue: z was never in it
+    for spec in (rp.gini(k=3, history=HISTORY), rp.pop_rsp(k=3, history=HISTORY)):
+        with pytest.raises(DataError, match=rf"{re.escape(spec.name)}: 1 shown items have no row in the history table, "
+                                            r"e\.g\. 'z'"):
+            run([spec], engine)
+
+
+# -- by name ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("engine", ENGINES)
+def test_by_name_the_catalogue_is_the_logs_items(engine: str) -> None:
+    # a name carries no table: the catalogue is every item of the log, every version and rank
+    names = ["catalog_coverage@2", "gini@2", "exposure_gini@2", "entropy@2", "distributional_coverage@3"]
+    got = run(names, engine)
+    catalog = LOG.select("item").unique()
+    specs = [rp.catalog_coverage(k=2, catalog=catalog), rp.gini(k=2, catalog=catalog),
+             rp.exposure_gini(k=2, catalog=catalog), rp.entropy(k=2), rp.entropy(k=3)]
+    want = run(specs, engine)
+    assert got.rows() == want.rows()
+    # the catalogue is the same for every version: w, x, y, z; model a shows x, y in its top 2, b shows w, y, z
+    assert got["catalog_coverage@2"].to_list() == [2 / 4, 3 / 4]
+    assert [rp.parse(n) for n in names] == specs
+
+
+@pytest.mark.parametrize("name", ["novelty@10", "arp@5", "aplt(head=0.3)@5", "aclt", "epc@3", "efd@3",
+                                  "pop_reo@10", "pop_rsp@10", "ils@10", "diversity@10", "serendipity@10",
+                                  "ils(sim=cooccurrence)@10"])
+def test_names_that_need_a_table_say_which_and_how(name: str) -> None:
+    spec_name = name.split("@")[0].split("(")[0]
+    needed = {"ils": "features=", "diversity": "features=", "serendipity": "features= and history="}.get(spec_name, "history=")
+    if "cooccurrence" in name:
+        needed = "history="
+    with pytest.raises(MetricNameError, match=rf"needs {needed}: use rp\.{spec_name}\(.*{needed.split(' ')[-1]}\.\.\.\)"):
+        rp.parse(name)
+    with pytest.raises(MetricNameError, match=r"needs"):
+        run([name], "polars")
+
+
+def test_novelty_by_name_message() -> None:
+    with pytest.raises(MetricNameError) as info:
+        rp.parse("novelty@10")
+    assert str(info.value) == "novelty@10 needs history=: use rp.novelty(k=10, history=...) (a metric name cannot carry a table)"
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -95,8 +138,6 @@ def test_empty_history_and_missing_tables(engine: str) -> None:
             run([spec], engine)
     with pytest.raises(RankPolarsError, match=r"novelty@3 needs history="):
         run([rp.novelty(k=3)], engine)
-    with pytest.raises(RankPolarsError, match=r"gini@3 needs catalog= .* or history="):
-        run([rp.gini(k=3)], engine)
     with pytest.raises(RankPolarsError, match=r"ils@3 needs features="):
         run([rp.ils(k=3)], engine)
     with pytest.raises(RankPolarsError, match=r"history table has no column 'user'"):

@@ -99,15 +99,17 @@ def _columns(frame: dict[str, list]) -> str:
 def evaluate_example(cls: type[Measure], name: str) -> str:
     # a measure reading other judgments (subtopics) declares its own example qrels
     run, qrels = pl.DataFrame(EXAMPLE_RUN), pl.DataFrame(getattr(cls, "EXAMPLE_QRELS", EXAMPLE_QRELS))
-    per_query = rp.evaluate(run, [name], qrels=qrels, per_query=True)
     mean = rp.evaluate(run, [name], qrels=qrels)
+    # a catalogue-level measure (coverage, Gini) is one value per group: it has no per-query value
+    per_query = "" if cls.AGGREGATE == "catalog" else (
+        f">>> rp.evaluate(run, [{name!r}], qrels=qrels, per_query=True)\n"
+        f"{rp.evaluate(run, [name], qrels=qrels, per_query=True)}\n")
     return (
         "```pycon\n"
         ">>> import polars as pl, rank_polars as rp\n"
         f">>> run = pl.DataFrame({{\n{_columns(EXAMPLE_RUN)}... }})\n"
         f">>> qrels = pl.DataFrame({{\n{_columns(getattr(cls, 'EXAMPLE_QRELS', EXAMPLE_QRELS))}... }})\n"
-        f">>> rp.evaluate(run, [{name!r}], qrels=qrels, per_query=True)\n"
-        f"{per_query}\n"
+        f"{per_query}"
         f">>> rp.evaluate(run, [{name!r}], qrels=qrels)\n"
         f"{mean}\n"
         "```\n"

@@ -165,7 +165,6 @@ def check_specs(outputs: Outputs, columns: Columns, read: bool = True) -> dict[s
             if sim == "features":
                 raise RankPolarsError(f"to_sql cannot write {label!r}: the kind and length of the features are read "
                                       "from the table; use rp.evaluate, or sim='cooccurrence'")
-            _needs_catalog(spec)
             checked[label] = info
             continue
         if "history" in spec.SOURCES and (spec.sources.get("history") is not None or _needs(spec, "history")):
@@ -174,16 +173,17 @@ def check_specs(outputs: Outputs, columns: Columns, read: bool = True) -> dict[s
             check_catalog(spec, columns)
         if sim == "features":
             info["features"] = check_features(spec, columns)
-        _needs_catalog(spec)
         checked[label] = info
     return checked
 
 
-def _needs_catalog(spec: Beyond) -> None:
-    if spec.NAME in ("catalog_coverage", "gini", "exposure_gini", "pop_reo", "pop_rsp") and \
-            spec.sources.get("catalog") is None and spec.sources.get("history") is None:
-        raise RankPolarsError(f"{spec.name} needs catalog= (the items that could be shown) or history= "
-                              f"(its distinct items are then the catalogue): e.g. rp.{spec.NAME}(k=10, catalog=items)")
+def catalogue(spec: Beyond) -> str:
+    """Where the catalogue of ``spec`` comes from: ``"catalog"``, ``"history"``, or ``"log"``
+    (the distinct items of the whole log, every version and rank: ``"gini@10"`` by name)."""
+    for name in ("catalog", "history"):
+        if spec.sources.get(name) is not None:
+            return name
+    return "log"
 
 
 def _needs(spec: Beyond, name: str) -> bool:
@@ -194,4 +194,4 @@ def _needs(spec: Beyond, name: str) -> bool:
     return False
 
 
-__all__ = ["MARKER", "Features", "aux", "categories", "check_specs"]
+__all__ = ["MARKER", "Features", "aux", "catalogue", "categories", "check_specs"]

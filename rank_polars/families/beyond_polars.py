@@ -18,7 +18,7 @@ from ..engines.base import FamilyFrames, Outputs
 from ..errors import DataError
 from ..measures.beyond import Beyond
 from ..plan import GRADE, ITEM, Q, RANK
-from .beyond_checks import Features, aux, categories
+from .beyond_checks import Features, aux, catalogue, categories
 
 POP, REL, DIM, W, DIAG = "__rp_pop", "__rp_rel", "__rp_dim", "__rp_w", "__rp_diag"
 HEAD_FLAG, CAT = "__rp_head", "__rp_cat"
@@ -41,8 +41,11 @@ class Ctx:
         return aux(spec, "history", self.frames.columns).select(Q, ITEM)
 
     def items(self, spec: Beyond) -> pl.LazyFrame:
-        """The catalogue: ``catalog=``, else the history's distinct items."""
-        name = "catalog" if spec.sources.get("catalog") is not None else "history"
+        """The catalogue: ``catalog=``, else the history's distinct items, else the log's
+        (every version, every rank: a name such as ``"gini@10"`` carries no table)."""
+        name = catalogue(spec)
+        if name == "log":
+            return self.frames.run.select(ITEM).unique()
         return aux(spec, name, self.frames.columns).select(ITEM).unique()
 
     def labelled(self, top: pl.LazyFrame) -> pl.LazyFrame:
@@ -126,8 +129,8 @@ def _gini(label: str, exposure: pl.LazyFrame, n: int, groups: list[str]) -> pl.L
 def gini(label: str, spec: Beyond, ctx: Ctx, weight: pl.Expr | None = None) -> pl.LazyFrame:
     top = ctx.top(spec)
     items = ctx.items(spec)
-    missing_items(label, top, items, "catalog" if spec.sources.get("catalog") is not None else "history",
-                  "the Gini index is over the catalogue's items")
+    if catalogue(spec) != "log":  # the log's own items hold every shown one
+        missing_items(label, top, items, catalogue(spec), "the Gini index is over the catalogue's items")
     n = items.select(pl.len()).collect().item()
     value = pl.len().cast(pl.Float64) if weight is None else weight.sum()
     exposure = top.group_by([*ctx.groups, ITEM]).agg(value.alias(POP))
@@ -164,8 +167,7 @@ def _groups_of(spec: Beyond, ctx: Ctx, label: str) -> tuple[pl.LazyFrame, int, i
     head = short_head(history, spec.params["head"]).with_columns(pl.lit(True).alias(HEAD_FLAG))
     flagged = items.join(head, on=ITEM, how="left").with_columns(pl.col(HEAD_FLAG).fill_null(False))
     sizes = flagged.select(pl.col(HEAD_FLAG).sum().alias("h"), (~pl.col(HEAD_FLAG)).sum().alias("t")).collect()
-    missing_items(label, ctx.top(spec), items, "catalog" if spec.sources.get("catalog") is not None else "history",
-                  "its popularity group (head or tail of the catalogue) is unknown")
+    missing_items(label, ctx.top(spec), items, catalogue(spec), "its popularity group (head or tail of the catalogue) is unknown")
     return flagged, int(sizes.item(0, 0)), int(sizes.item(0, 1))
 
 

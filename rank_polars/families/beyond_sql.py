@@ -14,7 +14,7 @@ from ..engines.base import FamilySql, Outputs
 from ..engines.sql_engine import quote
 from ..measures.beyond import Beyond
 from ..plan import GRADE, ITEM, Q, RANK
-from .beyond_checks import MARKER, Features
+from .beyond_checks import MARKER, Features, catalogue
 
 I, QQ, R, G = quote(ITEM), quote(Q), quote(RANK), quote(GRADE)
 
@@ -42,8 +42,9 @@ class Ctx:
         return f"(SELECT {QQ}, {I} FROM {self.t.source(spec, 'history')})"
 
     def items(self, spec: Beyond) -> str:
-        name = "catalog" if spec.sources.get("catalog") is not None else "history"
-        return f"(SELECT DISTINCT {I} FROM {self.t.source(spec, name)})"
+        """The catalogue: ``catalog=``, else the history's distinct items, else the log's."""
+        name = catalogue(spec)
+        return f"(SELECT DISTINCT {I} FROM {self.t.run if name == 'log' else self.t.source(spec, name)})"
 
     def labelled(self, top: str) -> str:
         """``__rp_rel``: 1.0 for a relevant row: the judgments' grade when there are judgments
@@ -114,9 +115,10 @@ def gini(label: str, spec: Beyond, ctx: Ctx, weight: str | None = None) -> str:
     ranked = (f"(SELECT *, row_number() OVER ({part} ORDER BY c) AS j, count(*) OVER ({part}) AS m, "
               f"{n} AS n FROM {exposure})")
     select = by(ctx, ranked, "sum((2 * (n - m + j) - n - 1) * c) / (max(n) * sum(c))", label, ctx.groups)
-    what = "catalog" if spec.sources.get("catalog") is not None else "history"
-    return checked(select, check_missing(label, top, ctx.items(spec), what, "the Gini index is over the catalogue's items"),
-                   label, ctx.groups)
+    if catalogue(spec) == "log":  # the log's own items hold every shown one
+        return select
+    return checked(select, check_missing(label, top, ctx.items(spec), catalogue(spec),
+                                        "the Gini index is over the catalogue's items"), label, ctx.groups)
 
 
 def exposure_gini(label: str, spec: Beyond, ctx: Ctx) -> str:
@@ -164,8 +166,7 @@ def std_over_mean(label: str, ctx: Ctx, per: str) -> str:
 
 
 def _groups_checked(label: str, spec: Beyond, ctx: Ctx, select: str) -> str:
-    what = "catalog" if spec.sources.get("catalog") is not None else "history"
-    check = check_missing(label, ctx.top(spec), ctx.items(spec), what,
+    check = check_missing(label, ctx.top(spec), ctx.items(spec), catalogue(spec),
                           "its popularity group (head or tail of the catalogue) is unknown")
     return checked(select, check, label, ctx.groups)
 

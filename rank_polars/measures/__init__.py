@@ -64,6 +64,9 @@ from typing import Any, Callable, Sequence, Union
 from ..errors import MetricNameError
 from .ap import AP
 from .base import Measure, Param
+from .beyond import BY_NAME as BEYOND_BY_NAME
+from .beyond import NEED_TABLES, needs_tables
+from .clicks import MEASURES as CLICKS
 from .counts import NumNonrelJudgedRet, NumQ, NumRel, NumRelRet, NumRet, Unjudged
 from .dcg import CG, DCG, IDCG, NDCG
 from .diversity import MEASURES as DIVERSITY
@@ -82,6 +85,8 @@ MEASURES: tuple[type[Measure], ...] = (
     IPrec, IPrecAvg, SetP, SetR, SetF, SetAP, Utility, NumQ, NumRet, NumRel, NumRelRet, NumNonrelJudgedRet, Unjudged,
     InfAP, G, BinG, NDCGRel, RNDCG, RBPResid,  # part B
     *DIVERSITY,  # ndeval's family (issue 18)
+    *BEYOND_BY_NAME,  # beyond accuracy (issue 21) that need no table; the rest: NEED_TABLES
+    *CLICKS.values(),  # online click metrics (issue 20)
 )
 
 REGISTRY: dict[str, type[Measure]] = {}
@@ -161,7 +166,7 @@ def parse(metric: MetricLike) -> Measure:
         if at is not None and cutoff is not None:
             raise MetricNameError(f"{metric!r}: the cutoff is given twice")
         cutoff = cutoff if at is None else at
-    cls = REGISTRY.get(base)
+    cls = REGISTRY.get(base) or NEED_TABLES.get(base)
     if cls is None:
         close = difflib.get_close_matches(base, list(REGISTRY), n=3, cutoff=0.5)
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
@@ -196,6 +201,8 @@ def parse(metric: MetricLike) -> Measure:
         k = int(cutoff)
         if k <= 0:
             raise MetricNameError(f"{metric!r}: cutoff k must be a positive integer, got {k}")
+    if base in NEED_TABLES:  # novelty@10: its history cannot come from a string
+        raise MetricNameError(needs_tables(cls(k, **params)))  # type: ignore[arg-type]
     return cls(k, **params)
 
 

@@ -88,7 +88,9 @@ class CatalogCoverage(Beyond):
     """catalog_coverage@k = |distinct items shown in the top k of any list| / |catalogue|.
 
     The catalogue is ``catalog=`` when given, else the distinct items of ``history=``
-    (recommenders' ``catalog_coverage`` divides by the training items).  Catalogue-level.
+    (recommenders' ``catalog_coverage`` divides by the training items), else, by name
+    (``"catalog_coverage@10"``), the distinct items of the whole log: every version, every
+    rank.  Catalogue-level.
     """
 
     NAME = "catalog_coverage"
@@ -113,7 +115,8 @@ class Gini(Beyond):
     """gini@k = sum_j (2j - n - 1) c_(j) / (n sum c), c = times each catalogue item is shown, ascending.
 
     RecBole's ``GiniIndex`` and LensKit's ``ListGini``; n = |catalogue| (``catalog=``, else the
-    history's distinct items), items never shown count 0.  Catalogue-level.
+    history's distinct items, else the log's distinct items at every rank of every version),
+    items never shown count 0.  Catalogue-level.
     """
 
     NAME = "gini"
@@ -125,7 +128,8 @@ class Gini(Beyond):
 class ExposureGini(Beyond):
     """exposure_gini@k = the Gini index of each catalogue item's exposure sum patience^rank.
 
-    LensKit's ``ExposureGini`` with its default ``GeometricRankWeight(0.85)``.  Catalogue-level.
+    LensKit's ``ExposureGini`` with its default ``GeometricRankWeight(0.85)``; the catalogue as
+    ``gini``.  Catalogue-level.
     """
 
     NAME = "exposure_gini"
@@ -264,6 +268,34 @@ BEYOND: tuple[type[Beyond], ...] = (
     Diversity, Serendipity,
 )
 
+#: The measures a metric name alone can give (``"gini@10"``): they need no table, or the
+#: catalogue defaults to the log's own items.  Registered in :data:`rank_polars.measures.MEASURES`.
+BY_NAME: tuple[type[Beyond], ...] = (CatalogCoverage, Entropy, Gini, ExposureGini)
+
+#: The others, by name: a string cannot carry the history or the features they need.
+NEED_TABLES: dict[str, type[Beyond]] = {
+    name: cls for cls in BEYOND if cls not in BY_NAME for name in (cls.NAME, *cls.ALIASES)
+}
+
+
+def needs_tables(spec: Beyond) -> str:
+    """Why ``spec`` cannot come from a name alone, and the call that works.
+
+    >>> from rank_polars.measures.beyond import ILS, needs_tables
+    >>> print(needs_tables(ILS(k=10, sim="cooccurrence")))
+    ils(sim=cooccurrence)@10 needs history=: use rp.ils(k=10, sim='cooccurrence', history=...) (a metric name cannot carry a table)
+    """
+    if spec.NAME in ("ils", "diversity", "serendipity") and spec.params.get("sim") == "features":
+        needed = ["features"] + (["history"] if spec.NAME == "serendipity" else [])
+    else:
+        needed = ["history"]
+    args = [f"k={spec.k}"] if spec.k is not None else []
+    args += [f"{p}={v!r}" for p, v in spec.params.items() if v != spec.PARAMS[p].default]
+    args += [f"{n}=..." for n in needed]
+    return (f"{spec.name} needs {' and '.join(n + '=' for n in needed)}: use rp.{spec.NAME}({', '.join(args)}) "
+            "(a metric name cannot carry a table)")
+
+
 # the public constructors: rp.novelty(k=10, history=train)
 catalog_coverage, entropy, gini, exposure_gini = CatalogCoverage, Entropy, Gini, ExposureGini
 arp, aplt, aclt, pop_reo, pop_rsp = ARP, APLT, ACLT, PopREO, PopRSP
@@ -271,6 +303,6 @@ novelty, epc, efd, ils, diversity, serendipity = Novelty, EPC, EFD, ILS, Diversi
 distributional_coverage = Entropy
 
 __all__ = [
-    "BEYOND", "aclt", "aplt", "arp", "catalog_coverage", "distributional_coverage", "diversity", "efd", "entropy",
-    "epc", "exposure_gini", "gini", "ils", "novelty", "pop_reo", "pop_rsp", "serendipity",
+    "BEYOND", "BY_NAME", "NEED_TABLES", "aclt", "aplt", "arp", "catalog_coverage", "distributional_coverage", "diversity", "efd", "entropy",
+    "epc", "exposure_gini", "gini", "ils", "needs_tables", "novelty", "pop_reo", "pop_rsp", "serendipity",
 ]
