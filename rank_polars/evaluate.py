@@ -15,6 +15,7 @@ from .families.diversity import bind_subtopics
 from .inputs import Columns, Inputs, Source, prepare
 from .measures import MetricLike, parse_all
 from .measures.base import GM_FLOOR, Measure
+from .measures.clicks import label_column
 from .measures.counts import NumQ
 from .plan import ITEM, RANK, SCORE, Q, Plan, build_plan
 from .progress import ProgressLike, resolve
@@ -62,6 +63,9 @@ def evaluate(
     metrics
         Names such as ``"ndcg@10"``, ``"ap(denom=min)@5"``, ``"mrr"`` or specs such as
         ``rp.ndcg(k=10, gain="exp")``; output columns are named by the string given.
+        Click metrics (``ctr@10``, ``click_rr``, ``abandonment``: :mod:`rank_polars.measures.clicks`)
+        read the log's ``click`` column as the labels when neither ``qrels`` nor ``relevance=``
+        is given, so ``rr`` or ``p@5`` in the same call count clicks.
     qrels
         Judgments ``query, item, relevance``.  When given they alone decide relevance (the
         run's relevance column is not read), only judged queries are evaluated, and the
@@ -178,6 +182,7 @@ def evaluate(
     by_cols = check_names(names, by)
     check_metrics_argument(metrics)
     outputs = parse_all(metrics)
+    relevance = label_column(outputs, relevance, qrels)  # a click log's labels are its clicks (issue 20)
     check_output_names(by_cols, [label for label, _ in outputs], query, per_query)
     plan_outputs, families = split_outputs(outputs)
     # subtopic judgments given as qrels: the diversity specs read them (issue 18)

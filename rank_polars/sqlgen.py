@@ -16,6 +16,7 @@ from sqlglot.errors import SqlglotError
 
 from .errors import RankPolarsError
 from .measures import MetricLike, parse_all
+from .measures.clicks import label_column
 from .measures.base import GM_FLOOR, FamilyMeasure, Measure
 from .measures.counts import NumQ
 from .plan import ITEM, Q, build_plan
@@ -107,6 +108,7 @@ def to_sql(
         if value is not None:
             check_table_expression(name, value)
     outputs = parse_all(metrics)
+    relevance = label_column(outputs, relevance, qrels)  # a click log's labels are its clicks (issue 20)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     if len(set(by_cols)) != len(by_cols):
         raise RankPolarsError(f"by: a column is named twice in {by_cols!r}")

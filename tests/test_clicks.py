@@ -1,83 +1,137 @@
-"""Online click metrics (rank_polars.measures.clicks) in Polars and DuckDB, against a plain
-Python reference written from the definitions (issue 20), on hypothesis-generated click logs
-(1-3 arms, zero-click rankings, single impressions, deep positions)."""
+"""Online click metrics (rank_polars.measures.clicks) by name in Polars, DuckDB and to_sql,
+against a plain Python reference written from the definitions of issue 20, on
+hypothesis-generated click logs (1-3 arms, zero-click rankings, single impressions, deep
+positions); the click column as labels of the existing metrics; bad click values refused with
+the same message in both engines."""
 
 from __future__ import annotations
 
 import math
 
+import duckdb
 import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rank_polars as rp
+from rank_polars.measures import parse
 from rank_polars.measures.clicks import CTR, Abandonment, ClickRR, Clicks, LastClickRR
 
+NAMES = ["ctr", "ctr(agg=ratio)", "clicks", "impressions", "abandonment", "click_rr", "last_click_rr"]
 
-def reference(rows: list[dict], k: int) -> dict[str, dict[str, float]]:
-    """Mean over rankings (arm, query) of each metric, from the definitions."""
+
+def reference(rows: list[dict], k: int | None) -> dict[str, dict[str, float]]:
+    """Each metric per arm from the definitions: means over rankings (arm, query); the ratio
+    CTR as Σ clicks / Σ rows shown over the arm's rankings."""
     rankings: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for r in rows:
         rankings.setdefault((r["arm"], r["query"]), []).append((r["position"], r["click"]))
     per: dict[str, dict[str, list[float]]] = {}
+    sums: dict[str, list[float]] = {}
+    at = "" if k is None else f"@{k}"
     for (arm, _), shown in rankings.items():
-        top = [(p, c) for p, c in sorted(shown) if p <= k]
+        top = [(p, c) for p, c in sorted(shown) if k is None or p <= k]
         clicked = [p for p, c in top if c > 0]
+        x, y = sum(c for _, c in top), len(top)
         vals = {
-            f"ctr@{k}": sum(c for _, c in top) / len(top) if top else math.nan,
-            f"clicks@{k}": float(sum(c for _, c in top)),
-            f"abandonment@{k}": float(not clicked),
-            f"click_rr@{k}": 1 / clicked[0] if clicked else 0.0,
-            f"last_click_rr@{k}": 1 / clicked[-1] if clicked else 0.0,
+            "ctr": x / y, "clicks": float(x), "impressions": float(y), "abandonment": float(not clicked),
+            "click_rr": 1 / clicked[0] if clicked else 0.0, "last_click_rr": 1 / clicked[-1] if clicked else 0.0,
         }
         for name, v in vals.items():
-            per.setdefault(arm, {}).setdefault(name, []).append(v)
-    return {arm: {n: sum(v) / len(v) for n, v in m.items()} for arm, m in per.items()}
+            per.setdefault(arm, {}).setdefault(name + at, []).append(v)
+        s = sums.setdefault(arm, [0.0, 0.0])
+        s[0] += x
+        s[1] += y
+    out = {arm: {n: sum(v) / len(v) for n, v in m.items()} for arm, m in per.items()}
+    for arm, (x, y) in sums.items():
+        out[arm][f"ctr(agg=ratio){at}"] = x / y
+    return out
 
 
 @st.composite
 def logs(draw: st.DrawFn) -> list[dict]:
+    """Rankings shown from position 1 (every ranking has an impression at 1), 0/1 clicks."""
     rows = []
     for arm in ["a", "b", "c"][: draw(st.integers(1, 3))]:
         for q in range(draw(st.integers(1, 4))):
-            depth = draw(st.integers(1, 12))
+            depth = draw(st.sampled_from([1, 2, 3, 7, 30]))  # single impressions to deep positions
+            clicky = draw(st.booleans())  # some rankings without any click
             for pos in range(1, depth + 1):
                 rows.append({"arm": arm, "query": f"q{q}", "item": f"i{pos}", "position": pos,
-                             "click": draw(st.integers(0, 2)) if draw(st.booleans()) else 0})
+                             "click": int(clicky and draw(st.booleans()))})
     return rows
 
 
-SPECS = [Clicks, Abandonment, ClickRR, LastClickRR]
+def _check(got: pl.DataFrame, want: dict[str, dict[str, float]], names: list[str]) -> None:
+    assert sorted(got["arm"]) == sorted(want)
+    for row in got.iter_rows(named=True):
+        for name in names:
+            assert math.isclose(row[name], want[row["arm"]][name], rel_tol=1e-9, abs_tol=1e-12), (name, row)
+
+
+@settings(max_examples=8, deadline=None)
+@given(rows=logs(), k=st.sampled_from([None, 1, 3, 10]))
+def test_click_metrics_by_name_match_definitions_in_both_engines_and_sql(rows: list[dict], k: int | None) -> None:
+    log = pl.DataFrame(rows)
+    names = [n if k is None else f"{n}@{k}" for n in NAMES]
+    want = reference(rows, k)
+    for engine in ("polars", "duckdb"):
+        _check(rp.evaluate(log, names, by="arm", engine=engine), want, names)
+    con = duckdb.connect()
+    con.register("log", log.to_arrow())
+    _check(con.sql(rp.to_sql(names, table="log", by="arm")).pl(), want, names)
+
+
+def test_click_counts_in_the_count_metrics() -> None:
+    """clicks@k, click_rr and abandonment read a count (2 clicks on one row) as it is."""
+    log = pl.DataFrame({"query": ["a", "a", "a", "b"], "item": ["x", "y", "z", "x"],
+                        "position": [1, 2, 3, 1], "click": [0, 2, 1, 0]})
+    for engine in ("polars", "duckdb"):
+        got = rp.evaluate(log, ["clicks@2", "click_rr", "last_click_rr", "abandonment@1"], engine=engine)
+        assert got.row(0, named=True) == {"queries": 2, "clicks@2": 1.0, "click_rr": 0.25, "last_click_rr": 1 / 6,
+                                          "abandonment@1": 1.0}
+
+
+def test_names_parse_round_trip_and_direction() -> None:
+    assert [parse(n) for n in ("ctr@10", "abandonment", "click_rr", "clicks@10", "last_click_rr", "impressions@5")] == [
+        CTR(10), Abandonment(), ClickRR(), Clicks(10), LastClickRR(), parse("impressions@5")]
+    spec = parse("ctr(agg=ratio, click=clicked)@10")
+    assert parse(repr(spec)) == spec and spec.click == "clicked" and spec.is_ratio
+    assert not parse("ctr@10").is_ratio
+    assert parse("abandonment").HIGHER_IS_BETTER is False
+    assert all(parse(n).HIGHER_IS_BETTER for n in ("ctr@10", "click_rr", "clicks", "ndcg@10"))
+    with pytest.raises(rp.MetricNameError, match="agg"):
+        parse("ctr(agg=median)")
+
+
+LOG = pl.DataFrame({"model": ["a", "a", "a", "b", "b", "b"], "query": ["q1", "q1", "q2", "q1", "q1", "q3"],
+                    "item": ["x", "y", "x", "y", "x", "z"], "position": [1, 2, 1, 1, 2, 1], "click": [0, 1, 1, 1, 0, 0]})
 
 
 @pytest.mark.parametrize("engine", ["polars", "duckdb"])
-@settings(max_examples=25, deadline=None)
-@given(rows=logs(), k=st.integers(1, 10))
-def test_click_metrics_match_definitions(engine: str, rows: list[dict], k: int) -> None:
-    log = pl.DataFrame(rows)
-    specs = [CTR(k=1), *(cls(k=k) for cls in SPECS)]  # ctr at 1: every ranking shows position 1
-    got = rp.evaluate(log, specs, by="arm", relevance="click", engine=engine)
-    want = reference(rows, k)
-    want1 = reference(rows, 1)
-    for row in got.iter_rows(named=True):
-        ref = want[row["arm"]]
-        assert math.isclose(row["ctr@1"], want1[row["arm"]]["ctr@1"], rel_tol=1e-9, abs_tol=1e-12)
-        for cls in SPECS:
-            name = f"{cls.NAME}@{k}"
-            assert math.isclose(row[name], ref[name], rel_tol=1e-9, abs_tol=1e-12), name
+def test_clicks_as_labels_of_the_existing_metrics(engine: str) -> None:
+    """Without qrels the click column is the labels: rr on clicks is click_rr, success@1 is one
+    minus abandonment@1, p@2 is ctr@2 where every ranking shows two rows."""
+    got = rp.evaluate(LOG, ["rr", "click_rr", "success@1", "abandonment@1", "p@2", "ctr@2"], by="model",
+                      engine=engine).to_dicts()
+    for row in got:
+        assert row["rr"] == row["click_rr"]
+        assert row["success@1"] == 1 - row["abandonment@1"]
+    # model a: q1 shows 2 rows with 1 click, q2 one row with 1 click: p@2 divides by 2, ctr@2 by the rows shown
+    assert (got[0]["p@2"], got[0]["ctr@2"]) == ((1 / 2 + 1 / 2) / 2, (1 / 2 + 1 / 1) / 2)
+    # the same through relevance= (the label column named explicitly), and a spec's click= column
+    renamed = LOG.rename({"click": "clicked"})
+    assert rp.evaluate(renamed, ["rr", "ctr@2"], by="model", relevance="clicked", engine=engine).to_dicts() == \
+        rp.evaluate(renamed, ["rr", "ctr(click=clicked)@2"], by="model", engine=engine).rename(
+            {"ctr(click=clicked)@2": "ctr@2"}).to_dicts()
 
 
-def test_click_metrics_engines_agree() -> None:
-    log = pl.DataFrame({"query": ["a", "a", "a", "b", "b", "c"], "item": ["x", "y", "z", "x", "y", "x"],
-                        "position": [1, 2, 3, 1, 2, 1], "click": [0, 1, 1, 0, 0, 1]})
-    names = [CTR(k=3), Clicks(k=3), Abandonment(k=3), ClickRR(k=3), LastClickRR(k=3)]
-    polars = rp.evaluate(log, names, relevance="click")
-    duck = rp.evaluate(log, names, relevance="click", engine="duckdb")
-    assert polars.to_dicts() == duck.to_dicts()
-    assert polars.row(0, named=True) == {
-        "queries": 3, "ctr@3": (2 / 3 + 0 + 1) / 3, "clicks@3": 1.0, "abandonment@3": 1 / 3,
-        "click_rr@3": (1 / 2 + 0 + 1) / 3, "last_click_rr@3": (1 / 3 + 0 + 1) / 3}
+def test_conflicting_click_columns_are_refused() -> None:
+    with pytest.raises(rp.RankPolarsError, match="different click columns"):
+        rp.evaluate(LOG, ["ctr(click=a)", "ctr(click=b)@2"])
+    with pytest.raises(rp.RankPolarsError, match="names another label column"):
+        rp.evaluate(LOG, ["ctr(click=other)@2"], relevance="click")
 
 
 @pytest.mark.parametrize("engine", ["polars", "duckdb"])
@@ -86,7 +140,36 @@ def test_clicks_from_a_qrels_table(engine: str) -> None:
     log = pl.DataFrame({"query": ["a", "a", "a", "b", "b"], "item": ["x", "y", "z", "x", "y"],
                         "position": [1, 2, 3, 1, 2], "click": [0, 1, 1, 0, 0]})
     qrels = log.filter((pl.col("click") > 0) | (pl.col("query") == "b")).select("query", "item", relevance="click")
-    names = [CTR(k=3), Clicks(k=2), Abandonment(k=3), ClickRR(k=3), LastClickRR(k=3)]
+    names = ["ctr@3", "ctr(agg=ratio)@3", "clicks@2", "abandonment@3", "click_rr@3", "last_click_rr@3"]
     got = rp.evaluate(log.drop("click"), names, qrels=qrels, missing="zero", engine=engine)
-    want = rp.evaluate(log, names, relevance="click", engine=engine)
+    want = rp.evaluate(log, names, engine=engine)
     assert got.to_dicts() == want.to_dicts()
+
+
+BAD = [
+    ({"click": [0, -1, 1, 0, 0, 0]}, ["clicks@3"],
+     "clicks@3: 1 row with a negative click count (column 'click'), e.g. in queries 'q1'"),
+    ({"click": [0.0, 0.5, 1.0, 0.0, 0.5, 0.0]}, ["click_rr"],
+     "click_rr: 2 rows with a click count that is not a whole number (column 'click'), e.g. in queries 'q1'"),
+    ({"click": [0, 2, 3, 0, 0, 4]}, ["clicks", "ctr@2"],
+     "ctr@2: 3 rows with more clicks than impressions (a count above 1 in column 'click' on one shown row; "
+     "a CTR is a rate of 0/1 clicks: use clicks@k for counts), e.g. in queries 'q1', 'q2', 'q3'"),
+    ({"position": [1, None, 1, 1, 2, None]}, ["abandonment"],
+     "abandonment: 2 rows with a null 'position' (the rank of a shown row is unknown), e.g. in queries 'q1', 'q3'"),
+]
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.parametrize(("change", "names", "text"), BAD)
+def test_bad_clicks_are_refused_with_counts_alike_in_both_engines(engine: str, change: dict, names: list, text: str) -> None:
+    log = LOG.with_columns(**{c: pl.Series(v) for c, v in change.items()})
+    with pytest.raises(rp.DataError) as err:
+        rp.evaluate(log, names, by="model", engine=engine)
+    assert str(err.value) == text
+
+
+def test_null_clicks_are_refused_by_the_label_check() -> None:
+    log = LOG.with_columns(click=pl.Series([0, None, 1, 0, 0, 0]))
+    for engine in ("polars", "duckdb"):
+        with pytest.raises(rp.DataError, match="column 'click': null"):
+            rp.evaluate(log, ["ctr@2"], by="model", engine=engine)

@@ -1,62 +1,208 @@
 """Compute functions of the click family (:mod:`rank_polars.measures.clicks`): per ranking,
-over the run's label column read as click counts."""
+over the run's label column read as click counts.
+
+One aggregation per ranking gives every requested metric, the ratio CTR's numerator and
+denominator, and the counts of bad click values; the checks read those counts, so they cost
+no second pass over the log. Both engines refuse the same values with the same message
+(:func:`message`): null, negative or non-whole clicks, and for a CTR a count above 1 on a row.
+"""
 
 from __future__ import annotations
+
+from typing import Sequence
 
 import polars as pl
 
 from rank_polars.engines.base import FamilyFrames, FamilySql, Outputs
 from rank_polars.engines.sql_engine import quote
+from rank_polars.errors import DataError, plural
+from rank_polars.inputs import Columns
+from rank_polars.measures.base import FamilyMeasure
 from rank_polars.plan import GRADE, ITEM, Q, RANK
 
+#: (statistic, what the rows are): the checks, in the order they are reported; ``{click}``
+#: and ``{position}`` are the user's column names.
+PROBLEMS = (
+    ("noposition", "a null {position!r} (the rank of a shown row is unknown)"),
+    ("null", "a null click count (column {click!r})"),
+    ("negative", "a negative click count (column {click!r})"),
+    ("fraction", "a click count that is not a whole number (column {click!r})"),
+    ("above1", "more clicks than impressions (a count above 1 in column {click!r} on one shown row; a CTR is a "
+               "rate of 0/1 clicks: use clicks@k for counts)"),
+)
 
-def _polars(name: str, k: int) -> pl.Expr:
-    top = pl.col(RANK) <= k
+_SHOWN, _X, _Y = "__rp_shown", "__rp_x", "__rp_y"
+
+
+def message(label: str, columns: Columns, problem: str, rows: int, queries: Sequence[str], n_queries: int) -> str:
+    """The error both engines raise for bad click values (the DuckDB statement spells the same)."""
+    shown = ", ".join(f"'{q}'" for q in queries)
+    more = f" (and {n_queries - len(queries)} more)" if n_queries > len(queries) else ""
+    return f"{label}: {plural(rows, 'row')} with {_what(problem, columns)}, e.g. in queries {shown}{more}"
+
+
+def _what(problem: str, columns: Columns) -> str:
+    return dict(PROBLEMS)[problem].format(click=columns.relevance, position=columns.position)
+
+
+def _checked(outputs: Outputs) -> list[str]:
+    ctr = any(spec.NAME == "ctr" for _, spec in outputs)
+    return [p for p, _ in PROBLEMS if p != "above1" or ctr]
+
+
+# -- Polars ---------------------------------------------------------------------------------
+def _polars(spec: FamilyMeasure) -> pl.Expr:
+    top = pl.col(RANK) <= spec.k if spec.k is not None else pl.col(RANK).is_not_null()
     click = pl.when(top).then(pl.col(GRADE).fill_null(0).cast(pl.Float64)).otherwise(0.0)
     clicked_rank = pl.when(top & (pl.col(GRADE).fill_null(0) > 0)).then(pl.col(RANK))
+    name = spec.NAME
+    if getattr(spec, "is_ratio", False):
+        return pl.struct(click.sum().alias(_X), top.sum().cast(pl.Float64).alias(_Y))
     if name == "ctr":
         return click.sum() / top.sum().cast(pl.Float64)
     if name == "clicks":
         return click.sum()
+    if name == "impressions":
+        return top.sum().cast(pl.Float64)
     if name == "abandonment":
         return (click.sum() == 0).cast(pl.Float64)
     first = clicked_rank.min() if name == "click_rr" else clicked_rank.max()
     return (1.0 / first.cast(pl.Float64)).fill_null(0.0)
 
 
+def _bad(problem: str) -> pl.Expr:
+    g = pl.col(GRADE).cast(pl.Float64)
+    return {"noposition": pl.col(RANK).is_null(), "null": g.is_null(), "negative": g < 0, "fraction": ~(g.is_finite() & (g == g.floor())),
+            "above1": g > 1}[problem].fill_null(False).sum().alias(f"__rp_bad_{problem}")
+
+
+def _raise_bad(per: pl.DataFrame, outputs: Outputs, checks: list[str], q: str, columns: Columns) -> None:
+    for problem in checks:
+        col = f"__rp_bad_{problem}"
+        rows = int(per[col].sum())
+        if rows:
+            queries = per.filter(pl.col(col) > 0).select(pl.col(q).cast(pl.String)).unique().sort(q)[q]
+            label = next(lab for lab, spec in outputs if problem != "above1" or spec.NAME == "ctr")
+            raise DataError(message(label, columns, problem, rows, queries.head(5).to_list(), queries.len()))
+
+
+def _linearised(x: pl.Expr, y: pl.Expr, groups: list[str]) -> pl.Expr:
+    """R + (X - R·Y) / mean(Y) per ranking: mean R = ΣX/ΣY, variance the delta method's."""
+    def over(e: pl.Expr) -> pl.Expr:
+        return e.over(groups) if groups else e
+    ratio = over(x.sum()) / over(y.sum())
+    return ratio + (x - ratio * y) / over(y.mean())
+
+
 def polars_values(outputs: Outputs, frames: FamilyFrames) -> pl.LazyFrame:
-    # one pass over the ranked run for every requested click metric
-    run = frames.run
-    if GRADE not in run.collect_schema().names() and frames.qrels is not None:
+    # one pass over the ranked run for every requested click metric and the checks
+    run, keys, q = frames.run, frames.keys, frames.keys[-1]
+    joined = GRADE not in run.collect_schema().names() and frames.qrels is not None
+    if joined:
         # qrels given: the clicks are their labels, joined to the shown rows (0 where absent)
-        run = run.join(frames.qrels.select(Q, ITEM, GRADE), left_on=[frames.keys[-1], ITEM], right_on=[Q, ITEM],
-                       how="left")
-    return run.group_by(frames.keys).agg(_polars(spec.NAME, spec.k).alias(label) for label, spec in outputs)
+        run = run.join(frames.qrels.select(Q, ITEM, GRADE), left_on=[q, ITEM], right_on=[Q, ITEM], how="left")
+        run = run.with_columns(pl.col(GRADE).fill_null(0))
+    checks = _checked(outputs)
+    per = run.group_by(keys).agg(*(_polars(spec).alias(label) for label, spec in outputs),
+                                 *(_bad(p) for p in checks)).collect()
+    _raise_bad(per, outputs, checks, q, frames.columns)
+    ratios = [label for label, spec in outputs if getattr(spec, "is_ratio", False)]
+    per = per.drop(f"__rp_bad_{p}" for p in checks)
+    if not ratios:
+        return per.lazy()
+    # the ratio's sums run over every evaluated ranking (the universe): one shown nowhere adds 0 / 0
+    others = [label for label, _ in outputs if label not in ratios]
+    per = frames.universe.lazy().select(keys).join(per.lazy().with_columns(pl.lit(True).alias(_SHOWN)), on=keys,
+                                                   how="left", nulls_equal=True)
+    return per.select(
+        *keys,
+        *(pl.when(pl.col(_SHOWN).is_null()).then(0.0).otherwise(pl.col(label)).alias(label) for label in others),
+        *(_linearised(pl.col(label).struct.field(_X).fill_null(0.0), pl.col(label).struct.field(_Y).fill_null(0.0),
+                      frames.groups).alias(label) for label in ratios),
+    )
 
 
-def _sql(name: str, k: int) -> str:
+# -- SQL ------------------------------------------------------------------------------------
+def _sql(spec: FamilyMeasure) -> dict[str, str]:
     rank, grade = quote(RANK), quote(GRADE)
     click = f"CAST(COALESCE({grade}, 0) AS DOUBLE)"
-    top = f"{rank} <= {k}"
+    top = f"{rank} <= {spec.k}" if spec.k is not None else f"{rank} IS NOT NULL"
     clicked = f"CASE WHEN {top} AND COALESCE({grade}, 0) > 0 THEN {rank} END"
+    x = f"SUM(CASE WHEN {top} THEN {click} ELSE 0.0 END)"
+    y = f"SUM(CASE WHEN {top} THEN 1.0 ELSE 0.0 END)"
+    name = spec.NAME
+    if getattr(spec, "is_ratio", False):
+        return {_X: x, _Y: y}
     if name == "ctr":
-        return f"SUM(CASE WHEN {top} THEN {click} ELSE 0.0 END) / SUM(CASE WHEN {top} THEN 1.0 ELSE 0.0 END)"
+        return {"": f"{x} / {y}"}
     if name == "clicks":
-        return f"SUM(CASE WHEN {top} THEN {click} ELSE 0.0 END)"
+        return {"": x}
+    if name == "impressions":
+        return {"": y}
     if name == "abandonment":
-        return f"CASE WHEN SUM(CASE WHEN {top} THEN {click} ELSE 0.0 END) = 0 THEN 1.0 ELSE 0.0 END"
+        return {"": f"CASE WHEN {x} = 0 THEN 1.0 ELSE 0.0 END"}
     agg = "MIN" if name == "click_rr" else "MAX"
-    return f"COALESCE(1.0 / {agg}({clicked}), 0.0)"
+    return {"": f"COALESCE(1.0 / {agg}({clicked}), 0.0)"}
+
+
+def _bad_sql(problem: str) -> str:
+    g = f"CAST({quote(GRADE)} AS DOUBLE)"
+    cond = {"noposition": f"{quote(RANK)} IS NULL", "null": f"{g} IS NULL", "negative": f"{g} < 0", "fraction": f"NOT (isfinite({g}) AND {g} = floor({g}))",
+            "above1": f"{g} > 1"}[problem]
+    return f"COUNT(*) FILTER (WHERE {cond}) AS {quote('__rp_bad_' + problem)}"
+
+
+def _check_sql(outputs: Outputs, checks: list[str], q: str, columns: Columns) -> str:
+    """A one-row relation whose ``__rp_check`` is 0.0, or stops the statement with :func:`message`."""
+    cases = []
+    for problem in checks:
+        col = quote(f"__rp_bad_{problem}")
+        label = next(lab for lab, spec in outputs if problem != "above1" or spec.NAME == "ctr")
+        queries = f"list_sort(list(DISTINCT CAST({q} AS VARCHAR)) FILTER (WHERE {col} > 0))"
+        some = f"array_to_string(list_transform(list_slice({queries}, 1, 5), lambda v: '''' || v || ''''), ', ')"
+        more = f"CASE WHEN len({queries}) > 5 THEN ' (and ' || (len({queries}) - 5) || ' more)' ELSE '' END"
+        rows = f"format('{{:,}}', SUM({col})) || CASE WHEN SUM({col}) = 1 THEN ' row' ELSE ' rows' END"
+        text = f"{label}: ".replace("'", "''")
+        tail = f" with {_what(problem, columns)}, e.g. in queries ".replace("'", "''")
+        cases.append(f"WHEN SUM({col}) > 0 THEN error('rank_polars: {text}' || {rows} || '{tail}' || {some} || {more})")
+    return f"(SELECT CASE {' '.join(cases)} ELSE 0.0 END AS __rp_check FROM {quote('__rp_click_per')})"
 
 
 def sql_values(outputs: Outputs, tables: FamilySql) -> str:
-    keys = ", ".join(quote(k) for k in tables.keys)
-    values = ", ".join(f"{_sql(spec.NAME, spec.k)} AS {quote(label)}" for label, spec in outputs)
+    keys = [quote(k) for k in tables.keys]
+    q = keys[-1]
     run = tables.run
     if tables.qrels is not None:
         # qrels given: the clicks are their labels, joined to the shown rows (0 where absent)
-        q, item, grade = quote(tables.keys[-1]), quote(ITEM), quote(GRADE)
-        cols = ", ".join(f"r.{quote(k)}" for k in tables.keys)
-        run = (f"(SELECT {cols}, r.{item}, r.{quote(RANK)}, j.{grade} FROM {tables.run} AS r LEFT JOIN {tables.qrels} AS j "
-               f"ON r.{q} = j.{quote(Q)} AND r.{item} = j.{item})")
-    return f"SELECT {keys}, {values} FROM {run} AS t GROUP BY {keys}"
+        item, grade = quote(ITEM), quote(GRADE)
+        cols = ", ".join(f"r.{k}" for k in keys)
+        run = (f"(SELECT {cols}, r.{item}, r.{quote(RANK)}, COALESCE(j.{grade}, 0) AS {grade} FROM {tables.run} AS r "
+               f"LEFT JOIN {tables.qrels} AS j ON r.{q} = j.{quote(Q)} AND r.{item} = j.{item})")
+    checks = _checked(outputs)
+    parts = [(label, part, expr) for label, spec in outputs for part, expr in _sql(spec).items()]
+    values = ", ".join(f"{expr} AS {quote(label + part)}" for label, part, expr in parts)
+    per = (f"SELECT {', '.join(keys)}, {values}, TRUE AS {quote(_SHOWN)}, {', '.join(_bad_sql(p) for p in checks)} "
+           f"FROM {run} AS t GROUP BY {', '.join(keys)}")
+    check = _check_sql(outputs, checks, q, tables.columns)
+    ratios = [label for label, spec in outputs if getattr(spec, "is_ratio", False)]
+    if not ratios:
+        selected = ", ".join(f"p.{quote(label)} + c.__rp_check AS {quote(label)}" for label, _ in outputs)
+        return (f"SELECT * FROM (WITH {quote('__rp_click_per')} AS ({per}) SELECT {', '.join('p.' + k for k in keys)}, "
+                f"{selected} FROM {quote('__rp_click_per')} AS p CROSS JOIN {check} AS c) AS {quote('__rp_clicks')}")
+    # the ratio's sums run over every evaluated ranking (the universe): one shown nowhere adds 0 / 0
+    groups = keys[:-1]
+    window = f"OVER (PARTITION BY {', '.join('u.' + g for g in groups)})" if groups else "OVER ()"
+    on = " AND ".join(f"u.{k} IS NOT DISTINCT FROM p.{k}" for k in keys)
+    cols = []
+    for label, _ in outputs:
+        if label in ratios:
+            x, y = (f"COALESCE(p.{quote(label + part)}, 0.0)" for part in (_X, _Y))
+            ratio = f"(SUM({x}) {window} / SUM({y}) {window})"
+            cols.append(f"{ratio} + ({x} - {ratio} * {y}) / AVG({y}) {window} + c.__rp_check AS {quote(label)}")
+        else:
+            cols.append(f"CASE WHEN p.{quote(_SHOWN)} IS NULL THEN 0.0 ELSE p.{quote(label)} END "
+                        f"+ c.__rp_check AS {quote(label)}")
+    # a subquery holding its own WITH: the engine places this statement after its CTEs
+    return (f"SELECT * FROM (WITH {quote('__rp_click_per')} AS ({per}) SELECT {', '.join('u.' + k for k in keys)}, "
+            f"{', '.join(cols)} FROM {tables.universe} AS u LEFT JOIN {quote('__rp_click_per')} AS p ON {on} "
+            f"CROSS JOIN {check} AS c) AS {quote('__rp_clicks')}")

@@ -1,46 +1,95 @@
 """Online (click) metrics: specs of the ``rank_polars.families.clicks`` family.
 
-The click column is the run's label column (``relevance="click"``, no qrels): a click count
-per shown row. Each value is per ranking (group, query) and averaged over rankings.
+A click log holds what was shown (``query``, ``item``, ``position``, per ``model`` / arm) and
+what was clicked: a click count per shown row, in the column the specs' ``click`` parameter
+names (``"click"`` by default).  Without qrels ``evaluate`` reads that column as the run's
+labels, so the existing metrics (``rr``, ``p@k``, ``success@k``) count clicks in the same
+call; with qrels the click labels are the qrels' (joined to the shown rows, 0 where absent).
+Each value is per ranking (group, query), and averaged over rankings:
 
-* ``ctr@k``: clicks in the top k / rows shown in the top k;
-* ``clicks@k``: clicks in the top k;
-* ``abandonment@k``: 1 when the top k has no click, else 0 (lower is better);
+* ``ctr@k``: clicks in the top k / rows shown in the top k (``ctr(agg=ratio)@k``: the
+  impression-weighted ratio of sums over the group's rankings, see :class:`CTR`);
+* ``clicks@k``: clicks in the top k; ``impressions@k``: rows shown in the top k;
+* ``abandonment@k``: 1 when the top k has no click, else 0 (lower is better:
+  ``HIGHER_IS_BETTER = False``);
 * ``click_rr@k``: 1 / rank of the first clicked row in the top k (0 without a click);
 * ``last_click_rr@k``: 1 / rank of the last clicked row in the top k (0 without a click).
 
-Polars and DuckDB (and Spark through the translated SQL); no ``to_sql`` or list namespace.
+Without ``@k`` a metric reads the whole ranking.  They are a family rather than formulas of
+the plan because the ratio form needs each group's sums (a second aggregation over the
+rankings) and the click counts are checked as counts (not negative, whole, not null; at most
+one per shown row for a CTR), which the plan's grades are not.  Polars, DuckDB and
+``to_sql`` (Spark through the translated SQL).
 
 >>> import polars as pl, rank_polars as rp
 >>> log = pl.DataFrame({"query": ["a", "a", "a", "b", "b"], "item": ["x", "y", "z", "x", "y"],
 ...                     "position": [1, 2, 3, 1, 2], "click": [0, 1, 1, 0, 0]})
->>> rp.evaluate(log, [CTR(k=3), ClickRR(k=3), Abandonment(k=3)], relevance="click")
-shape: (1, 4)
-┌─────────┬──────────┬────────────┬───────────────┐
-│ queries ┆ ctr@3    ┆ click_rr@3 ┆ abandonment@3 │
-│ ---     ┆ ---      ┆ ---        ┆ ---           │
-│ u32     ┆ f64      ┆ f64        ┆ f64           │
-╞═════════╪══════════╪════════════╪═══════════════╡
-│ 2       ┆ 0.333333 ┆ 0.25       ┆ 0.5           │
-└─────────┴──────────┴────────────┴───────────────┘
+>>> rp.evaluate(log, ["ctr@3", "ctr(agg=ratio)@3", "click_rr", "abandonment"])
+shape: (1, 5)
+┌─────────┬──────────┬──────────────────┬──────────┬─────────────┐
+│ queries ┆ ctr@3    ┆ ctr(agg=ratio)@3 ┆ click_rr ┆ abandonment │
+│ ---     ┆ ---      ┆ ---              ┆ ---      ┆ ---         │
+│ u32     ┆ f64      ┆ f64              ┆ f64      ┆ f64         │
+╞═════════╪══════════╪══════════════════╪══════════╪═════════════╡
+│ 2       ┆ 0.333333 ┆ 0.4              ┆ 0.25     ┆ 0.5         │
+└─────────┴──────────┴──────────────────┴──────────┴─────────────┘
 """
 
 from __future__ import annotations
 
-from .base import FamilyMeasure
+from typing import Any, ClassVar, Sequence
+
+from ..errors import RankPolarsError
+from .base import FamilyMeasure, Measure, Param
 
 FAMILY = "rank_polars.families.clicks"
+
+#: The column of click counts a click spec reads by default.
+CLICK_COLUMN = "click"
+
+CLICK = Param(str, CLICK_COLUMN, "the log's column of click counts per shown row (0/1 or a count)")
 
 
 class _Click(FamilyMeasure):
     FAMILY = FAMILY
     SOURCES: dict[str, str] = {}
+    PARAMS = {"click": CLICK}
+    #: The clicks of the docs' example ranking (its metric page): 0/1 labels, as qrels.
+    EXAMPLE_QRELS: ClassVar[dict[str, list[Any]]] = {
+        "query": ["q1", "q1", "q2"], "item": ["b", "c", "g"], "relevance": [1, 1, 1]}
 
 
 class CTR(_Click):
-    """ctr@k: clicks in the top k / rows shown in the top k, per ranking."""
+    """ctr@k: clicks in the top k / rows shown in the top k, per ranking, averaged over rankings.
+
+    ``agg="ratio"``: the impression-weighted CTR of the group, R = ΣX / ΣY over its rankings
+    (X: clicks in the top k, Y: rows shown in the top k; A/B platforms' "ratio of means").
+    Its per-ranking value (``per_query=True``, and what ``compare`` / ``ci=`` read) is the
+    delta method's linearisation ``R + (X - R·Y) / mean(Y)``: its mean over the group's
+    rankings is R, and its sample variance / n is the delta-method variance of R, so the
+    t interval of ``evaluate(ci=)`` is the delta-method interval. The raw X and Y are
+    ``clicks@k`` and ``impressions@k`` (:meth:`ratio_parts`). A click count above 1 on a row
+    (more clicks than impressions) is refused: a CTR is a rate of 0/1 clicks.
+
+    >>> from rank_polars.measures import parse
+    >>> spec = parse("ctr(agg=ratio)@10")
+    >>> spec.is_ratio, spec.ratio_parts()
+    (True, (clicks@10, impressions@10))
+    """
 
     NAME = "ctr"
+    PARAMS = {"click": CLICK, "agg": Param(
+        str, "mean", "'mean': the mean of the rankings' CTRs; 'ratio': Σ clicks / Σ rows shown over the group's rankings",
+        ("mean", "ratio"))}
+
+    @property
+    def is_ratio(self) -> bool:
+        """Whether the group value is a ratio of sums (its per-ranking values linearised)."""
+        return bool(self.params["agg"] == "ratio")
+
+    def ratio_parts(self) -> tuple[Measure, Measure]:
+        """The numerator and denominator specs per ranking: ``clicks@k``, ``impressions@k``."""
+        return Clicks(self.k, click=self.click), Impressions(self.k, click=self.click)
 
 
 class Clicks(_Click):
@@ -49,8 +98,14 @@ class Clicks(_Click):
     NAME = "clicks"
 
 
+class Impressions(_Click):
+    """impressions@k: the number of rows shown in the top k, per ranking (the CTR's denominator)."""
+
+    NAME = "impressions"
+
+
 class Abandonment(_Click):
-    """abandonment@k: 1 when no row of the top k is clicked (lower is better)."""
+    """abandonment@k: 1 when no row of the top k is clicked, else 0 (lower is better)."""
 
     NAME = "abandonment"
     HIGHER_IS_BETTER = False
@@ -68,4 +123,28 @@ class LastClickRR(_Click):
     NAME = "last_click_rr"
 
 
-MEASURES = {c.NAME: c for c in (CTR, Clicks, Abandonment, ClickRR, LastClickRR)}
+MEASURES = {c.NAME: c for c in (CTR, Clicks, Impressions, Abandonment, ClickRR, LastClickRR)}
+
+
+def label_column(outputs: Sequence[tuple[str, Any]], relevance: str, qrels: object) -> str:
+    """The run's label column for an ``evaluate`` call: the click specs' ``click`` column when
+    the call has click specs, no qrels and the default ``relevance``; else ``relevance``.
+
+    >>> label_column([("ctr@10", CTR(10))], "relevance", None)
+    'click'
+    >>> label_column([("ctr@10", CTR(10))], "clicked", None)
+    'clicked'
+    """
+    columns = sorted({spec.params["click"] for _, spec in outputs if isinstance(spec, _Click)})
+    if not columns or qrels is not None:
+        return relevance
+    if len(columns) > 1:
+        raise RankPolarsError(f"the click metrics read different click columns ({', '.join(map(repr, columns))}): "
+                              "one evaluate call reads one label column; evaluate them in separate calls")
+    if relevance == "relevance":  # the default: the click column is the labels
+        return columns[0]
+    given = [label for label, spec in outputs if isinstance(spec, _Click) and spec.params["click"] != CLICK_COLUMN]
+    if given and columns[0] != relevance:
+        raise RankPolarsError(f"metric {given[0]!r} reads click column {columns[0]!r} but relevance={relevance!r} "
+                              "names another label column: give one of them")
+    return relevance
