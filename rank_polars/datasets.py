@@ -28,6 +28,7 @@ How the data is made (vectorised with NumPy, deterministic given ``seed``):
 from __future__ import annotations
 
 import datetime as _dt
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Literal, Sequence
@@ -426,5 +427,106 @@ def chatbot_subtopics(n_questions: int = 200, results_per_question: int = 10, se
     }).sort("query", "subtopic", "item")
 
 
-__all__ = ["chatbot_history", "chatbot_log", "chatbot_qrels", "chatbot_subtopics", "chatbot_videos", "sample_log",
-           "sample_path", "split_judgments"]
+# -- the sample click log (issue 20) --------------------------------------------------------
+#: The chance that a shown video of each grade (0-3) is clicked when its position is examined:
+#: the attractiveness of the position-based click model.
+ATTRACTIVENESS: dict[int, float] = {0: 0.05, 1: 0.2, 2: 0.5, 3: 0.85}
+
+
+@dataclass(frozen=True)
+class ClickSample:
+    """A simulated click log and the truth it was drawn from (:func:`load_clicks`).
+
+    ``log``: one row per shown video, ``model, session, query, item, position, click,
+    randomized, relevance``; ``examination``: ``position, examination`` (the probability
+    that a user looks at each position, 1 at position 1); ``arms``: per ``model`` the true
+    ``ctr`` (expected clicks / rows shown, over the queries' distribution: the value every
+    CTR@depth estimate targets) and ``clicks`` (expected clicks per ranking).
+    """
+
+    log: pl.DataFrame
+    examination: pl.DataFrame
+    arms: pl.DataFrame
+
+
+def load_clicks(n_queries: int = 200, sessions: int = 10000, depth: int = 10, eta: float = 1.0,
+                randomized_share: float = 0.3, seed: int = 0) -> ClickSample:
+    """A seeded click log of an A/B test of two chatbot versions, with the truth it comes from.
+
+    Generated on load (NumPy, deterministic given the arguments; well under a second): nothing is
+    shipped.
+    Each of ``n_queries`` questions has 2 x ``depth`` candidate videos with a true grade 0-3
+    (``relevance``).  ``bot-v1`` and ``bot-v2`` rank them by grade plus noise (bot-v2 with
+    less noise) and show the top ``depth``.  Each of ``sessions`` sessions picks a question
+    uniformly at random and an arm with equal chance; a ``randomized_share`` more sessions
+    (``randomized=True``, ``model="bot-v1"``) show bot-v1's list in a uniformly random order
+    (RandTop-k over the whole list), for intervention harvesting.  Clicks follow the
+    position-based model: a video at position p is clicked with probability
+    ``examination(p) * ATTRACTIVENESS[grade]``, ``examination(p) = 1 / p**eta``.  A session is a
+    ranking (evaluate with ``query="session"``); ``query`` is the question, shown in many
+    sessions (as :func:`rank_polars.position_bias` reads it).  Leave the randomized sessions
+    out of the A/B comparison: ``log.filter(~pl.col("randomized"))``.
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> from rank_polars.datasets import load_clicks
+    >>> sample = load_clicks()
+    >>> sample.log.shape, sample.log.columns
+    ((130000, 8), ['model', 'session', 'query', 'item', 'position', 'click', 'randomized', 'relevance'])
+    >>> sample.arms
+    shape: (2, 3)
+    ┌────────┬──────────┬──────────┐
+    │ model  ┆ ctr      ┆ clicks   │
+    │ ---    ┆ ---      ┆ ---      │
+    │ str    ┆ f64      ┆ f64      │
+    ╞════════╪══════════╪══════════╡
+    │ bot-v1 ┆ 0.113512 ┆ 1.135122 │
+    │ bot-v2 ┆ 0.14517  ┆ 1.451698 │
+    └────────┴──────────┴──────────┘
+    >>> ab = sample.log.filter(~pl.col("randomized"))
+    >>> rp.evaluate(ab, ["ctr(agg=ratio)@10"], by="model", query="session")["ctr(agg=ratio)@10"].round(3).to_list()
+    [0.114, 0.148]
+    """
+    for name, value in (("n_queries", n_queries), ("sessions", sessions), ("depth", depth)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise RankPolarsError(f"{name} must be a positive integer, got {value!r}")
+    if not 0 <= randomized_share <= 1 or not eta >= 0:
+        raise RankPolarsError(f"randomized_share must be in [0, 1] and eta >= 0, got {randomized_share!r}, {eta!r}")
+    rng = np.random.default_rng(seed)
+    pool = 2 * depth
+    grades = rng.choice(4, size=(n_queries, pool), p=[0.5, 0.25, 0.15, 0.1])
+    attract = np.array([ATTRACTIVENESS[g] for g in range(4)])[grades]
+    # each version ranks by grade plus noise, bot-v2 with less: its top `depth` per question
+    shown = np.stack([np.argsort(-(grades + rng.normal(0, noise, grades.shape)), axis=1, kind="stable")[:, :depth]
+                      for noise in (2.0, 1.0)])
+    exam = 1.0 / np.arange(1, depth + 1) ** eta
+    truth = (np.take_along_axis(attract[None], shown, axis=2) * exam).sum(axis=2).mean(axis=1)  # per arm
+    n_random = int(round(sessions * randomized_share))
+    query = rng.integers(0, n_queries, sessions + n_random)
+    arm = np.concatenate([rng.integers(0, 2, sessions), np.zeros(n_random, dtype=np.int64)])
+    lists = shown[arm, query]  # (session, depth): candidate index shown at each position
+    randomized = np.arange(sessions + n_random) >= sessions
+    lists[randomized] = rng.permuted(lists[randomized], axis=1)
+    shown_grade = np.take_along_axis(grades[query], lists, axis=1)
+    clicks = rng.random(lists.shape) < exam * attract[query[:, None], lists]
+    n = sessions + n_random
+    log = pl.DataFrame({
+        "model": np.repeat(arm, depth) + 1,
+        "session": np.repeat(np.arange(1, n + 1), depth),
+        "query": np.repeat(query + 1, depth),
+        "item": (np.repeat(query, depth) * pool + lists.ravel() + 1),
+        "position": np.tile(np.arange(1, depth + 1), n),
+        "click": clicks.ravel().astype(np.int64),
+        "randomized": np.repeat(randomized, depth),
+        "relevance": shown_grade.ravel().astype(np.int64),
+    }).with_columns(pl.format("bot-v{}", "model").alias("model"), pl.format("s{}", pl.col("session").cast(pl.String).str.zfill(len(str(n)))).alias("session"),
+                    pl.format("q{}", pl.col("query").cast(pl.String).str.zfill(4)).alias("query"),
+                    pl.format("vid_{}", pl.col("item").cast(pl.String).str.zfill(5)).alias("item"))
+    examination = pl.DataFrame({"position": np.arange(1, depth + 1), "examination": exam})
+    arms = pl.DataFrame({"model": ["bot-v1", "bot-v2"], "ctr": truth / depth, "clicks": truth})
+    return ClickSample(log, examination, arms)
+
+
+__all__ = ["ATTRACTIVENESS", "ClickSample", "chatbot_history", "chatbot_log", "chatbot_qrels", "chatbot_subtopics", "chatbot_videos", "sample_log",
+           "load_clicks", "sample_path", "split_judgments"]
