@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -18,7 +18,7 @@ from .anova import block, randomized_tukey, tukey, two_way
 from .errors import RankPolarsError, SmallSampleWarning, examples, warn
 from .evaluate import Engine, evaluate
 from .inputs import Source
-from .measures import MetricLike
+from .measures import MetricLike, parse_all
 from .progress import ProgressLike, resolve
 from .validate import Missing
 
@@ -51,6 +51,7 @@ SCHEMA: dict[str, Any] = {
     "power": pl.Float64,
     "queries_needed": pl.Int64,
     "note": pl.String,
+    "higher_is_better": pl.Boolean,
 }
 
 
@@ -150,9 +151,13 @@ def compare(
         p_value, p_adjusted, significant, effect_size`` (paired Cohen's d_z = mean / sd of
         the differences; 0 when all differences are equal to 0, +-inf for a constant
         non-zero difference), ``wins, ties, losses`` (queries where the version is
-        better, equal, worse), ``test``, ``interval``, ``power``, ``queries_needed`` and
-        ``note`` (null, or why the test was not run: ``"n too small"``, ``"n_resamples too
-        small"``, ``"no residual variance"``).
+        better, equal, worse: higher, or lower for a metric to minimise), ``test``,
+        ``interval``, ``power``, ``queries_needed``, ``note`` (null, or why the test was not
+        run: ``"n too small"``, ``"n_resamples too small"``, ``"no residual variance"``,
+        ``"the difference is the same on every query"``, ``"no difference on any query"``)
+        and ``higher_is_better`` (the metric's direction, ``Measure.HIGHER_IS_BETTER``:
+        ``False`` for ``abandonment``).  ``diff`` is always version - baseline; whether that
+        is better is the direction's.
 
     Notes
     -----
@@ -160,10 +165,18 @@ def compare(
     are paired.  With ``missing="zero"`` a query one version has and the other lacks
     counts as 0 for the one lacking it (with ``qrels`` evaluate has already zero-filled
     every judged query); a :class:`CoverageWarning` says how many.  The means are those of
-    the paired queries.  When every difference is 0 (identical versions) ``paired_t`` and
-    ``wilcoxon`` give p = 1 where SciPy gives NaN; with fewer than two paired queries
-    (none for ``wilcoxon`` and the resampling tests) p is null, ``significant`` is false
-    and the row does not count in the correction.
+    the paired queries.  With fewer than two paired queries (none for ``wilcoxon`` and the
+    resampling tests) p is null, ``significant`` is false and the row does not count in the
+    correction.
+
+    **No spread.** When every difference is the same (a constant shift: ``paired_t``'s t is
+    x/0, every bootstrap mean is the same; SciPy's ``ttest_rel`` gives p = 0, or 1e-49 from
+    rounding) ``paired_t`` and ``bootstrap`` have no p-value: null, not significant, the note
+    ``"the difference is the same on every query"`` and the verdict "cannot tell".  The
+    sign-flip tests (``wilcoxon``, ``randomization``) still test a constant shift.  When every
+    difference is 0 no test has a p-value (note ``"no difference on any query"``).  Neither
+    has a ``t`` or bootstrap interval (null, not a zero-width one).  "The same" allows
+    rounding: a spread within 1e-12 of the largest value compared.
 
     **Too few queries.** A test that cannot reach ``p < alpha`` on ``n`` paired queries,
     whatever their values, is not run: ``p_value`` and ``p_adjusted`` are null,
@@ -208,6 +221,7 @@ def compare(
     _check_family(baseline, pairs, test, interval, power)
     query = evaluate_kwargs.get("query", "query")
     shown = resolve(progress)
+    outputs = parse_all(metrics)
     per = evaluate(
         run, metrics, qrels=qrels, by=by_col, per_query=True, missing=missing, engine=engine, progress=shown,
         **evaluate_kwargs,
@@ -215,8 +229,21 @@ def compare(
     return compare_values(
         per, by=by_col, query=query, baseline=baseline, pairs=pairs, test=test, correction=correction, alpha=alpha,
         n_resamples=n_resamples, seed=seed, missing=missing, confidence=confidence, interval=interval, power=power,
-        progress=shown,
+        progress=shown, higher_is_better=directions(outputs),
     )
+
+
+def directions(outputs: Sequence[tuple[str, Any]]) -> dict[str, bool]:
+    """``{label: whether a larger value is better}`` from the specs (``Measure.HIGHER_IS_BETTER``;
+    a spec without the attribute counts as higher-is-better).
+
+    Examples
+    --------
+    >>> from rank_polars.measures import parse_all
+    >>> directions(parse_all(["ndcg@10", "p@5"]))
+    {'ndcg@10': True, 'p@5': True}
+    """
+    return {label: bool(getattr(spec, "HIGHER_IS_BETTER", True)) for label, spec in outputs}
 
 
 def compare_values(
@@ -236,10 +263,13 @@ def compare_values(
     interval: Literal["t", "bootstrap", "tukey"] | None = None,
     power: float = 0.8,
     progress: ProgressLike = False,
+    higher_is_better: Mapping[str, bool] | None = None,
 ) -> pl.DataFrame:
     """:func:`compare` on per-query values already computed: ``per`` has the ``by`` column, the
     ``query`` column and one column per metric (what ``rp.evaluate(..., per_query=True)``
-    returns).  The other arguments are :func:`compare`'s.
+    returns).  ``higher_is_better``: ``{metric column: False}`` for a metric to minimise (wins
+    are then the queries where the version is lower, and the verdicts and groups follow); a
+    metric not named is higher-is-better.  The other arguments are :func:`compare`'s.
 
     Examples
     --------
@@ -263,6 +293,7 @@ def compare_values(
     interval = interval or {"paired_t": "t", "tukey": "tukey"}.get(test, "bootstrap")
     shown = resolve(progress)
     labels = [c for c in per.columns if c not in (by, query)]
+    better = {label: bool((higher_is_better or {}).get(label, True)) for label in labels}
     if per[by].null_count():
         raise RankPolarsError(f"compare: column {by!r} has null versions; fill or drop them")
     _check_values(per, by, query, labels)
@@ -283,10 +314,10 @@ def compare_values(
 
     if test in ALL_PAIRS_TESTS:
         rows = _family_rows(per, by, query, labels, chosen, test, interval, n_resamples, confidence, missing, seed,
-                            shown)
+                            shown, better)
     else:
         rows = _pairwise_rows(per, by, query, labels, chosen, test, interval, n_resamples, confidence, alpha,
-                              missing, seed, shown)
+                              missing, seed, shown, better)
     _warn_small(rows, test, alpha, n_resamples)
     p = np.array([r["p_value"] for r in rows], dtype=np.float64)
     p_adj = p if test in ALL_PAIRS_TESTS else stats.adjust(p, correction)
@@ -314,7 +345,7 @@ def _power(dz: float, n: int, alpha: float, power: float) -> tuple[float, int | 
 
 def _pairwise_rows(
     per: pl.DataFrame, by: str, query: str, labels: list[str], chosen: list[tuple], test: str, interval: str,
-    n_resamples: int, confidence: float, alpha: float, missing: str, seed: int, shown: Any,
+    n_resamples: int, confidence: float, alpha: float, missing: str, seed: int, shown: Any, better: dict[str, bool],
 ) -> list[dict[str, Any]]:
     paired = {pair: _pair(per, by, query, labels, pair, missing) for pair in chosen}
     rows: list[dict[str, Any]] = []
@@ -328,13 +359,14 @@ def _pairwise_rows(
                 x = frame[f"{label}__b"].to_numpy().astype(np.float64)
                 y = frame[f"{label}__v"].to_numpy().astype(np.float64)
                 seq = np.random.SeedSequence(seed, spawn_key=(len(rows),))
-                rows.append(_row(label, pair, x, y, test, interval, n_resamples, confidence, alpha, seq, advance))
+                rows.append(_row(label, pair, x, y, test, interval, n_resamples, confidence, alpha, seq, advance,
+                                 better[label]))
     return rows
 
 
 def _family_rows(
     per: pl.DataFrame, by: str, query: str, labels: list[str], chosen: list[tuple], test: str, interval: str,
-    n_resamples: int, confidence: float, missing: str, seed: int, shown: Any,
+    n_resamples: int, confidence: float, missing: str, seed: int, shown: Any, better: dict[str, bool],
 ) -> list[dict[str, Any]]:
     """The rows of a Tukey test: one family of every pair of versions per metric, on the complete
     versions x queries design."""
@@ -356,12 +388,13 @@ def _family_rows(
         for base, version in chosen:
             i, j = where[base], where[version]
             d = y[j] - y[i]
-            row = _row_values(label, (base, version), y[i], y[j], test, interval)
+            row = _row_values(label, (base, version), y[i], y[j], test, interval, better[label])
             if interval == "tukey":
                 row["ci_low"], row["ci_high"] = row["diff"] - half[i, j], row["diff"] + half[i, j]
             else:
                 row["ci_low"], row["ci_high"] = _interval(d, interval, n_resamples, confidence,
-                                                          np.random.default_rng(seq.spawn(1)[0]), None)
+                                                          np.random.default_rng(seq.spawn(1)[0]), None,
+                                                          scale=float(np.abs(y[[i, j]]).max(initial=0.0)))
             row["p_value"], row["note"] = float(p[i, j]), note
             rows.append(row)
     return rows
@@ -384,7 +417,8 @@ def _check_values(per: pl.DataFrame, by: str, query: str, labels: list[str]) -> 
 
 
 def _warn_small(rows: list[dict[str, Any]], test: str, alpha: float, n_resamples: int) -> None:
-    small = [r for r in rows if r["note"] is not None]
+    # a test too weak for the number of queries; a constant difference is said by the note alone
+    small = [r for r in rows if r["note"] is not None and r["note"] not in (stats.NO_DIFFERENCE, stats.SAME_DIFFERENCE)]
     if small and test in ALL_PAIRS_TESTS:
         r = small[0]
         warn(f"compare: the {test} test has no p-value on {len(small)} of {len(rows)} rows ({r['note']}; e.g. "
@@ -459,13 +493,20 @@ def _pair(per: pl.DataFrame, by: str, query: str, labels: list[str], pair: tuple
 
 
 def _p_value(
-    test: str, d: np.ndarray, means: np.ndarray, n_resamples: int, alpha: float, rng: np.random.Generator, advance: Any
+    test: str, d: np.ndarray, means: np.ndarray, n_resamples: int, alpha: float, rng: np.random.Generator, advance: Any,
+    scale: float = 0.0,
 ) -> tuple[float, str | None]:
     """The test's p-value (never below the smallest it can resolve), or NaN and why it was not run."""
     floor = stats.smallest_p(test, d.size, n_resamples)
-    if floor >= alpha:
+    # No spread in the differences: the t statistic is x/0 and every bootstrap mean is the same,
+    # so neither can say anything.  The sign-flip tests (wilcoxon, randomization) still can for a
+    # constant non-zero shift (SciPy's wilcoxon gives 2/2^n); with no difference at all no test can.
+    why = stats.degenerate(d, scale)
+    if floor >= alpha or why == stats.NO_DIFFERENCE or (why and test in ("paired_t", "bootstrap")):
         if test == "randomization":
             advance(n_resamples)  # the sign flips not drawn
+        if floor < alpha:
+            return math.nan, why
         return math.nan, "n too small" if stats.smallest_p(test, d.size, math.inf) >= alpha else "n_resamples too small"
     if test == "paired_t":
         return stats.paired_t_p(d), None
@@ -477,9 +518,10 @@ def _p_value(
 
 
 def _interval(d: np.ndarray, interval: str, n_resamples: int, confidence: float, rng: np.random.Generator,
-              advance: Any, means: np.ndarray | None = None) -> tuple[float, float]:
-    """The ``t`` or bootstrap percentile interval on the mean of ``d`` (NaN below two queries)."""
-    if d.size < 2:
+              advance: Any, means: np.ndarray | None = None, scale: float = 0.0) -> tuple[float, float]:
+    """The ``t`` or bootstrap percentile interval on the mean of ``d`` (NaN below two queries, and
+    for differences without spread: a zero-width interval would claim a certainty the data lack)."""
+    if d.size < 2 or stats.degenerate(d, scale) is not None:
         if interval == "bootstrap" and means is None:
             (advance or (lambda k: None))(n_resamples)
         return math.nan, math.nan
@@ -490,9 +532,12 @@ def _interval(d: np.ndarray, interval: str, n_resamples: int, confidence: float,
     return stats.percentile_ci(means, confidence)
 
 
-def _row_values(label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str, interval: str) -> dict[str, Any]:
-    """What a row says without a test: means, difference, d_z, W/T/L (the test fills the rest)."""
+def _row_values(label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str, interval: str,
+                higher_is_better: bool = True) -> dict[str, Any]:
+    """What a row says without a test: means, difference, d_z, W/T/L (the test fills the rest).
+    A win is a query where the version is better: higher, or lower for a metric to minimise."""
     d = y - x
+    better = d if higher_is_better else -d
     n = d.size
     mean_b = float(x.mean()) if n else math.nan
     diff = float(d.mean()) if n else math.nan
@@ -511,29 +556,32 @@ def _row_values(label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str
         "p_adjusted": math.nan,
         "significant": False,
         "effect_size": stats.effect_size(d),
-        "wins": int(np.count_nonzero(d > 0)),
+        "wins": int(np.count_nonzero(better > 0)),
         "ties": int(np.count_nonzero(d == 0)),
-        "losses": int(np.count_nonzero(d < 0)),
+        "losses": int(np.count_nonzero(better < 0)),
         "test": test,
         "interval": interval,
         "power": math.nan,
         "queries_needed": None,
         "note": None,
+        "higher_is_better": higher_is_better,
     }
 
 
 def _row(
     label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str, interval: str, n_resamples: int,
-    confidence: float, alpha: float, seed: np.random.SeedSequence, advance: Any,
+    confidence: float, alpha: float, seed: np.random.SeedSequence, advance: Any, higher_is_better: bool = True,
 ) -> dict[str, Any]:
-    row = _row_values(label, pair, x, y, test, interval)
+    row = _row_values(label, pair, x, y, test, interval, higher_is_better)
     d = y - x
+    scale = float(max(np.abs(x).max(initial=0.0), np.abs(y).max(initial=0.0)))
     boot_seed, flip_seed = seed.spawn(2)
     boot = np.random.default_rng(boot_seed)
     # the bootstrap test and a bootstrap interval share one set of resamples
     means = stats.bootstrap_means(d, n_resamples, boot, advance) if test == "bootstrap" else None
-    row["ci_low"], row["ci_high"] = _interval(d, interval, n_resamples, confidence, boot, advance, means)
-    row["p_value"], row["note"] = _p_value(test, d, means, n_resamples, alpha, np.random.default_rng(flip_seed), advance)
+    row["ci_low"], row["ci_high"] = _interval(d, interval, n_resamples, confidence, boot, advance, means, scale)
+    row["p_value"], row["note"] = _p_value(test, d, means, n_resamples, alpha, np.random.default_rng(flip_seed), advance,
+                                           scale)
     return row
 
 

@@ -12,8 +12,10 @@ Queries are the unit: an interval says how far a version's mean (sum, geometric 
   the group's queries with replacement (:func:`rank_polars.resampling.bootstrap_means`,
   vectorised and seeded: the same seed gives the same intervals on every machine).
 
-A group with fewer than two queries has no interval (null), nor has a ``"catalog"`` metric
-(one value per group, not a mean over queries).
+A group with fewer than two queries has no interval (null), nor has a group whose values are
+all the same (no spread: a zero-width interval would claim a certainty the queries cannot give),
+nor a ``"catalog"`` metric (one value per group, not a mean over queries; ``compare`` gives
+the difference of two versions' catalogue values a bootstrap interval over lists).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from .measures.base import GM_FLOOR, Measure
 from .resampling import bootstrap_means
 
 Method = Literal["t", "bootstrap", "bca"]
+_SPREAD_RTOL = 1e-12  # values within this share of their size are the same (rounding, not data)
 METHODS = ("t", "bootstrap", "bca")
 
 
@@ -117,7 +120,10 @@ def _t_bounds(agg: pl.DataFrame, outputs: Sequence[tuple[str, Measure]], by: lis
             low = high = np.full(n.size, np.nan)
         else:
             mean = agg[f"{label}__mean"].to_numpy().astype(np.float64)
-            half = quantile * agg[f"{label}__sd"].fill_null(np.nan).to_numpy().astype(np.float64) / np.sqrt(n)
+            sd = agg[f"{label}__sd"].fill_null(np.nan).to_numpy().astype(np.float64)
+            # no spread beyond rounding: no interval (as stats.degenerate for differences)
+            sd = np.where(sd <= _SPREAD_RTOL * np.abs(mean), np.nan, sd)
+            half = quantile * sd / np.sqrt(n)
             low, high = _back(spec.AGGREGATE, mean - half, n), _back(spec.AGGREGATE, mean + half, n)
         columns[f"{label}_low"], columns[f"{label}_high"] = low, high
     return pl.DataFrame(columns).with_columns(pl.exclude(by).fill_nan(None))
@@ -135,7 +141,7 @@ def bootstrap_interval(values: np.ndarray, aggregate: str, confidence: float, me
     from scipy.special import ndtr, ndtri
 
     n = values.size
-    if n < 2:
+    if n < 2 or float(np.ptp(values)) <= _SPREAD_RTOL * float(np.abs(values).max()):
         return math.nan, math.nan, np.full(n_resamples, np.nan)
     dist = _back(aggregate, bootstrap_means(values, n_resamples, rng), np.float64(n))
     alpha = (1 - confidence) / 2

@@ -119,18 +119,27 @@ def verdict(row: dict[str, Any], correction: str | None = None) -> str:
     'bot-v2 is worse than bot-v1 on ndcg@10 by -0.0547 (p=0.0051, significant after holm)'
     >>> verdict({**row, "p_value": None, "p_adjusted": None, "note": "n too small"})
     'cannot tell bot-v2 from bot-v1 on ndcg@10: n too small for the test (+0.0005)'
+    >>> verdict({**row, "p_value": None, "p_adjusted": None, "note": "the difference is the same on every query"})
+    'cannot tell bot-v2 from bot-v1 on ndcg@10: the difference is the same on every query (+0.0005)'
+
+    A metric to minimise (``higher_is_better`` false, e.g. abandonment) is better when lower:
+
+    >>> verdict({**row, "metric": "abandonment@10", "diff": -0.0547, "p_adjusted": 0.0051, "significant": True,
+    ...          "higher_is_better": False})
+    'bot-v2 is better than bot-v1 on abandonment@10 by -0.0547 (p=0.0051, significant)'
     """
     diff = row["diff"]
     amount = (signed(diff) or "n/a") + _interval(row)
-    if row.get("note"):  # the test could not reach significance on this many queries/resamples
-        return (f"cannot tell {row['version']} from {row['baseline']} on {row['metric']}: {row['note']} for the test "
-                f"({amount}){_power(row)}")
+    note = row.get("note")
+    if note:  # the test could not be run, or could not reach significance on this many queries/resamples
+        why = f"{note} for the test" if note.startswith("n") and "too small" in note else note
+        return f"cannot tell {row['version']} from {row['baseline']} on {row['metric']}: {why} ({amount}){_power(row)}"
     p = _p(row)
     p_text = "p=n/a" if _missing(p) else ("p<0.0001" if p < 1e-4 else f"p={p:.4f}")
     who, metric = f"{row['version']}", row["metric"]
     if not row["significant"] or _missing(diff) or diff == 0:
         return f"no significant difference between {who} and {row['baseline']} on {metric} ({amount}, {p_text}){_power(row)}"
-    word = "better" if diff > 0 else "worse"
+    word = "better" if (diff > 0) == bool(row.get("higher_is_better", True)) else "worse"
     after = f" after {correction}" if correction else ""
     return f"{who} is {word} than {row['baseline']} on {metric} by {amount} ({p_text}, significant{after})"
 
@@ -152,7 +161,8 @@ def _power(row: dict[str, Any]) -> str:
 
 def groups(table: pl.DataFrame, metric: str, alpha: float = 0.05) -> pl.DataFrame:
     """The compact letter display of an all-pairs comparison: versions that share a letter are not
-    significantly different (Piepho's insert-and-absorb).  Versions by descending mean; ``a`` is
+    significantly different (Piepho's insert-and-absorb).  Versions from the best mean down
+    (descending, or ascending for a metric to minimise: ``higher_is_better`` false); ``a`` is
     the group of the best.
 
     >>> t = pl.DataFrame({"metric": ["m"] * 3, "baseline": ["x", "x", "y"], "version": ["y", "z", "z"],
@@ -163,9 +173,11 @@ def groups(table: pl.DataFrame, metric: str, alpha: float = 0.05) -> pl.DataFram
     """
     rows = table.filter(pl.col("metric") == metric)
     means: dict[Any, float] = {}
+    sign = 1.0
     for r in rows.iter_rows(named=True):
         means[r["baseline"]], means[r["version"]] = r["mean_baseline"], r["mean_version"]
-    order = sorted(means, key=lambda v: (-means[v], str(v)))
+        sign = 1.0 if r.get("higher_is_better", True) is not False else -1.0
+    order = sorted(means, key=lambda v: (-sign * means[v], str(v)))
     sets: list[set] = [set(order)]
     for r in rows.filter(pl.col("significant")).iter_rows(named=True):
         a, b = r["baseline"], r["version"]

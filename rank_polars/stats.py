@@ -23,8 +23,9 @@ Correction = Literal["bonferroni", "holm", "bh"]
 def paired_t_p(d: np.ndarray) -> float:
     """Two-sided paired t-test (``scipy.stats.ttest_rel``): t = mean / (sd / sqrt(n)), n-1 df.
 
-    All differences zero: p = 1 (SciPy gives NaN).  A constant non-zero difference: p = 0.
-    Fewer than two queries: NaN.
+    No spread (every difference the same, 0 or not: :func:`degenerate`): NaN, there is no
+    variance to test against (SciPy gives NaN for exact zeros, and a p near 0 when rounding
+    leaves a spread of 1e-17).  Fewer than two queries: NaN.
 
     Examples
     --------
@@ -32,23 +33,54 @@ def paired_t_p(d: np.ndarray) -> float:
     >>> round(paired_t_p(np.array([0.1, 0.3, -0.05, 0.2])), 6)
     0.162733
     >>> paired_t_p(np.zeros(3)), paired_t_p(np.full(3, 0.25)), paired_t_p(np.array([0.4]))
-    (1.0, 0.0, nan)
+    (nan, nan, nan)
     """
     from scipy import stats
 
     n = d.size
-    if n < 2:
+    if n < 2 or degenerate(d) is not None:
         return math.nan
     mean, sd = float(d.mean()), float(d.std(ddof=1))
-    if sd == 0.0:
-        return 1.0 if mean == 0.0 else 0.0
     return float(2.0 * stats.t.sf(abs(mean) / (sd / math.sqrt(n)), n - 1))
+
+
+#: Why a paired test has no p-value on these differences (:func:`degenerate`).
+NO_DIFFERENCE = "no difference on any query"
+SAME_DIFFERENCE = "the difference is the same on every query"
+_SPREAD_RTOL = 1e-12  # differences within this share of the values' scale are equal (rounding, not data)
+
+
+def degenerate(d: np.ndarray, scale: float = 0.0) -> str | None:
+    """Why the differences ``d`` leave no variance to test against, or ``None``.
+
+    :data:`NO_DIFFERENCE` when every difference is 0, :data:`SAME_DIFFERENCE` when every
+    difference is the same non-zero number (a constant shift: the paired t statistic and the
+    bootstrap distribution have no spread; SciPy answers a p of 0 or of 1e-49 from rounding).
+    "The same" allows a spread of 1e-12 of ``scale`` (the largest |value| compared; at least
+    the largest |difference|): ``(x + 0.25) - x`` is not exactly 0.25 on every query.  Fewer
+    than two differences: ``None`` (too few queries is another reason, see :func:`smallest_p`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([0.1, 0.2, 0.3, 0.7])
+    >>> degenerate((x + 0.25) - x), degenerate(x - x), degenerate(np.array([0.1, 0.2]))
+    ('the difference is the same on every query', 'no difference on any query', None)
+    """
+    if d.size < 2:
+        return None
+    tol = _SPREAD_RTOL * max(scale, float(np.abs(d).max()))
+    if float(np.abs(d).max()) <= _SPREAD_RTOL * scale or not d.any():
+        return NO_DIFFERENCE
+    if float(d.max() - d.min()) <= tol:
+        return SAME_DIFFERENCE
+    return None
 
 
 def t_interval(d: np.ndarray, confidence: float) -> tuple[float, float]:
     """The t interval on the mean of ``d``: ``mean +- t_{(1+c)/2, n-1} sd / sqrt(n)``, as
-    ``scipy.stats.ttest_rel(y, x).confidence_interval(c)``.  A constant ``d`` gives ``[mean, mean]``;
-    fewer than two values: NaN.
+    ``scipy.stats.ttest_rel(y, x).confidence_interval(c)``.  A constant ``d`` (:func:`degenerate`)
+    or fewer than two values: NaN (SciPy's ``[mean, mean]`` would claim a certainty the data lack).
 
     Examples
     --------
@@ -59,7 +91,7 @@ def t_interval(d: np.ndarray, confidence: float) -> tuple[float, float]:
     from scipy import stats
 
     n = d.size
-    if n < 2:
+    if n < 2 or degenerate(d) is not None:
         return math.nan, math.nan
     mean, sd = float(d.mean()), float(d.std(ddof=1))
     half = float(stats.t.ppf((1 + confidence) / 2, n - 1)) * sd / math.sqrt(n)
@@ -193,6 +225,6 @@ def adjust(p: np.ndarray, method: Correction | None) -> np.ndarray:
 
 
 __all__ = [
-    "adjust", "bootstrap_means", "bootstrap_p", "effect_size", "paired_t_p", "percentile_ci", "randomization_p",
-    "smallest_p", "t_interval", "wilcoxon_p",
+    "NO_DIFFERENCE", "SAME_DIFFERENCE", "adjust", "bootstrap_means", "bootstrap_p", "degenerate", "effect_size",
+    "paired_t_p", "percentile_ci", "randomization_p", "smallest_p", "t_interval", "wilcoxon_p",
 ]

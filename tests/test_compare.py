@@ -67,8 +67,13 @@ def test_same_numbers_as_the_hand_written_statistics_of_e89e36c():
     expected = json.loads((Path(__file__).parent / "data" / "stats_reference_e89e36c.json").read_text())
     got = stats_reference.numbers(stats)
     assert len(expected["cases"]) == len(got["cases"]) == 346
+    inputs = {name: d for name, d, _ in stats_reference.cases()}
     for name, row in expected["cases"].items():
         for key, value in row.items():
+            if key == "paired_t" and stats.degenerate(inputs[name]) is not None:
+                # changed on purpose since: no spread, no t-test (the old code gave p = 0 or 1)
+                assert math.isnan(got["cases"][name][key]), name
+                continue
             assert got["cases"][name][key] == pytest.approx(value, rel=1e-12, nan_ok=True), (name, key)
     for method, families in expected["adjust"].items():
         for old, new in zip(families, got["adjust"][method], strict=True):
@@ -97,14 +102,18 @@ def test_wilcoxon_equals_scipy_defaults(n, kind):
         assert stats.wilcoxon_p(y - x) == pytest.approx(expected, rel=1e-9, abs=1e-300)
 
 
-def test_all_zero_differences_give_p_one():
+def test_differences_without_spread_have_no_t_test():
     d = np.zeros(20)
-    assert stats.wilcoxon_p(d) == 1.0
-    assert stats.paired_t_p(d) == 1.0
+    assert stats.wilcoxon_p(d) == 1.0  # SciPy: NaN (every zero dropped); compare gives no p at all
+    assert math.isnan(ss.ttest_rel(d, np.zeros(20)).pvalue) and math.isnan(stats.paired_t_p(d))
     assert stats.randomization_p(d, 100, np.random.default_rng(0)) == 1.0
     assert stats.bootstrap_p(d, stats.bootstrap_means(d, 100, np.random.default_rng(0))) == 1.0
     assert stats.effect_size(d) == 0.0
-    assert stats.effect_size(np.full(5, 0.2)) == math.inf and stats.paired_t_p(np.full(5, 0.2)) == 0.0
+    # a constant shift: SciPy's t is x/0 (or 1e16 from rounding, p ~ 1e-49); ours has no p
+    x = np.random.default_rng(2).random(20)
+    assert ss.ttest_rel(x + 0.25, x).pvalue < 1e-40
+    assert math.isnan(stats.paired_t_p((x + 0.25) - x)) and math.isnan(stats.t_interval((x + 0.25) - x, 0.95)[0])
+    assert stats.effect_size(np.full(5, 0.2)) == math.inf and math.isnan(stats.paired_t_p(np.full(5, 0.2)))
     assert math.isnan(stats.paired_t_p(np.array([0.3]))) and math.isnan(stats.effect_size(np.array([0.3])))
 
 
@@ -245,15 +254,19 @@ def test_compare_columns_order_and_correction_across_all_rows():
     assert out.columns == [
         "metric", "baseline", "version", "n_queries", "mean_baseline", "mean_version", "diff", "rel_diff",
         "ci_low", "ci_high", "p_value", "p_adjusted", "significant", "effect_size", "wins", "ties", "losses", "test",
-        "interval", "power", "queries_needed", "note",
+        "interval", "power", "queries_needed", "note", "higher_is_better",
     ]
     assert out.select("metric", "baseline", "version").rows() == [
         ("dcg@1", "a", "b"), ("dcg@1", "a", "c"), ("dcg@1", "b", "c"),
         ("p@1", "a", "b"), ("p@1", "a", "c"), ("p@1", "b", "c"),
     ]
-    p = out["p_value"].to_numpy()
-    assert out["p_adjusted"].to_list() == pytest.approx(holm_reference(list(p)))
-    assert out["significant"].to_list() == [q < 0.05 for q in out["p_adjusted"].to_list()]
+    p = out["p_value"].to_list()
+    # a+0.05 on dcg@1 is a constant shift: no t-test, no p, not counted in the family
+    assert p[0] is None and out["note"][0] == "the difference is the same on every query"
+    tested = [i for i, q in enumerate(p) if q is not None]
+    expected = dict(zip(tested, holm_reference([p[i] for i in tested])))
+    assert out["p_adjusted"].to_list() == [pytest.approx(expected[i]) if i in expected else None for i in range(6)]
+    assert out["significant"].to_list() == [q is not None and q < 0.05 for q in out["p_adjusted"].to_list()]
     with_baseline = compare(log, "dcg@1", baseline="b", correction=None, n_resamples=100)
     assert with_baseline.select("baseline", "version").rows() == [("b", "a"), ("b", "c")]
 
@@ -275,7 +288,9 @@ def test_compare_identical_versions_and_a_large_shift():
     same = log_from_values({"v1": vals, "v2": vals})
     for test in ("paired_t", "wilcoxon", "randomization", "bootstrap"):
         row = compare(same, "dcg@1", test=test, n_resamples=300).row(0, named=True)
-        assert row["p_value"] == 1.0 and not row["significant"], test
+        # nothing to test: no p (not 1, which would read as evidence of no difference), and a reason
+        assert row["p_value"] is None and not row["significant"], test
+        assert row["note"] == "no difference on any query" and row["ci_low"] is None, test
         assert (row["wins"], row["ties"], row["losses"]) == (0, 30, 0)
         assert row["effect_size"] == 0.0 and row["diff"] == 0.0
     shifted = log_from_values({"v1": [0.0] * 30, "v2": [0.5 + v for v in vals]})

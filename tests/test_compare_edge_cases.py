@@ -209,3 +209,98 @@ def test_progress_must_be_a_progress():
 
 # ----------------------------------------------------------------------------------------
 # SciPy stays out of import rank_polars and evaluate
+
+
+# ----------------------------------------------------------------------------------------
+# no spread in the differences: no p-value, a reason, never p=0, NaN or "significant"
+
+SHIFT = list(np.random.default_rng(11).random(12))
+
+
+def shifted_log(by: float = 0.25) -> pl.DataFrame:
+    """v2 = v1 + 0.25 on every query: a constant shift, as rounding leaves it ((x + 0.25) - x != 0.25)."""
+    return log_from_values({"v1": SHIFT, "v2": [v + by for v in SHIFT]})
+
+
+def test_a_constant_shift_has_no_t_or_bootstrap_p_and_says_why():
+    x = np.array(SHIFT)
+    # what SciPy answers: a "significant" p from the rounding of (x + 0.25) - x, and no bootstrap interval
+    assert ss.ttest_rel(x + 0.25, x).pvalue < 1e-30
+    with pytest.warns(ss.DegenerateDataWarning):
+        assert np.isnan(ss.bootstrap(((x + 0.25) - x,), np.mean, n_resamples=99, rng=0).confidence_interval.low)
+    for test in ("paired_t", "bootstrap"):
+        out = compare(shifted_log(), "dcg@1", test=test, n_resamples=200)
+        row = out.row(0, named=True)
+        assert row["p_value"] is None and row["p_adjusted"] is None and row["significant"] is False, test
+        assert row["note"] == stats.SAME_DIFFERENCE and row["ci_low"] is None and row["ci_high"] is None
+        assert row["wins"] == 12 and row["diff"] == pytest.approx(0.25)
+        from rank_polars.presentation import verdict
+        assert verdict(row) == "cannot tell v2 from v1 on dcg@1: the difference is the same on every query (+0.2500)"
+    # the sign-flip tests still test a constant shift: wilcoxon is SciPy's exact 2 / 2^12
+    row = compare(shifted_log(), "dcg@1", test="wilcoxon").row(0, named=True)
+    assert row["p_value"] == pytest.approx(ss.wilcoxon(x + 0.25 - x).pvalue) == pytest.approx(2 / 2**12)
+    assert row["note"] is None and row["significant"]
+
+
+def test_no_difference_at_all_gives_no_p_in_every_test_and_in_all_pairs():
+    same = log_from_values({"v1": SHIFT, "v2": SHIFT, "v3": [v / 2 for v in SHIFT[::-1]]})
+    for test in TESTS:
+        out = compare(same, "dcg@1", pairs="all", test=test, n_resamples=200)
+        first = out.row(0, named=True)  # v1 vs v2: identical
+        assert first["p_value"] is None and first["note"] == stats.NO_DIFFERENCE and not first["significant"], test
+        # the pairs that have a p are the family the correction counts
+        others = out.filter(pl.col("p_value").is_not_null())
+        assert others.height == 2 and (others["p_adjusted"] >= others["p_value"]).all()
+
+
+def test_intervals_of_a_constant_group_are_null():
+    import rank_polars as rp
+
+    log = log_from_values({"v1": [0.5] * 6, "v2": SHIFT[:6]})
+    for method in ("t", "bootstrap", "bca"):
+        out = rp.evaluate(log, "dcg@1", by="model", ci=0.95, ci_method=method).sort("model")
+        assert out["dcg@1_low"][0] is None and out["dcg@1_high"][0] is None, method
+        assert out["dcg@1_low"][1] is not None, method
+
+
+# ----------------------------------------------------------------------------------------
+# direction: a metric to minimise (abandonment-like) turns wins, verdicts and groups around
+
+
+def lower_is_better_spec():
+    from rank_polars.measures import parse
+
+    class LowerDcg(type(parse("dcg@1"))):  # dcg@1 read as a cost: smaller is better
+        HIGHER_IS_BETTER = False
+
+    return LowerDcg(1)
+
+
+def test_a_metric_to_minimise_is_better_when_it_falls():
+    from rank_polars.presentation import groups, verdict
+
+    rng = np.random.default_rng(5)
+    base = rng.random(40) + 0.5
+    log = log_from_values({"a": list(base), "b": list(base - 0.3 + rng.normal(0, 0.05, 40)),
+                           "c": list(base + rng.normal(0, 0.05, 40))})
+    spec = lower_is_better_spec()
+    out = compare(log, [spec], pairs="all", n_resamples=100)
+    higher = compare(log, ["dcg@1"], pairs="all", n_resamples=100)
+    ab = out.filter(pl.col("version") == "b", pl.col("baseline") == "a").row(0, named=True)
+    assert ab["higher_is_better"] is False and ab["diff"] < 0 and ab["significant"]
+    # wins are the queries where b is lower; the same rows read higher-is-better are losses
+    ab_high = higher.filter(pl.col("version") == "b", pl.col("baseline") == "a").row(0, named=True)
+    assert (ab["wins"], ab["ties"], ab["losses"]) == (ab_high["losses"], ab_high["ties"], ab_high["wins"])
+    assert ab["wins"] == int(np.count_nonzero(log_values(log, "b") < log_values(log, "a")))
+    assert verdict(ab).startswith("b is better than a on dcg@1 by -0.")
+    assert verdict(ab_high).startswith("b is worse than a on dcg@1 by -0.")
+    # groups: the lowest mean is the best, letter a
+    g = groups(out, "dcg@1")
+    assert g["version"].to_list()[0] == "b" and g["group"].to_list()[0] == "a"
+    assert groups(higher, "dcg@1")["version"].to_list()[-1] == "b"
+    # the direction comes from the spec: a spec without the attribute counts as higher-is-better
+    assert compare_module.directions([("m", object())]) == {"m": True}
+
+
+def log_values(log: pl.DataFrame, model: str) -> np.ndarray:
+    return log.filter(pl.col("model") == model).sort("query")["relevance"].to_numpy()
