@@ -33,8 +33,8 @@ def test_deterministic_and_shaped() -> None:
     v1 = lists(ab.filter(pl.col("model") == "bot-v1")).unique("query")
     rand = lists(log.filter("randomized")).join(v1, on="query", suffix="_v1")
     assert rand.height > 0
-    assert all(sorted(r) == sorted(v) for r, v in zip(rand["item"], rand["item_v1"]))
-    assert any(r != v for r, v in zip(rand["item"], rand["item_v1"]))
+    assert all(sorted(r) == sorted(v) for r, v in zip(rand["item"].to_list(), rand["item_v1"].to_list()))
+    assert any(r != v for r, v in zip(rand["item"].to_list(), rand["item_v1"].to_list()))
     assert a.examination["examination"].to_list() == pytest.approx([1 / p for p in range(1, 11)])
     with pytest.raises(rp.RankPolarsError, match="sessions"):
         load_clicks(sessions=0)
