@@ -60,3 +60,5 @@ __all__ += [  # beyond accuracy (rank_polars.measures.beyond)
 ]
 from .position_bias import position_bias  # noqa: E402  (issue 20)
 __all__ += ["position_bias"]  # examination per position from a click log (rank_polars.position_bias)
+from .counterfactual import LowSupportWarning, counterfactual, counterfactual_sql  # noqa: E402  (issue 20)
+__all__ += ["LowSupportWarning", "counterfactual", "counterfactual_sql"]  # off-policy estimates (rank_polars.counterfactual)

@@ -32,6 +32,11 @@ class SmallSampleWarning(UserWarning):
     """A test was not run: no p-value it could give on so few queries (or resamples) is below alpha."""
 
 
+class LowSupportWarning(UserWarning):
+    """Few logged clicks support a counterfactual estimate (the usual failure of IPS): it rests on
+    them, and its interval is wide or unreliable (``rp.counterfactual``)."""
+
+
 def examples(values: Iterable[object], limit: int = 5, *, quote: bool = True) -> str:
     """``'a', 'b', 'c' (and 12 more)`` for error messages."""
     vals = list(values)

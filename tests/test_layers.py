@@ -18,7 +18,7 @@ FLOORS: list[tuple[str, list[str]]] = [
     ("list expressions", ["exprs", "namespace"]),
     ("engines", ["engines", "families"]),
     ("library functions", ["evaluate", "sqlgen", "diagnose", "compare", "report", "anova", "planning",
-                           "position_bias"]),
+                           "position_bias", "counterfactual"]),
     ("front ends", ["treceval", "ndeval", "cli", ""]),  # "": the package itself
 ]
 
