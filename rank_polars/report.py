@@ -3,6 +3,11 @@
 :func:`write_report` (and ``rank-polars compare --report FILE.html``) writes a page with
 
 * the comparison table (``rank_polars.compare.compare``) and a one-line verdict per row,
+* each version's mean per metric with its confidence interval (the t interval over queries,
+  :func:`rank_polars.intervals.intervals` on the per-query values),
+* for an all-pairs comparison of three or more versions, a pair matrix per metric (versions x
+  versions; a cell is row - column, coloured by the verdict, the interval and adjusted p in its
+  tooltip),
 * metric@k curves for k = 1..20 per version (one ``evaluate`` call with every cutoff),
 * the distribution of per-query differences (version - baseline) as histograms,
 * wins / ties / losses per version as stacked bars.
@@ -23,8 +28,9 @@ from typing import Any, Sequence
 import polars as pl
 
 from .errors import RankPolarsError
-from .measures import parse
-from .presentation import verdict
+from .measures import parse, parse_all
+from .measures.base import FamilyMeasure
+from .presentation import p_value, verdict
 
 PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C")
 WIN, TIE, LOSS = "#55A868", "#B8B8B8", "#C44E52"
@@ -40,6 +46,8 @@ def curve_metrics(metrics: Sequence[str], max_k: int = 20) -> dict[str, list[tup
     seen: set[str] = set()
     for metric in metrics:
         spec = parse(metric)
+        if isinstance(spec, FamilyMeasure):  # its tables and its kind of value: no curve over k
+            continue
         base = type(spec)(None, **spec.params).name
         if not type(spec).SUPPORTS_CUTOFF or base in seen:
             continue
@@ -56,9 +64,11 @@ def _eval_kwargs(columns: dict[str, str] | None) -> dict[str, str]:
 def report_data(
     run: Any, metrics: Sequence[str], *, comparison: pl.DataFrame, qrels: Any = None, by: str = "model",
     missing: str = "zero", engine: str = "polars", columns: dict[str, str] | None = None, max_k: int = 20,
+    confidence: float = 0.95,
 ) -> dict[str, Any]:
     """Everything the page shows, computed with :func:`rank_polars.evaluate`."""
     from .evaluate import evaluate
+    from .intervals import intervals
 
     kw = _eval_kwargs(columns)
     curves = curve_metrics(metrics, max_k)
@@ -66,8 +76,17 @@ def report_data(
     curve_table = (
         evaluate(run, names, qrels=qrels, by=by, missing=missing, engine=engine, **kw) if names else None
     )
-    per_query = evaluate(run, list(metrics), qrels=qrels, by=by, per_query=True, missing=missing, engine=engine, **kw)
+    # a catalogue-level metric has no per-query values: its numbers are the comparison's own
+    parsed = parse_all(list(metrics))
+    outputs = [(label, spec) for label, spec in parsed if spec.AGGREGATE != "catalog"]
+    kept = [metric for metric, (_, spec) in zip(metrics, parsed) if spec.AGGREGATE != "catalog"]
     query_col = (columns or {}).get("query", "query")
+    if not outputs:
+        return {"curves": curves, "curve_table": curve_table, "diffs": {}, "versions":
+                [str(v) for v in comparison.select(pl.concat([pl.col("baseline"), pl.col("version")]).cast(pl.String)
+                                                   .unique().sort()).to_series().to_list()],
+                "n_queries": int(comparison["n_queries"].max()), "by": by, "means": [], "confidence": confidence}
+    per_query = evaluate(run, kept, qrels=qrels, by=by, per_query=True, missing=missing, engine=engine, **kw)
     versions = [str(v) for v in per_query[by].unique().sort().to_list()]
     diffs: dict[tuple[str, str, str], list[float]] = {}
     for row in comparison.select("metric", "baseline", "version").unique(maintain_order=True).iter_rows(named=True):
@@ -79,8 +98,14 @@ def report_data(
         right = sides.filter(pl.col(by) == version).select(query_col, pl.col(metric).alias("v"))
         paired = left.join(right, on=query_col, how="inner").drop_nulls()
         diffs[(metric, base, version)] = (paired["v"] - paired["b"]).to_list()
+    bounds = intervals(per_query.drop(query_col), outputs, [by], confidence)
+    means = per_query.group_by(by).agg([pl.col(label).mean() for label, _ in outputs]).join(bounds, on=by).sort(by)
+    means_rows = [
+        (label, [(str(r[by]), r[label], r[f"{label}_low"], r[f"{label}_high"]) for r in means.iter_rows(named=True)])
+        for label, spec in outputs if spec.AGGREGATE == "mean"
+    ]
     return {"curves": curves, "curve_table": curve_table, "diffs": diffs, "versions": versions,
-            "n_queries": per_query[query_col].n_unique(), "by": by}
+            "n_queries": per_query[query_col].n_unique(), "by": by, "means": means_rows, "confidence": confidence}
 
 
 # ----------------------------------------------------------------------------------------
@@ -173,8 +198,9 @@ def line_chart(id_: str, title: str, series: dict[str, list[tuple[float, float]]
 
 
 def histogram(id_: str, title: str, values: Sequence[float], xlabel: str, bins: int = 21,
-              width: int = 372, height: int = 290) -> str:
-    """Bars (SVG ``<rect>``) of how many queries fall in each bin of the difference."""
+              width: int = 372, height: int = 290, higher_is_better: bool = True) -> str:
+    """Bars (SVG ``<rect>``) of how many queries fall in each bin of the difference (green where
+    the version gained: above 0, or below 0 for a metric to minimise)."""
     vals = [v for v in values if v is not None and math.isfinite(v)]
     span = max((abs(v) for v in vals), default=0.0) or 0.05
     lo, hi = -span * 1.02, span * 1.02
@@ -188,7 +214,8 @@ def histogram(id_: str, title: str, values: Sequence[float], xlabel: str, bins: 
     for i, n in enumerate(counts):
         a, b = lo + i * width_bin, lo + (i + 1) * width_bin
         mid = (a + b) / 2
-        color = WIN if mid > width_bin / 2 else LOSS if mid < -width_bin / 2 else TIE
+        gain = mid if higher_is_better else -mid
+        color = WIN if gain > width_bin / 2 else LOSS if gain < -width_bin / 2 else TIE
         x, y = ax.x(a) + 0.5, ax.y(n)
         ax.parts.append(
             f'<rect class="bar" x="{x:.1f}" y="{y:.1f}" width="{max(ax.x(b) - ax.x(a) - 1, 0.5):.1f}" '
@@ -232,6 +259,85 @@ def wtl_bars(id_: str, rows: Sequence[dict[str, Any]], width: int = 700) -> str:
             f'width="{width}" height="{height}" role="img" aria-label="wins, ties and losses">\n{body}\n</svg>')
 
 
+def interval_chart(id_: str, title: str, rows: Sequence[tuple[str, float, float | None, float | None]],
+                   xlabel: str, width: int = 372) -> str:
+    """One row per version: a dot at its mean and a whisker (SVG ``<line class="ci">``) from the
+    low to the high end of its interval (no whisker where the interval is null)."""
+    vals = [v for _, m, lo, hi in rows for v in (m, lo, hi) if v is not None and math.isfinite(v)]
+    lo, hi = (min(vals), max(vals)) if vals else (0.0, 1.0)
+    pad = (hi - lo) * 0.08 or 0.05
+    xticks = _nice_ticks(lo - pad, hi + pad, 4)
+    height = 60 + 26 * len(rows)
+    ax = _Axes(width, height, (xticks[0], xticks[-1]), (len(rows) + 0.5, 0.5), margin=(34, 16, 44, 90))
+    ax.frame(xticks, [], xlabel, "", title)
+    for i, (version, mean, low, high) in enumerate(rows):
+        y = ax.y(i + 1)
+        color = PALETTE[i % len(PALETTE)]
+        ax.parts.append(f'<text class="tick" x="{ax.left - 6}" y="{y + 4:.1f}" text-anchor="end">{_esc(version)}</text>')
+        tip = f"{version}: {_fmt(mean)} [{_fmt(low)}, {_fmt(high)}]"
+        if low is not None and high is not None:
+            ax.parts.append(f'<line class="ci" data-version="{_esc(version)}" x1="{ax.x(low):.1f}" x2="{ax.x(high):.1f}" '
+                            f'y1="{y:.1f}" y2="{y:.1f}" stroke="{color}" stroke-width="3"><title>{_esc(tip)}</title></line>')
+        ax.parts.append(f'<circle class="dot" cx="{ax.x(mean):.1f}" cy="{y:.1f}" r="4.5" fill="{color}">'
+                        f'<title>{_esc(tip)}</title></circle>')
+    return ax.svg(id_, title)
+
+
+def _fmt(v: float | None) -> str:
+    return "–" if v is None or not math.isfinite(v) else f"{v:.4f}"
+
+
+def all_pairs(comparison: pl.DataFrame, metric: str) -> list[str] | None:
+    """The versions of ``metric`` when the comparison holds every pair of three or more of them."""
+    rows = comparison.filter(pl.col("metric") == metric)
+    versions = sorted({str(v) for v in rows["baseline"].to_list() + rows["version"].to_list()})
+    m = len(versions)
+    pairs = {frozenset((str(a), str(b))) for a, b in rows.select("baseline", "version").iter_rows()}
+    return versions if m >= 3 and len(pairs) == m * (m - 1) // 2 else None
+
+
+def pair_matrix(id_: str, comparison: pl.DataFrame, metric: str, versions: Sequence[str]) -> str:
+    """Versions x versions for one metric: a cell is row - column, green where the row version is
+    significantly better, red where significantly worse, grey where the test cannot tell apart
+    (light where it had no p-value); the interval and the adjusted p in the cell's tooltip."""
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in comparison.filter(pl.col("metric") == metric).iter_rows(named=True):
+        b, v = str(r["baseline"]), str(r["version"])
+        cells[(v, b)] = {**r, "sign": 1.0}
+        cells[(b, v)] = {**r, "sign": -1.0}
+    head = "".join(f'<th class="text">{_esc(c)}</th>' for c in versions)
+    body = []
+    for row in versions:
+        tds = []
+        for col in versions:
+            if row == col:
+                tds.append('<td class="pair self"></td>')
+                continue
+            r = cells[(row, col)]
+            sign, higher = r["sign"], r.get("higher_is_better") is not False
+            diff = sign * r["diff"] if r["diff"] is not None else None
+            low, high = r.get("ci_low"), r.get("ci_high")
+            if sign < 0 and low is not None and high is not None:
+                low, high = -high, -low
+            p = r["p_adjusted"] if r.get("p_adjusted") is not None else r.get("p_value")
+            if p is None or (isinstance(p, float) and math.isnan(p)):
+                kind, colour = "untested", "#F1F1F1"
+            elif r["significant"] and diff is not None and diff != 0:
+                kind = "better" if (diff > 0) == higher else "worse"
+                colour = WIN if kind == "better" else LOSS
+            else:
+                kind, colour = "same", TIE
+            ci = "" if low is None or high is None else f" [{low:+.4f}, {high:+.4f}]"
+            why = r.get("note") or ("significant" if r["significant"] else "not significant")
+            tip = (f"{row} − {col} on {metric}: {_num(diff, 'signed')}{ci}; "
+                   f"p adj. {p_value(p) or 'n/a'} ({why})")
+            tds.append(f'<td class="pair {kind}" data-row="{_esc(row)}" data-col="{_esc(col)}" '
+                       f'style="background:{colour}" title="{_esc(tip)}">{_num(diff, "signed")}</td>')
+        body.append(f'<tr><th class="text">{_esc(row)}</th>{"".join(tds)}</tr>')
+    return (f'<div class="scroll"><table class="pairs" id="{_esc(id_)}"><caption>{_esc(metric)}: row − column'
+            f'</caption><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
+
+
 # ----------------------------------------------------------------------------------------
 # HTML
 
@@ -253,6 +359,9 @@ svg .tick { font-size: 11px; fill: #555; } svg .label, svg .legend { font-size: 
 svg .inbar { font-size: 11px; fill: #fff; font-weight: 600; }
 svg .grid { stroke: #eee; } svg .axis { stroke: #888; } svg .zero { stroke: #333; stroke-dasharray: 3 3; }
 svg .mean { stroke: #4C72B0; stroke-width: 2; }
+table.pairs td.pair { text-align: center; min-width: 64px; color: #111; }
+table.pairs td.better, table.pairs td.worse { color: #fff; font-weight: 600; }
+table.pairs caption { text-align: left; font-weight: 600; padding: 2px 0; }
 footer { color: #888; margin-top: 32px; font-size: 12px; }
 """
 
@@ -315,11 +424,13 @@ def render(comparison: pl.DataFrame, data: dict[str, Any], *, title: str = "Comp
            correction: str | None = None) -> str:
     """The HTML page as a string (``correction``: the one applied, named in the verdicts)."""
     by = data["by"]
+    test = comparison["test"][0] if "test" in comparison.columns and comparison.height else ""
+    if test in ("tukey", "randomized-tukey"):  # adjusted over the pairs by the test itself, not by a correction
+        correction = None
     verdicts = "".join(
         f'<p class="verdict{" sig" if r["significant"] else ""}">{_esc(verdict(r, correction))}</p>'
         for r in comparison.iter_rows(named=True)
     )
-    test = comparison["test"][0] if "test" in comparison.columns and comparison.height else ""
     curve_svgs = []
     ct = data["curve_table"]
     for i, (base, pairs) in enumerate(data["curves"].items()):
@@ -327,11 +438,32 @@ def render(comparison: pl.DataFrame, data: dict[str, Any], *, title: str = "Comp
             str(r[by]): [(k, r[name]) for k, name in pairs] for r in ct.sort(by).iter_rows(named=True)
         }
         curve_svgs.append(line_chart(f"curve-{i}", f"{base}@k by {by}", series, "k (cutoff)", f"mean {base}@k"))
+    higher = {r["metric"]: r.get("higher_is_better") is not False for r in comparison.iter_rows(named=True)}
     hist_svgs = [
-        histogram(f"diff-{i}", f"{metric}: {version} − {baseline}, per query", values, f"difference in {metric}")
+        histogram(f"diff-{i}", f"{metric}: {version} − {baseline}, per query", values, f"difference in {metric}",
+                  higher_is_better=higher.get(metric, True))
         for i, ((metric, baseline, version), values) in enumerate(data["diffs"].items())
     ]
     wtl = wtl_bars("wtl", list(comparison.iter_rows(named=True)))
+    level = data.get("confidence", 0.95)
+    interval_svgs = [interval_chart(f"means-{i}", f"{metric}: mean and {level:.0%} interval", rows, f"mean {metric}")
+                     for i, (metric, rows) in enumerate(data.get("means", []))]
+    matrices = []
+    for metric in comparison["metric"].unique(maintain_order=True).to_list():
+        versions = all_pairs(comparison, metric)
+        if versions:
+            matrices.append(pair_matrix(f"pairs-{len(matrices)}", comparison, metric, versions))
+    pairs_section = (
+        '<section id="pairs"><h2>Every pair of versions</h2><p>A cell is the row version − the column version: '
+        'green where the row is significantly better, red where significantly worse, grey where the test cannot '
+        f'tell them apart; hover a cell for its interval and adjusted p.</p>{"".join(matrices)}</section>'
+        if matrices else ""
+    )
+    means_section = (
+        f'<section id="intervals"><h2>Means with {level:.0%} intervals</h2><p>Each version\'s mean over its queries; '
+        f'the bar is the t interval over queries.</p><div class="plots">{"".join(interval_svgs)}</div></section>'
+        if interval_svgs else ""
+    )
     stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     meta = (f"{len(data['versions'])} versions of {_esc(by)} ({_esc(', '.join(data['versions']))}), "
             f"{data['n_queries']} queries; test: {_esc(test)}; generated {stamp} by rank-polars")
@@ -348,6 +480,8 @@ def render(comparison: pl.DataFrame, data: dict[str, Any], *, title: str = "Comp
 <p>Each version against the baseline on the queries both were judged on; diff = version − baseline.
 Rows in green are significant.</p>
 {comparison_table(comparison)}</section>
+{pairs_section}
+{means_section}
 <section id="curves"><h2>Metric@k, k = 1..{max((len(p) for p in data['curves'].values()), default=0)}</h2>
 <div class="plots">{''.join(curve_svgs) or '<p>No metric here takes a cutoff.</p>'}</div>
 {means_table(ct, by, data['curves'])}</section>
@@ -363,19 +497,21 @@ Rows in green are significant.</p>
 def report_html(
     run: Any, metrics: Sequence[str], *, comparison: pl.DataFrame | None = None, qrels: Any = None,
     by: str = "model", baseline: str | None = None, missing: str = "zero", engine: str = "polars",
-    columns: dict[str, str] | None = None, title: str = "Comparison", max_k: int = 20, **compare_kwargs: Any,
+    columns: dict[str, str] | None = None, title: str = "Comparison", max_k: int = 20, confidence: float = 0.95,
+    **compare_kwargs: Any,
 ) -> str:
-    """Compare (unless ``comparison`` is given) and return the HTML report as a string."""
+    """Compare (unless ``comparison`` is given) and return the HTML report as a string
+    (``confidence``: the level of the means' intervals, and of compare's own when it runs)."""
     correction = compare_kwargs.pop("correction", None if comparison is not None else "holm")
     if comparison is None:
         from .compare import compare
 
         comparison = compare(run, list(metrics), qrels=qrels, by=by, baseline=baseline, missing=missing,
-                             engine=engine, correction=correction, **compare_kwargs)
+                             engine=engine, correction=correction, confidence=confidence, **compare_kwargs)
     if comparison.height == 0:
         raise RankPolarsError("nothing to report: the comparison is empty (only one version?)")
     data = report_data(run, metrics, comparison=comparison, qrels=qrels, by=by, missing=missing, engine=engine,
-                       columns=columns, max_k=max_k)
+                       columns=columns, max_k=max_k, confidence=confidence)
     return render(comparison, data, title=title, correction=correction)
 
 
@@ -387,4 +523,4 @@ def write_report(path: str | Path, run: Any, metrics: Sequence[str], **kwargs: A
     return out
 
 
-__all__ = ["histogram", "line_chart", "render", "report_data", "report_html", "write_report", "wtl_bars"]
+__all__ = ["all_pairs", "histogram", "interval_chart", "line_chart", "pair_matrix", "render", "report_data", "report_html", "write_report", "wtl_bars"]

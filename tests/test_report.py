@@ -7,6 +7,7 @@ green run means the page was really rendered.
 
 from __future__ import annotations
 
+import html
 import re
 import shutil
 import subprocess
@@ -139,3 +140,96 @@ def test_render_without_cutoff_metrics() -> None:
     data = report_data(log, ["rprec"], comparison=comparison, by="model")
     page = render(comparison, data, title="rprec only")
     assert "No metric here takes a cutoff" in page and 'id="diff-0"' in page
+
+
+# ----------------------------------------------------------------------------------------
+# a sweep of five versions: every pair (Tukey), the pair matrix and the means' intervals
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pl.DataFrame, pl.DataFrame]:
+    """``rank-polars compare --pairs all --test tukey --report`` on five versions."""
+    from rank_polars.datasets import chatbot_log
+
+    tmp = tmp_path_factory.mktemp("sweep")
+    log = chatbot_log(n_questions=80, versions=[f"bot-v{i}" for i in range(1, 6)], seed=3)
+    log.write_parquet(tmp / "log.parquet")
+    page, table = tmp / "sweep.html", tmp / "pairs.csv"
+    result = CliRunner().invoke(
+        main, ["compare", str(tmp / "log.parquet"), "-m", "ndcg@10", "-m", "mrr", "--by", "model", "--pairs", "all",
+               "--test", "tukey", "--confidence", "0.9", "--report", str(page), "--format", "csv", "-o", str(table)],
+    )
+    assert result.exit_code == 0, result.output
+    return page, pl.read_csv(table), log
+
+
+def test_pair_matrix_is_rendered_with_the_verdict_colours(tmp_path: Path, sweep) -> None:
+    page, comparison, _ = sweep
+    dom = run_chromium(tmp_path, page, "--dump-dom").stdout
+    for i, metric in enumerate(["ndcg@10", "mrr"]):
+        table = re.search(rf'<table class="pairs" id="pairs-{i}">.*?</table>', dom, re.S)
+        assert table, f"pairs-{i} missing"
+        cells = re.findall(r'<td class="pair (\w+)" data-row="([^"]+)" data-col="([^"]+)"[^>]*title="([^"]+)">([^<]*)</td>',
+                           table.group(0))
+        assert len(cells) == 5 * 4  # every ordered pair, the diagonal empty
+        rows = comparison.filter(pl.col("metric") == metric)
+        for kind, row, col, title, text in cells:
+            title = html.unescape(title)
+            pair = rows.filter(((pl.col("version") == row) & (pl.col("baseline") == col))
+                               | ((pl.col("version") == col) & (pl.col("baseline") == row))).row(0, named=True)
+            sign = 1 if pair["version"] == row else -1
+            assert text == f"{sign * pair['diff']:+.4f}"
+            # colour by verdict: significant and the row higher -> better (ndcg, mrr: higher is better)
+            expected = ("better" if sign * pair["diff"] > 0 else "worse") if pair["significant"] else "same"
+            assert kind == expected, (row, col)
+            low, high = sorted((sign * pair["ci_low"], sign * pair["ci_high"]))
+            assert f"[{low:+.4f}, {high:+.4f}]" in title
+            p = pair["p_adjusted"]
+            assert ("p adj. <0.0001" if p < 1e-4 else f"p adj. {p:.4f}") in title
+
+
+def test_means_are_drawn_with_scipys_t_interval(tmp_path: Path, sweep) -> None:
+    import scipy.stats as ss
+
+    import rank_polars as rp
+
+    page, _, log = sweep
+    dom = run_chromium(tmp_path, page, "--dump-dom").stdout
+    per = rp.evaluate(log, ["ndcg@10"], by="model", per_query=True)
+    svg = re.search(r'<svg id="means-0".*?</svg>', dom, re.S)
+    assert svg and "90% interval" in svg.group(0)
+    lines = re.findall(r'<line class="ci" data-version="([^"]+)" x1="([\d.]+)" x2="([\d.]+)"[^>]*><title>([^<]+)</title>',
+                       svg.group(0))
+    assert [v for v, *_ in lines] == [f"bot-v{i}" for i in range(1, 6)]
+    for version, x1, x2, title in lines:
+        x = per.filter(pl.col("model") == version)["ndcg@10"].to_numpy()
+        low, high = ss.t.interval(0.9, x.size - 1, loc=x.mean(), scale=ss.sem(x))
+        assert title == f"{version}: {x.mean():.4f} [{low:.4f}, {high:.4f}]"
+        assert float(x1) < float(x2)
+
+
+def test_screenshot_of_the_pair_matrix_shows_its_colours(tmp_path: Path, sweep) -> None:
+    """The matrix alone, screenshotted: green and red cells as many as the significant pairs
+    (each one twice, once each way), grey for the others."""
+    from matplotlib import image
+
+    from rank_polars.report import CSS, pair_matrix
+
+    _, comparison, _ = sweep
+    versions = [f"bot-v{i}" for i in range(1, 6)]
+    alone = tmp_path / "matrix.html"
+    alone.write_text(f"<html><head><style>{CSS}</style></head><body>"
+                     f"{pair_matrix('m', comparison, 'ndcg@10', versions)}</body></html>", encoding="utf-8")
+    shot = tmp_path / "matrix.png"
+    run_chromium(tmp_path, alone, f"--screenshot={shot}", "--window-size=700,400")
+    pixels = (image.imread(shot)[:, :, :3] * 255).round().astype(int)
+
+    def area(hex_colour: str) -> int:
+        rgb = [int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)]
+        return int((abs(pixels - rgb).sum(axis=2) <= 6).sum())
+
+    significant = int(comparison.filter(pl.col("metric") == "ndcg@10")["significant"].sum())
+    green, red, grey = area("#55A868"), area("#C44E52"), area("#B8B8B8")
+    assert significant > 0 and green > 0 and abs(green - red) <= 0.1 * green
+    # cells are the same size: the coloured areas split as the pairs do
+    assert green / (green + grey / 2) == pytest.approx(significant / 10, abs=0.08)  # grey: both ways

@@ -108,6 +108,6 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
         write_html_report(
             report, loaded.run, metrics, table, force=force, display=display, qrels=loaded.qrels, by=by,
             missing=missing, engine=engine, columns=loaded.columns, title=f"{Path(run).name}: {', '.join(metrics)}",
-            correction=corr,
+            correction=corr, confidence=confidence,
         )
         click.echo(f"wrote the report to {report}", err=True)
