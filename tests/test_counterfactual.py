@@ -110,6 +110,8 @@ def test_slate_deterministic_candidate_equals_obp(data: tuple[pl.DataFrame, pl.D
         got = quiet(log=log, candidate=cand, estimator=estimator, session="session", clip=clip, engine=engine)
         assert got["estimate"][0] == pytest.approx(expected, rel=1e-9, abs=1e-12), engine
         assert got["logged_clicks"][0] == log["click"].sum()
+    assert sql_estimate(log, cand, estimator=estimator, session="session", clip=clip) == pytest.approx(
+        expected, rel=1e-9, abs=1e-12)
 
 
 @SETTINGS
@@ -121,6 +123,17 @@ def test_slate_stochastic_candidate_equals_obp(data: tuple[pl.DataFrame, pl.Data
     for engine in ("polars", "duckdb"):
         got = quiet(log=log, candidate=None, estimator=estimator, session="session", clip=clip, engine=engine)
         assert got["estimate"][0] == pytest.approx(expected, rel=1e-9, abs=1e-12), engine
+    assert sql_estimate(log, None, estimator=estimator, session="session", clip=clip, deterministic=False
+                        ) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def sql_estimate(log: pl.DataFrame, cand: pl.DataFrame | None, **kwargs: Any) -> float:
+    """counterfactual_sql run by DuckDB over the user's tables (the IPS sums where the log lives)."""
+    con = duckdb.connect()
+    con.register("log", log)
+    if cand is not None:
+        con.register("candidate", cand)
+    return float(con.sql(counterfactual_sql(**kwargs)).pl()["estimate"][0])
 
 
 # -- position-based IPS against the formula -------------------------------------------------------
