@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Mapping, Sequence
 
 import polars as pl
 
@@ -120,6 +120,7 @@ def diagnose(
     spark: Any = None,
     duckdb_memory_limit: str | None = None,
     duckdb_temp_directory: str | None = None,
+    expected_shares: Mapping[str, float] | None = None,
 ) -> Diagnosis:
     """Everything wrong or suspicious in ``run`` (and ``qrels``), as a :class:`Diagnosis`.
 
@@ -139,6 +140,14 @@ def diagnose(
         computed, and an ``"info"`` finding of check ``"engine"`` says so.
     spark, duckdb_memory_limit, duckdb_temp_directory
         As for :func:`rank_polars.evaluate`.
+    expected_shares
+        With ``by``: the share of rankings each group (an A/B arm, by its ``by`` values joined
+        with ``/``) was meant to get, e.g. ``{"control": 0.5, "treatment": 0.5}`` (normalised);
+        default equal shares.  The **sample-ratio check** compares the groups' counts of
+        rankings with them (Pearson's chi-square, ``scipy.stats.chisquare``): a warning when
+        p < 0.001 (a sample ratio mismatch: the split, the logging or a filter is broken, and
+        the arms' metrics are not comparable), else an ``"info"`` line when the counts differ
+        at all; ``facts["sample_ratio"]`` holds the counts, shares and p-value.
 
     Returns
     -------
@@ -184,9 +193,9 @@ def diagnose(
             return out
         inputs.checks = "strict"
         if runner is None:
-            _polars_checks(out, inputs, k)
+            _polars_checks(out, inputs, k, expected_shares)
         else:
-            _engine_checks(out, inputs, runner, engine)
+            _engine_checks(out, inputs, runner, engine, expected_shares)
     return out
 
 
@@ -249,7 +258,8 @@ def _check_names(inputs: Inputs) -> list[str]:
     return ["item_null", "item_dup", *ranking, *(["grade_bad"] if inputs.run_labels else [])]
 
 
-def _engine_checks(out: Diagnosis, inputs: Inputs, runner: SqlRunner, engine: str) -> None:
+def _engine_checks(out: Diagnosis, inputs: Inputs, runner: SqlRunner, engine: str,
+                   expected_shares: Mapping[str, float] | None = None) -> None:
     """The engine's own statistics statements (``SqlRunner.run_stats`` / ``qrels_stats``),
     each failed check a finding; then coverage, which needs only those statistics."""
     plan = build_plan(parse_all("p@1"))  # any plan: under checks="strict" the statistics read none of it
@@ -260,13 +270,14 @@ def _engine_checks(out: Diagnosis, inputs: Inputs, runner: SqlRunner, engine: st
     _ranking_findings(out, inputs, stats)
     judged = _qrels_findings(out, inputs, qstats) if qstats is not None else None
     _coverage(out, inputs, stats, judged)
+    _sample_ratio(out, inputs, stats, expected_shares)
     skipped = ["gaps in positions" if inputs.order == "position" else "tied scores", "the labels' distribution"]
     if qstats is not None:
         skipped += ["judged queries without a relevant item", "the unjudged share of the top k"]
     out.add("info", "engine", f"not computed in the {engine} engine: {', '.join(skipped)} (engine='polars' computes them)")
 
 
-def _polars_checks(out: Diagnosis, inputs: Inputs, k: int) -> None:
+def _polars_checks(out: Diagnosis, inputs: Inputs, k: int, expected_shares: Mapping[str, float] | None = None) -> None:
     """Every finding, from one grouped pass over the run (and one over the judgments)."""
     by_position = inputs.order == "position"
     aggs = [pl.len().alias(N_RET), *stat_exprs(_check_names(inputs))]
@@ -295,6 +306,8 @@ def _polars_checks(out: Diagnosis, inputs: Inputs, k: int) -> None:
         labels = _judgment_labels(out, inputs, k)
     else:
         _coverage(out, inputs, stats, None)
+    _sample_ratio(out, inputs, stats, expected_shares)
+    if inputs.qrels is None:
         no_rel = stats.filter(pl.col("n_rel") == 0)
         if no_rel.height:
             out.add("info", "labels", f"{count_of(no_rel.height, stats.height)} rankings have no relevant item (every metric is 0 on them), e.g. query {where(no_rel)}")
@@ -402,6 +415,41 @@ def _judgment_labels(out: Diagnosis, inputs: Inputs, k: int) -> pl.Series:
     out.add("warning" if worst > 0 else "info", "judged",
             f"unjudged share of the top {k}: {shares}" + (" (unjudged items count as not relevant)" if worst > 0 else ""))
     return grades[GRADE]
+
+
+def _sample_ratio(out: Diagnosis, inputs: Inputs, stats: pl.DataFrame, expected: Mapping[str, float] | None) -> None:
+    """The sample-ratio check: rankings per group against the expected shares, chi-square."""
+    if not inputs.by:
+        if expected is not None:
+            raise RankPolarsError("expected_shares= needs by= (the groups whose shares are expected)")
+        return
+    label = pl.concat_str([pl.col(c).cast(pl.String).fill_null("null") for c in inputs.by_internal], separator="/")
+    counts = stats.group_by(label.alias("group")).len().sort("group")
+    groups, observed = counts["group"].to_list(), counts["len"].to_list()
+    if expected is None:
+        weights = [1.0] * len(groups)
+    else:
+        unknown = sorted(set(groups) - set(expected))
+        if unknown or any(not (0 < float(w) < float("inf")) for w in expected.values()):
+            raise RankPolarsError(f"expected_shares: give a positive share for every group; missing {_examples(unknown)}"
+                                  if unknown else f"expected_shares must be positive numbers, got {dict(expected)!r}")
+        weights = [float(expected[g]) for g in groups]
+    if len(groups) < 2:
+        return
+    from scipy import stats as st  # scipy only when a diagnosis has groups
+
+    total, wsum = sum(observed), sum(weights)
+    result = st.chisquare(observed, [total * w / wsum for w in weights])
+    p = float(result.pvalue)
+    shares = ", ".join(f"{g} {count(n)} ({share(n / total)}, expected {share(w / wsum)})"
+                       for g, n, w in zip(groups, observed, weights))
+    out.facts["sample_ratio"] = {"groups": groups, "rankings": observed, "expected": [w / wsum for w in weights],
+                                 "chi2": float(result.statistic), "p_value": p}
+    if p < 0.001:
+        out.add("warning", "sample_ratio", f"sample ratio mismatch: rankings per group {shares}; chi-square p = {p:.2g} "
+                "< 0.001: the split, the logging or a filter is broken, and the groups' metrics are not comparable")
+    elif len(set(n * wsum / w for n, w in zip(observed, weights))) > 1:
+        out.add("info", "sample_ratio", f"rankings per group {shares}; chi-square p = {p:.2g} (no mismatch)")
 
 
 def _per_group(absent: pl.DataFrame, inputs: Inputs) -> str:
