@@ -136,11 +136,17 @@ def verdict(row: dict[str, Any], correction: str | None = None) -> str:
         return f"cannot tell {row['version']} from {row['baseline']} on {row['metric']}: {why} ({amount}){_power(row)}"
     p = _p(row)
     p_text = "p=n/a" if _missing(p) else ("p<0.0001" if p < 1e-4 else f"p={p:.4f}")
+    if row.get("test") == "catalog-bootstrap":  # a catalogue-level measure: the interval is the test
+        p_text = "bootstrap over lists"
+        if row["significant"]:
+            p_text += ", interval excludes 0"
     who, metric = f"{row['version']}", row["metric"]
     if not row["significant"] or _missing(diff) or diff == 0:
         return f"no significant difference between {who} and {row['baseline']} on {metric} ({amount}, {p_text}){_power(row)}"
     word = "better" if (diff > 0) == bool(row.get("higher_is_better", True)) else "worse"
-    after = f" after {correction}" if correction else ""
+    after = f" after {correction}" if correction and row.get("test") != "catalog-bootstrap" else ""
+    if row.get("test") == "catalog-bootstrap":
+        return f"{who} is {word} than {row['baseline']} on {metric} by {amount} ({p_text})"
     return f"{who} is {word} than {row['baseline']} on {metric} by {amount} ({p_text}, significant{after})"
 
 
