@@ -190,3 +190,23 @@ def test_to_sql_run_in_duckdb_equals_the_engines(data: tuple) -> None:
     assert got.select("model", "query").rows() == want.select("model", "query").rows()
     for name, spec in zip(names, specs):
         assert got[repr(spec)].to_list() == pytest.approx(want[name].to_list(), abs=1e-12), name
+
+
+@settings(max_examples=15, deadline=None, phases=[Phase.explicit, Phase.generate])
+@given(pairs=st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 4), st.sampled_from("uvwxyz")), max_size=40),
+       alpha=st.sampled_from([0.5, 0.3, 0.7, 0.0, 1.0]), depth=st.sampled_from([1, 2, 5, None]))
+def test_greedy_ideal_is_the_same_in_polars_and_sql(pairs: list, alpha: float, depth: int | None) -> None:
+    """The two computations of ndeval's greedy ideal (array steps in Polars, a recursive CTE in
+    DuckDB) place the same items in the same order with bit-identical gains: ties in the
+    summed gains are decided alike (subtopic order of the sum, larger item id)."""
+    import duckdb
+
+    from rank_polars.families.diversity import G, ITEM, POS, Q, SUB, ideal_gains, ideal_sql
+
+    frame = pl.DataFrame(pairs, schema={Q: pl.String, SUB: pl.Int64, ITEM: pl.String}, orient="row").unique()
+    want = ideal_gains(frame, alpha, depth)
+    con = duckdb.connect()
+    con.register("pairs", frame.to_arrow())
+    got = con.sql(f"WITH RECURSIVE __rp_state(q, item, subs, ws, step, picked, g) AS ({ideal_sql('pairs', alpha, depth)})"
+                  " SELECT q, step, g FROM __rp_state WHERE picked ORDER BY q, step").fetchall()
+    assert got == want.select(Q, POS, G).rows()

@@ -1,0 +1,272 @@
+"""Issue 18's performance targets: ``alpha_ndcg@20`` against ``ndcg@20`` on the same log, in the
+Polars and DuckDB engines, and against pyndeval (and ndeval 4.5 itself) as whole processes.
+
+    python benchmarks/diversity_costs.py --rows 20M            # generate if missing, time, print the table
+    python benchmarks/diversity_costs.py --rows 2M --only polars-alpha_ndcg@20
+
+The log is :mod:`generate`'s (same seed, same rows) with 20 results per ranking and two
+versions, so ``--rows 20M`` is 500,000 queries x 2 versions = 1M rankings.  The subtopic
+judgments are derived from its judgments, deterministically (seed ``[seed, 18, first query]``
+per chunk):
+
+* each query has 1-5 subtopics (uniform: 3 on average);
+* a relevant judged item (grade g > 0) is relevant to each of its query's subtopics with
+  probability 1/2 (to one subtopic drawn at random when that leaves none), with grade g;
+* a non-relevant judged item gets one row, grade 0, for one subtopic drawn at random.
+
+So the flat judgments of ``ndcg@20`` (``qrels.parquet``: one grade per query and item, the
+highest) are exactly :mod:`generate`'s, and both measures read the same log and judgments.
+For pyndeval and ndeval the same data is written in their formats (``subtopics.txt``:
+``topic subtopic docno judgment``; ``run_<v>.txt``: TREC run lines, one file per version, as
+ndeval takes one run) and each tool runs in a fresh process per version, reading the files.
+
+Each measurement is a fresh Python process; reported: the whole process's wall clock
+(interpreter, imports, reading, computing), the ``evaluate`` call alone, and peak RSS
+(``os.wait4``).  Every process's numbers are checked: the per-query values of pyndeval and
+of both engines agree (1e-9) on a sample of queries before any time is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import generate  # noqa: E402
+
+RESULTS, VERSIONS, MAX_SUBTOPICS = 20, 2, 5
+CHUNK = 25_000
+
+
+def subtopics_of(qrels: pl.DataFrame, q0: int, seed: int) -> pl.DataFrame:
+    """Subtopic judgments ``query, subtopic, item, relevance`` for one chunk's judgments."""
+    rng = np.random.default_rng([seed, 18, q0])
+    queries = qrels["query"].unique(maintain_order=True)
+    n_sub = pl.DataFrame({"query": queries, "__n": rng.integers(1, MAX_SUBTOPICS + 1, len(queries))})
+    q = qrels.join(n_sub, on="query", how="left", maintain_order="left")
+    n = q["__n"].to_numpy()
+    grade = q["relevance"].to_numpy()
+    slot = np.arange(MAX_SUBTOPICS)[None, :]
+    member = (rng.random((q.height, MAX_SUBTOPICS)) < 0.5) & (slot < n[:, None])
+    one = rng.integers(0, n)  # the subtopic of a non-relevant item, or of a relevant one left without any
+    lonely = ~member.any(axis=1) | (grade <= 0)
+    member[lonely] = False
+    member[np.flatnonzero(lonely), one[lonely]] = True
+    row, sub = np.nonzero(member)
+    return pl.DataFrame({
+        "query": q["query"].gather(row),
+        "subtopic": sub.astype(np.int32) + 1,
+        "item": q["item"].gather(row),
+        "relevance": grade[row].astype(np.int32),
+    })
+
+
+def build(out: Path, queries: int, seed: int) -> dict:
+    """The log (``run.parquet``), flat and subtopic judgments, and the text files of pyndeval / ndeval."""
+    import pyarrow.parquet as pq
+
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    names = generate.model_names(VERSIONS)
+    run_w = pq.ParquetWriter(out / "run.parquet", generate.RUN_SCHEMA, compression="zstd")
+    qrels_w = pq.ParquetWriter(out / "qrels.parquet", generate.QRELS_SCHEMA, compression="zstd")
+    sub_w = None
+    texts = {m: open(out / f"run_{m}.txt", "w") for m in names}
+    sub_txt = open(out / "subtopics.txt", "w")
+    rows = judgments = 0
+    try:
+        for q0 in range(0, queries, CHUNK):
+            run, qrels = generate.chunk(q0, min(CHUNK, queries - q0), RESULTS, VERSIONS, seed)
+            run_w.write_table(run, row_group_size=generate.ROW_GROUP)
+            qrels_w.write_table(qrels, row_group_size=generate.ROW_GROUP)
+            subs = subtopics_of(pl.from_arrow(qrels), q0, seed)
+            table = subs.to_arrow()
+            if sub_w is None:
+                sub_w = pq.ParquetWriter(out / "subtopics.parquet", table.schema, compression="zstd")
+            sub_w.write_table(table, row_group_size=generate.ROW_GROUP)
+            sub_txt.write(subs.select(pl.concat_str(pl.all().cast(pl.String), separator=" "))
+                          .to_series().str.join("\n").item() + "\n")
+            frame = pl.from_arrow(run)
+            for m in names:
+                part = frame.filter(pl.col("model") == m)
+                line = pl.concat_str(pl.col("query"), pl.lit("Q0"), pl.col("item"), pl.col("position").cast(pl.String),
+                                     pl.col("score").cast(pl.String), pl.lit(m), separator=" ")
+                texts[m].write(part.select(line).to_series().str.join("\n").item() + "\n")
+            rows += run.num_rows
+            judgments += subs.height
+    finally:
+        run_w.close()
+        qrels_w.close()
+        if sub_w is not None:
+            sub_w.close()
+        sub_txt.close()
+        for f in texts.values():
+            f.close()
+    meta = {"queries": queries, "results": RESULTS, "versions": VERSIONS, "seed": seed, "rows": rows,
+            "subtopic_judgments": judgments, "seconds": round(time.perf_counter() - t0, 1)}
+    (out / "meta.json").write_text(json.dumps(meta, indent=2))
+    return meta
+
+
+# -- one measurement per process -------------------------------------------------------------
+
+
+def child_engine(data: Path, engine: str, metric: str, values: Path | None) -> None:
+    """``rp.evaluate`` from the Parquet files: ``ndcg@20`` reads the flat judgments, the
+    diversity measures the subtopic judgments; prints the call's time (JSON)."""
+    import rank_polars as rp
+
+    qrels = data / ("qrels.parquet" if metric.startswith("ndcg") else "subtopics.parquet")
+    t0 = time.perf_counter()
+    table = rp.evaluate(str(data / "run.parquet"), [metric], qrels=str(qrels), by="model", engine=engine,
+                        per_query=values is not None)
+    seconds = time.perf_counter() - t0
+    if values is not None:
+        table.write_parquet(values)
+    print(json.dumps({"evaluate_s": seconds}))
+
+
+def child_pyndeval(data: Path, model: str, metric: str, values: Path | None) -> None:
+    """pyndeval over the text files, as a caller of it would: read ndeval's qrels and the TREC
+    run line by line, build its evaluator, evaluate (the reading is part of the time)."""
+    import pyndeval
+
+    t0 = time.perf_counter()
+    qrels = []
+    with open(data / "subtopics.txt") as f:
+        for line in f:
+            q, s, d, r = line.split()
+            qrels.append((q, s, d, int(r)))
+    run = []
+    with open(data / f"run_{model}.txt") as f:
+        for line in f:
+            q, _, d, rank, _, _ = line.split()
+            # ndeval ranks a run by its rank column; pyndeval by score (ties: docno ascending),
+            # so the rank goes in as the score, as ndeval would read the file
+            run.append((q, d, -float(rank)))
+    name = {"alpha_ndcg@20": "alpha-nDCG@20"}[metric]
+    got = pyndeval.ndeval(qrels, run, [name])
+    seconds = time.perf_counter() - t0
+    if values is not None:
+        pl.DataFrame({"query": list(got), "value": [v[name] for v in got.values()]}).write_parquet(values)
+    print(json.dumps({"evaluate_s": seconds}))
+
+
+def launch(argv: list[str]) -> None:
+    """Run ``argv`` as a child and print its wall clock and peak RSS (ru_maxrss of wait4)."""
+    t0 = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        os.execvp(argv[0], argv)
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - t0
+    print(json.dumps({"status": os.waitstatus_to_exitcode(status), "wall_s": wall,
+                      "cpu_s": usage.ru_utime + usage.ru_stime, "rss_gib": usage.ru_maxrss / 2**20}), file=sys.stderr)
+
+
+def timed(child: list[str], timeout: float) -> dict:
+    """One child process under :func:`launch`: its own output and its wall and peak RSS."""
+    proc = subprocess.run([sys.executable, __file__, "--launch", *child], capture_output=True, text=True,
+                          timeout=timeout)
+    usage = json.loads([line for line in proc.stderr.splitlines() if line.startswith("{")][-1])
+    if usage["status"] != 0:
+        tail = [line for line in proc.stderr.splitlines() if not line.startswith("{")]
+        return {"error": tail[-1] if tail else f"exit {usage['status']}", **usage}
+    printed = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    return {**usage, **(json.loads(printed[-1]) if printed else {})}
+
+
+def check(data: Path, files: dict[str, Path], sample: int = 2000) -> str:
+    """The per-query values of the engines and pyndeval agree (1e-9) on every query of one
+    version, and the two engines on all rows."""
+    frames = {name: pl.read_parquet(p) for name, p in files.items() if p.exists()}
+    notes = []
+    engines = [n for n in frames if not n.startswith("pyndeval")]
+    metric = "alpha_ndcg@20"
+    if len(engines) == 2:
+        a, b = (frames[n].sort("model", "query") for n in engines)
+        diff = (a[metric] - b[metric]).abs().max()
+        assert diff <= 1e-9, f"{engines}: values differ by {diff}"
+        notes.append(f"{engines[0]} = {engines[1]} on {a.height:,} rankings (max |diff| {diff:.1e})")
+    for name in [n for n in frames if n.startswith("pyndeval")]:
+        model = name.split("-")[-1]
+        ref = frames[name].rename({"value": "ref"})
+        for engine in engines:
+            ours = frames[engine].filter(pl.col("model") == model).select("query", metric)
+            joined = ref.join(ours, on="query", how="left")
+            diff = (joined["ref"] - joined[metric].fill_null(0.0)).abs().max()
+            assert diff <= 1e-9, f"{engine} vs pyndeval ({model}): values differ by {diff}"
+            notes.append(f"{engine} = pyndeval on {model}'s {ref.height:,} queries (max |diff| {diff:.1e})")
+    return "; ".join(notes)
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--launch":
+        return launch(argv[1:])
+    if argv and argv[0] == "--child":
+        kind, data, who, metric, values = argv[1:6]
+        out = Path(values) if values != "-" else None
+        return (child_pyndeval if kind == "pyndeval" else child_engine)(Path(data), who, metric, out)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", default="20M", help="run rows: 20M = 500k queries x 20 results x 2 versions")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--data", type=Path, help="folder (default benchmarks/data/diversity_<rows>)")
+    ap.add_argument("--only", help="comma-separated measurements, e.g. polars-ndcg@20,pyndeval-v1")
+    ap.add_argument("--pyndeval-queries", type=int, help="time pyndeval on the first N queries only (a slice)")
+    ap.add_argument("--timeout", type=float, default=3600)
+    args = ap.parse_args(argv)
+    queries = generate.parse_size(args.rows) // (RESULTS * VERSIONS)
+    data = args.data or HERE / "data" / f"diversity_{generate.size_label(queries * RESULTS * VERSIONS)}"
+    if not (data / "meta.json").exists():
+        print("generating", json.dumps(build(data, queries, args.seed)), flush=True)
+    meta = json.loads((data / "meta.json").read_text())
+    me = [sys.executable, __file__, "--child"]
+    plan = {}
+    for engine in ("polars", "duckdb"):
+        for metric in ("ndcg@20", "alpha_ndcg@20"):
+            keep = data / f"values_{engine}.parquet" if metric.startswith("alpha") else None
+            plan[f"{engine}-{metric}"] = (me + ["engine", str(data), engine, metric, str(keep or "-")], keep)
+    for model in generate.model_names(VERSIONS):
+        keep = data / f"values_pyndeval-{model}.parquet"
+        plan[f"pyndeval-{model}"] = (me + ["pyndeval", str(data), model, "alpha_ndcg@20", str(keep)], keep)
+    chosen = args.only.split(",") if args.only else list(plan)
+    results = {}
+    for name in chosen:
+        results[name] = timed(plan[name][0], args.timeout)
+        print(name, json.dumps(results[name]), flush=True)
+    files = {name: plan[name][1] for name in chosen if plan[name][1] is not None}
+    print("check:", check(data, files))
+    report(meta, results, os.getloadavg())
+
+
+def report(meta: dict, results: dict, load: tuple[float, float, float]) -> None:
+    def cell(name: str, key: str, fmt: str) -> str:
+        r = results.get(name)
+        if r is None:
+            return "—"
+        if "error" in r:
+            return r["error"]
+        return fmt % r[key]
+
+    print(f"\n{meta['rows']:,} run rows ({meta['queries']:,} queries x {meta['results']} x {meta['versions']} versions), "
+          f"{meta['subtopic_judgments']:,} subtopic judgments; load average at the end {load[0]:.1f}\n")
+    print("| measurement | whole process: wall | whole process: CPU | evaluate / pyndeval call: wall | peak RSS |")
+    print("|---|---|---|---|---|")
+    for name in results:
+        print(f"| {name} | {cell(name, 'wall_s', '%.1f s')} | {cell(name, 'cpu_s', '%.1f s')} | "
+              f"{cell(name, 'evaluate_s', '%.1f s')} | "
+              f"{cell(name, 'rss_gib', '%.2f GiB')} |")
+
+
+if __name__ == "__main__":
+    main()
