@@ -101,14 +101,14 @@ def _prepare(plan: Plan, log: Any, candidate: Any, examination: Any, names: dict
         if score:
             cf = cf.select(pl.col(names[Q]).alias(Q), pl.col(names[D]).alias(D), pl.col(score).cast(pl.Float64)
                            .alias("_score"))
-            checks.check_candidate(cf, by_score=True)
+            checks.check_candidate(cf, by_score=True, slate=plan.slate)
             # ranks by score, highest first; ties by item, ascending (deterministic, as the SQL)
             cf = cf.sort([Q, "_score", D], descending=[False, True, False]).with_columns(
                 pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(Q).alias(R)).drop("_score")
         else:
             cf = cf.select(pl.col(names[Q]).alias(Q), pl.col(names[D]).alias(D),
                            pl.col(rank_col).cast(pl.Int64).alias(R))
-            checks.check_candidate(cf, by_score=False)
+            checks.check_candidate(cf, by_score=False, slate=plan.slate)
         for role in (Q, D):
             left, right = lf.collect_schema()[role], cf.collect_schema()[role]
             if left != right:

@@ -37,6 +37,17 @@ def _bad(frame: pl.LazyFrame, conditions: dict[str, pl.Expr], what: str) -> None
                             f"(queries {examples(queries[Q].to_list())})")
 
 
+def _repeated(frame: pl.LazyFrame, key: list[str], what: str, label: str) -> None:
+    """Raise when rows repeat ``key``: their count and a few queries (one group-by)."""
+    groups = frame.group_by(key).agg(n=pl.len()).filter(pl.col("n") > 1)
+    found = groups.select(rows=pl.col("n").sum(), queries=pl.col(Q).unique().head(6)).collect()
+    rows = int(found["rows"][0] or 0) if found.height else 0
+    if rows:
+        queries = found["queries"].to_list() if found.height else []
+        raise DataError(f"counterfactual: the {what} has {plural(rows, 'row')} repeating a key ({label}; queries "
+                        f"{examples(queries)})")
+
+
 def check_log(plan: Plan, log: pl.LazyFrame, names: dict[str, str]) -> None:
     c, p = pl.col(C), pl.col(P)
     conditions = {
@@ -53,7 +64,13 @@ def check_log(plan: Plan, log: pl.LazyFrame, names: dict[str, str]) -> None:
             conditions[f"have an evaluation propensity ({names[E]!r}) that is null or outside [0, 1]"] = (
                 e.is_null() | ~e.is_finite() | (e < 0) | (e > 1))
     _bad(log, conditions, "log")
-    shape = {"share a position within one logged ranking": pl.len().over([*plan.keys, P]) > 1}
+    # Rows sharing a position in a ranking: every row for the slate estimators (OBP refuses
+    # them), only the clicked rows for ips (the rows that carry a term, as evaluate's
+    # checks="full"): a group-by over the clicks, not a window over the whole log.
+    rows = log if plan.slate else log.filter(pl.col(C) > 0)
+    _repeated(rows, [*plan.keys, P], "log", f"{'' if plan.slate else 'clicked '}rows sharing a position within "
+              f"one logged ranking")
+    shape: dict[str, pl.Expr] = {}
     if plan.estimator in ("standard_ips", "sn_standard_ips"):
         for col, who in ({B: "logging"} | ({} if plan.deterministic else {E: "evaluation"})).items():
             shape[f"carry a {who} slate propensity ({names[col]!r}) that is not the same for the whole ranking"] = (
@@ -63,18 +80,22 @@ def check_log(plan: Plan, log: pl.LazyFrame, names: dict[str, str]) -> None:
             shape[f"carry a {who} cascade propensity ({names[col]!r}) above one at an earlier position "
                   f"(it must not increase down a ranking)"] = pl.col(col) > pl.col(col).cum_min().over(plan.keys,
                                                                                                       order_by=P)
-    _bad(log, shape, "log")
+    if shape:
+        _bad(log, shape, "log")
 
-def check_candidate(candidate: pl.LazyFrame, by_score: bool) -> None:
-    r = pl.col(R)
-    conditions = {"repeat an item within a query": pl.len().over([Q, D]) > 1,
-                  "have a null query or item": pl.col(Q).is_null() | pl.col(D).is_null()}
+def check_candidate(candidate: pl.LazyFrame, by_score: bool, slate: bool) -> None:
+    """Nulls and repeats.  Two items at one position are refused for the slate estimators (the
+    candidate's item at a logged position must be one); for ips each item is weighed by its
+    own position, so ties are allowed there."""
+    conditions = {"have a null query or item": pl.col(Q).is_null() | pl.col(D).is_null()}
     if by_score:
         conditions["have a null or NaN score"] = pl.col("_score").is_null() | pl.col("_score").is_nan()
     else:
-        conditions["have a null or non-positive position"] = r.is_null() | (r < 1)
-        conditions["share a position within a query"] = pl.len().over([Q, R]) > 1
+        conditions["have a null or non-positive position"] = pl.col(R).is_null() | (pl.col(R) < 1)
     _bad(candidate, conditions, "candidate")
+    _repeated(candidate, [Q, D], "candidate", "an item ranked twice for one query")
+    if slate and not by_score:
+        _repeated(candidate, [Q, R], "candidate", "two items at one position of one query")
 
 
 def check_examination(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame, examination: pl.LazyFrame) -> None:
@@ -109,17 +130,26 @@ def check_examination(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame, ex
 
 
 def check_coverage(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame) -> None:
-    """Warn with counts when the candidate and the log do not cover each other."""
-    pairs = log.select(Q, D).unique()
+    """Warn with counts when the candidate and the log do not cover each other (for the
+    candidate's items, within the deepest cutoff asked for: the items that can carry a weight)."""
+    ks = [w.k for w in plan.weights]
+    deepest = None if plan.slate or None in ks else max(k for k in ks if k is not None)
     queries = log.select(Q).unique()
-    cand_in = candidate.join(queries, on=Q, how="semi")
-    unseen = cand_in.join(pairs, on=[Q, D], how="anti").select(pl.len(), pl.col(Q).n_unique()).collect()
-    extra = candidate.join(queries, on=Q, how="anti").select(pl.col(Q).n_unique()).collect().item()
-    unranked = queries.join(candidate.select(Q).unique(), on=Q, how="anti").select(pl.len()).collect().item()
+    cand = candidate if deepest is None else candidate.filter(pl.col(R) <= deepest)
+    cand_in = cand.select(Q, D).join(queries, on=Q, how="semi")
+    # the log probes the (smaller) candidate: how many of the candidate's pairs it shows
+    seen = log.select(Q, D).join(cand_in, on=[Q, D], how="inner").unique()
+    total, shown, extra, unranked = (f.item() for f in pl.collect_all([
+        cand_in.select(pl.len()), seen.select(pl.len()),
+        candidate.select(Q).unique().join(queries, on=Q, how="anti").select(pl.len()),
+        queries.join(candidate.select(Q).unique(), on=Q, how="anti").select(pl.len())]))
+    missing, unseen_queries = total - shown, 0
+    if missing:
+        unseen_queries = cand_in.join(seen, on=[Q, D], how="anti").select(pl.col(Q).n_unique()).collect().item()
     notes = []
-    if unseen.item(0, 0):
-        notes.append(f"candidate items never logged for their query: {unseen.item(0, 0):,} (in "
-                     f"{unseen.item(0, 1):,} of the logged queries); no click can support them, so they add 0 (the "
+    if missing:
+        notes.append(f"candidate items never logged for their query: {missing:,} (in "
+                     f"{unseen_queries:,} of the logged queries); no click can support them, so they add 0 (the "
                      f"estimate is a lower bound where they matter)")
     if extra:
         notes.append(f"candidate queries without a logged ranking, not estimated: {extra:,}")
