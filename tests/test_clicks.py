@@ -148,14 +148,14 @@ def test_clicks_from_a_qrels_table(engine: str) -> None:
 
 BAD = [
     ({"click": [0, -1, 1, 0, 0, 0]}, ["clicks@3"],
-     "clicks@3: 1 row with a negative click count (column 'click'), e.g. in queries 'q1'"),
+     "clicks@3: 1 row with a negative click count (column 'click'), e.g. in query 'q1'"),
     ({"click": [0.0, 0.5, 1.0, 0.0, 0.5, 0.0]}, ["click_rr"],
-     "click_rr: 2 rows with a click count that is not a whole number (column 'click'), e.g. in queries 'q1'"),
+     "click_rr: 2 rows with a click count that is not a whole number (column 'click'), e.g. in query 'q1'"),
     ({"click": [0, 2, 3, 0, 0, 4]}, ["clicks", "ctr@2"],
      "ctr@2: 3 rows with more clicks than impressions (a count above 1 in column 'click' on one shown row; "
-     "a CTR is a rate of 0/1 clicks: use clicks@k for counts), e.g. in queries 'q1', 'q2', 'q3'"),
+     "a CTR is a rate of 0/1 clicks: use clicks@k for counts), e.g. in query 'q1', 'q2', 'q3'"),
     ({"position": [1, None, 1, 1, 2, None]}, ["abandonment"],
-     "abandonment: 2 rows with a null 'position' (the rank of a shown row is unknown), e.g. in queries 'q1', 'q3'"),
+     "abandonment: 2 rows with a null 'position' (the rank of a shown row is unknown), e.g. in query 'q1', 'q3'"),
 ]
 
 

@@ -38,7 +38,7 @@ def message(label: str, columns: Columns, problem: str, rows: int, queries: Sequ
     """The error both engines raise for bad click values (the DuckDB statement spells the same)."""
     shown = ", ".join(f"'{q}'" for q in queries)
     more = f" (and {n_queries - len(queries)} more)" if n_queries > len(queries) else ""
-    return f"{label}: {plural(rows, 'row')} with {_what(problem, columns)}, e.g. in queries {shown}{more}"
+    return f"{label}: {plural(rows, 'row')} with {_what(problem, columns)}, e.g. in {columns.query} {shown}{more}"
 
 
 def _what(problem: str, columns: Columns) -> str:
@@ -163,7 +163,7 @@ def _check_sql(outputs: Outputs, checks: list[str], q: str, columns: Columns) ->
         more = f"CASE WHEN len({queries}) > 5 THEN ' (and ' || (len({queries}) - 5) || ' more)' ELSE '' END"
         rows = f"format('{{:,}}', SUM({col})) || CASE WHEN SUM({col}) = 1 THEN ' row' ELSE ' rows' END"
         text = f"{label}: ".replace("'", "''")
-        tail = f" with {_what(problem, columns)}, e.g. in queries ".replace("'", "''")
+        tail = f" with {_what(problem, columns)}, e.g. in {columns.query} ".replace("'", "''")
         cases.append(f"WHEN SUM({col}) > 0 THEN error('rank_polars: {text}' || {rows} || '{tail}' || {some} || {more})")
     return f"(SELECT CASE {' '.join(cases)} ELSE 0.0 END AS __rp_check FROM {quote('__rp_click_per')})"
 

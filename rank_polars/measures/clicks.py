@@ -68,7 +68,7 @@ class CTR(_Click):
     delta method's linearisation ``R + (X - R·Y) / mean(Y)``: its mean over the group's
     rankings is R, and its sample variance / n is the delta-method variance of R, so the
     t interval of ``evaluate(ci=)`` is the delta-method interval. The raw X and Y are
-    ``clicks@k`` and ``impressions@k`` (:meth:`ratio_parts`). A click count above 1 on a row
+    ``clicks@k`` and ``impressions@k`` (``spec.ratio_parts()``). A click count above 1 on a row
     (more clicks than impressions) is refused: a CTR is a rate of 0/1 clicks.
 
     >>> from rank_polars.measures import parse
