@@ -1,0 +1,243 @@
+"""Issue 21's performance targets: ``ils@10`` and ``novelty@10`` against ``ndcg@10`` on the same
+log, in the Polars and DuckDB engines, and against Microsoft ``recommenders``' pandas functions.
+
+    python benchmarks/beyond_costs.py --lists 200000            # 20M shown rows: generate if missing, time, print
+    python benchmarks/beyond_costs.py --lists 20000 --only polars-ils@10
+    python benchmarks/beyond_costs.py --lists 200000 --reference-lists 20000   # recommenders on 20k lists
+
+The data (deterministic, seed ``--seed``), under ``benchmarks/data/beyond-<lists>``:
+
+* ``log.parquet``: ``--lists`` users, each shown 100 distinct items at positions 1..100
+  (``user, item, position, relevance``; relevance 1 with probability 5%); items drawn from a
+  catalogue of ``--items`` (1M) with popularity falling as (rank + 10)^-0.8;
+* ``history.parquet``: 25 past interactions per user (``user, item``; repeats dropped), drawn
+  from the same popularity (so some shown items were never in the history: novelty runs with
+  ``unseen="zero"``, recommenders' convention); a user is never shown an item of their history;
+* ``catalog.parquet``: every item; ``features.parquet``: every item's 64-dimensional float32
+  vector (``item, vec``), normal draws.
+
+Each measurement is a fresh Python process reading the Parquet files; reported: the
+``evaluate`` call's wall clock and the whole process's CPU time (user + system, all threads:
+the fairer number on a shared machine), and peak RSS (``os.wait4``).  recommenders runs on the
+top 10 rows of the first ``--reference-lists`` lists (``novelty`` and the co-occurrence
+``diversity``; its feature-vector diversity is a row-by-row Python cross join and runs on
+``--feature-lists``), and ours on exactly the same rows, so the ratios compare like with like;
+the values are checked to agree (1e-9) before any time is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+HERE = Path(__file__).resolve().parent
+SHOWN, HISTORY_PER_USER, DIM = 100, 25, 64
+MEASURES = ("ndcg@10", "ils@10", "novelty@10", "catalog_coverage@10")
+
+
+def popularity_cdf(n_items: int) -> np.ndarray:
+    weights = 1.0 / (np.arange(n_items, dtype=np.float64) + 10.0) ** 0.8
+    return np.cumsum(weights) / weights.sum()
+
+
+def generate(out: Path, lists: int, items: int, seed: int) -> None:
+    """Write the four tables (see the module docstring), chunk by chunk of users."""
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng([seed, 21])
+    cdf = popularity_cdf(items)
+    # items are shuffled ids, so popularity does not follow the id order
+    ids = rng.permutation(items).astype(np.int64)
+    logs, histories = [], []
+    chunk = 20_000
+    for u0 in range(0, lists, chunk):
+        n = min(chunk, lists - u0)
+        past = ids[np.searchsorted(cdf, rng.random(n * HISTORY_PER_USER), side="right").clip(max=items - 1)]
+        past = pl.DataFrame({"user": np.repeat(np.arange(u0, u0 + n, dtype=np.int64), HISTORY_PER_USER), "item": past})
+        past = past.unique(maintain_order=True)  # recommenders assumes no repeated history row
+        histories.append(past)
+        # 130 draws per user, the first 100 distinct ones the user has not had kept (recommenders
+        # refuses a shown item already in the user's history)
+        draws = ids[np.searchsorted(cdf, rng.random(n * 130), side="right").clip(max=items - 1)]
+        frame = pl.DataFrame({"user": np.repeat(np.arange(u0, u0 + n, dtype=np.int64), 130), "item": draws})
+        frame = frame.unique(["user", "item"], keep="first", maintain_order=True)
+        frame = frame.join(past, on=["user", "item"], how="anti", maintain_order="left")
+        frame = frame.with_columns(pl.int_range(1, pl.len() + 1).over("user").alias("position"))
+        frame = frame.filter(pl.col("position") <= SHOWN)
+        frame = frame.with_columns(pl.Series("relevance", (rng.random(frame.height) < 0.05).astype(np.int8)))
+        logs.append(frame)
+    pl.concat(logs).write_parquet(out / "log.parquet", row_group_size=1 << 20)
+    pl.concat(histories).write_parquet(out / "history.parquet")
+    pl.DataFrame({"item": np.arange(items, dtype=np.int64)}).write_parquet(out / "catalog.parquet")
+    vec = rng.standard_normal((items, DIM), dtype=np.float32)
+    features = pl.DataFrame({"item": np.arange(items, dtype=np.int64),
+                             "vec": pl.Series(vec).cast(pl.Array(pl.Float32, DIM))})
+    features.write_parquet(out / "features.parquet")
+    log = pl.scan_parquet(out / "log.parquet").select(pl.len(), pl.col("user").n_unique()).collect()
+    meta = {"lists": int(log.item(0, 1)), "rows": int(log.item(0, 0)), "items": items, "dim": DIM, "seed": seed,
+            "history_rows": sum(h.height for h in histories)}
+    (out / "meta.json").write_text(json.dumps(meta))
+
+
+def history(data: Path, lists: int | None) -> pl.LazyFrame:
+    """The history; for a comparison with recommenders, only the users of its lists (its
+    co-occurrence pairs every two items of a user's history: 125M pairs for all 200k users)."""
+    frame = pl.scan_parquet(data / "history.parquet")
+    return frame if lists is None else frame.filter(pl.col("user") < lists)
+
+
+def shown_features(data: Path, lists: int) -> pl.DataFrame:
+    """The vectors of the items the first ``lists`` lists show in their top 10: what recommenders
+    is given (its similarity is a cross join of this table), and so what ours is given too."""
+    shown = pl.scan_parquet(data / "log.parquet").filter((pl.col("user") < lists) & (pl.col("position") <= 10))
+    return pl.scan_parquet(data / "features.parquet").join(shown.select("item").unique(), on="item", how="semi").collect()
+
+
+def spec(name: str, data: Path, lists: int | None = None) -> object:
+    import rank_polars as rp
+
+    past: object = str(data / "history.parquet") if lists is None else history(data, lists).collect()
+    if name == "ils@10":
+        return rp.ils(k=10, features=str(data / "features.parquet"))
+    if name == "novelty@10":
+        return rp.novelty(k=10, history=past, unseen="zero")
+    if name == "diversity_cooc@10":
+        return rp.diversity(k=10, history=past, sim="cooccurrence")
+    if name == "diversity@10":
+        return rp.diversity(k=10, features=str(data / "features.parquet") if lists is None else shown_features(data, lists))
+    if name == "catalog_coverage@10":
+        return rp.catalog_coverage(k=10, catalog=str(data / "catalog.parquet"))
+    return name
+
+
+def one(engine: str, measure: str, data: Path, lists: int | None) -> dict[str, object]:
+    """Inside the child: one evaluate call (on the first ``lists`` lists when given)."""
+    import rank_polars as rp
+
+    log: object = str(data / "log.parquet")
+    if lists is not None:  # the reference's rows: the top 10 of the first lists
+        log = pl.scan_parquet(log).filter((pl.col("user") < lists) & (pl.col("position") <= 10)).collect()
+    metric = spec(measure, data, lists)
+    t0 = time.perf_counter()
+    out = rp.evaluate(log, [metric], query="user", engine=engine)
+    wall = time.perf_counter() - t0
+    return {"wall": wall, "value": float(out.row(0)[-1])}
+
+
+def reference(measure: str, data: Path, lists: int) -> dict[str, object]:
+    """Inside the child: recommenders' function on the top 10 rows of the first ``lists`` lists."""
+    sys.path.insert(0, str(HERE.parent))
+    from tests.test_beyond_reference import recommenders_eval
+
+    pe = recommenders_eval()
+    reco = (pl.scan_parquet(data / "log.parquet").filter((pl.col("user") < lists) & (pl.col("position") <= 10))
+            .select("user", "item").collect().to_pandas())
+    train = history(data, lists).collect().to_pandas()
+    kw = {"col_user": "user", "col_item": "item"}
+    t0 = time.perf_counter()
+    if measure == "novelty@10":
+        # recommenders' novelty: items never in the history are left out of its item table and
+        # count 0 in its sum over the rows (our unseen="zero")
+        value = pe.novelty(train, reco, **kw)
+    elif measure == "diversity_cooc@10":
+        value = pe.diversity(train, reco, **kw)
+    else:
+        features = shown_features(data, lists).with_columns(pl.col("vec").cast(pl.List(pl.Float64))).rename({"vec": "features"})
+        value = pe.diversity(train, reco, item_feature_df=features.to_pandas(), item_sim_measure="item_feature_vector", **kw)
+    return {"wall": time.perf_counter() - t0, "value": float(value)}
+
+
+def child(args: list[str], timeout: float | None = None) -> dict[str, object] | None:
+    """Run this script as a fresh process; its result with CPU seconds and peak RSS (wait4)."""
+    proc = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True)
+    t0 = time.monotonic()
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if timeout is not None and time.monotonic() - t0 > timeout:
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            return None
+        time.sleep(0.05)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    if status != 0:
+        raise RuntimeError(f"{args}: exit {status}\n{out}")
+    result = json.loads(out.strip().splitlines()[-1])
+    result["cpu"] = usage.ru_utime + usage.ru_stime
+    result["rss_mib"] = usage.ru_maxrss / 1024
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lists", type=int, default=200_000)
+    parser.add_argument("--items", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=21)
+    parser.add_argument("--reference-lists", type=int, default=20_000, help="lists given to recommenders (top 10 each)")
+    parser.add_argument("--feature-lists", type=int, default=200, help="lists given to recommenders' feature diversity")
+    parser.add_argument("--reference-timeout", type=float, default=600.0)
+    parser.add_argument("--engines", default="polars,duckdb")
+    parser.add_argument("--only", help="ENGINE-MEASURE, e.g. polars-ils@10")
+    parser.add_argument("--child", nargs=3, metavar=("ENGINE", "MEASURE", "LISTS"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    data = HERE / "data" / f"beyond-{args.lists}"
+    if args.child:
+        engine, measure, lists = args.child
+        subset = None if lists == "all" else int(lists)
+        result = reference(measure, data, int(lists)) if engine == "recommenders" else one(engine, measure, data, subset)
+        result["self_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(json.dumps(result))
+        return
+    if not (data / "meta.json").is_file():
+        t0 = time.perf_counter()
+        generate(data, args.lists, args.items, args.seed)
+        print(f"generated {data} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    meta = json.loads((data / "meta.json").read_text())
+    print(f"{meta['rows']:,} shown rows, {meta['lists']:,} lists, {meta['items']:,} items, "
+          f"{meta['dim']}-d features, {meta['history_rows']:,} history rows; load {os.getloadavg()[0]:.1f}")
+    if args.only:
+        engine, measure = args.only.split("-", 1)
+        print(json.dumps(child(["--lists", str(args.lists), "--child", engine, measure, "all"])))
+        return
+    rows = []
+    for engine in args.engines.split(","):
+        base = None
+        for measure in MEASURES:
+            r = child(["--lists", str(args.lists), "--child", engine, measure, "all"])
+            assert r is not None
+            base = base or r
+            rows.append(f"| {engine} | {measure} | {r['wall']:.2f} | {r['cpu']:.1f} | "
+                        f"{r['wall'] / base['wall']:.2f}× / {r['cpu'] / base['cpu']:.2f}× | {r['rss_mib']:,.0f} |")
+            print(rows[-1], flush=True)
+    print("\n| engine | measure | evaluate wall s | process CPU s | vs ndcg@10 (wall / CPU) | peak RSS MiB |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(rows))
+    print("\n| measure | rows (top 10 of lists) | recommenders s | ours, Polars s | ratio | values agree |")
+    print("|---|---|---|---|---|---|")
+    for measure, lists in (("novelty@10", args.reference_lists), ("diversity_cooc@10", args.reference_lists),
+                           ("diversity@10", args.feature_lists)):
+        theirs = child(["--lists", str(args.lists), "--child", "recommenders", measure, str(lists)],
+                       timeout=args.reference_timeout)
+        ours = child(["--lists", str(args.lists), "--child", "polars", measure, str(lists)])
+        assert ours is not None
+        if theirs is None:
+            print(f"| {measure} | {lists * 10:,} | > {args.reference_timeout:.0f} (stopped) | {ours['wall']:.2f} | — | — |")
+            continue
+        agree = abs(float(theirs["value"]) - float(ours["value"])) <= 1e-9 * max(1.0, abs(float(ours["value"])))
+        assert agree, (measure, theirs["value"], ours["value"])
+        print(f"| {measure} | {lists * 10:,} | {theirs['wall']:.2f} | {ours['wall']:.3f} | "
+              f"{theirs['wall'] / ours['wall']:.0f}× | yes |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
