@@ -32,7 +32,7 @@ import polars as pl
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from counterfactual_costs import build  # noqa: E402  (the same log, the same generator)
+from counterfactual_costs import build  # the same log, the same generator
 
 METHODS = ("pivot", "adjacent_chain", "all_pairs")
 

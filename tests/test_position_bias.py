@@ -232,7 +232,7 @@ def test_all_pairs_is_the_optimum_of_its_objective(log: pl.DataFrame) -> None:
     # on the positions the fit reached (linked to position 1), the gradient vanishes ...
     keep = np.isin(a, [positions.index(p) for p in fitted]) & np.isin(b, [positions.index(p) for p in fitted])
     x = np.array([math.log(exam[p]) if p in fitted else 0.0 for p in positions])
-    value, grad = wls(x, a[keep], b[keep], y[keep], w[keep])
+    _, grad = wls(x, a[keep], b[keep], y[keep], w[keep])
     assert exam[1] == 1.0 and np.abs(grad).max() < 1e-8 * max(1.0, float(w.sum()))
     # ... and scipy, started elsewhere, lands at the same point
     free = [positions.index(p) for p in fitted if p != 1]
@@ -251,7 +251,7 @@ def test_all_pairs_is_the_optimum_of_its_objective(log: pl.DataFrame) -> None:
 TRUE = np.array([1.0, 0.72, 0.55, 0.44, 0.36, 0.3, 0.26, 0.22])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def simulate(seed: int, queries: int = 1000, sessions: int = 40, arms: int = 3, share_random: float = 0.3) -> pl.DataFrame:
     """A position-based model (click = examined · relevant): per query 8 items with relevance
     U(0.05, 0.95); each arm shows its own noisy order of them; a share of sessions shows a
@@ -301,13 +301,13 @@ def test_all_pairs_lands_near_the_toolkits_own_objective() -> None:
 def test_bad_input() -> None:
     log = pl.DataFrame({"query": ["q", "r"], "item": ["a", "b"], "position": [1, 1], "click": [-1, 0]})
     for engine in ("polars", "duckdb"):
-        with pytest.raises(RankPolarsError, match=r"1 row have a negative or non-integer 'click' \(queries 'q'\)"):
+        with pytest.raises(RankPolarsError, match=r"1 row has a negative or non-integer 'click' \(queries 'q'\)"):
             position_bias(log, engine=engine)
         with pytest.raises(RankPolarsError, match="non-integer"):
             position_bias(log.with_columns(click=pl.lit(0.5)), engine=engine)
         with pytest.raises(RankPolarsError, match="null position"):
             position_bias(log.with_columns(click=pl.lit(1), position=pl.Series([0, 1])), engine=engine)
-        with pytest.raises(RankPolarsError, match="null 'query' or 'item'"):
+        with pytest.raises(RankPolarsError, match="null 'query', 'item' or by column"):
             position_bias(log.with_columns(click=pl.lit(1), item=pl.Series(["a", None])), engine=engine)
         with pytest.raises(RankPolarsError, match="no column 'rand'"):
             position_bias(log, "rand_topk", randomized="rand", engine=engine)

@@ -128,7 +128,7 @@ def _schema_check(schema: dict[str, pl.DataType], roles: dict[str, str], groups:
 #: the data checks: name -> (what is wrong, as said in the error)
 PROBLEMS = {"null_click": "a null {click!r}", "bad_click": "a negative or non-integer {click!r}",
             "bad_position": "a null position or one below 1 in {position!r}",
-            "null_key": "a null {query!r} or {item!r}", "null_rand": "a null {randomized!r}"}
+            "null_key": "a null {query!r}, {item!r} or by column", "null_rand": "a null {randomized!r}"}
 
 
 def _refuse(counts: dict[str, Any], roles: dict[str, str], randomized: str | None) -> None:
@@ -136,7 +136,8 @@ def _refuse(counts: dict[str, Any], roles: dict[str, str], randomized: str | Non
     for name, what in PROBLEMS.items():
         if counts.get(name):
             where = examples(counts[f"{name}_queries"])
-            raise RankPolarsError(f"position_bias: {plural(counts[name], 'row')} have {what.format(randomized=randomized, **roles)} "
+            verb = "has" if counts[name] == 1 else "have"
+            raise RankPolarsError(f"position_bias: {plural(counts[name], 'row')} {verb} {what.format(randomized=randomized, **roles)} "
                                   f"(queries {where})")
     if not counts["rows"]:
         chosen = f" where {randomized!r} is true" if randomized else ""
@@ -162,7 +163,8 @@ def _polars(log: Any, roles: dict[str, str], groups: list[str], randomized: str 
     rows = lf.select(*gs, q=pl.col(roles["query"]), i=pl.col(roles["item"]), p=pl.col(roles["position"]).cast(pl.Int64),
                      c=pl.col(roles["click"]).cast(pl.Float64),
                      **({"rand": pl.col(randomized)} if randomized else {}))
-    c, p, key = pl.col("c"), pl.col("p"), pl.col("q").is_null() | pl.col("i").is_null()
+    c, p = pl.col("c"), pl.col("p")
+    key = pl.any_horizontal(pl.col("q", "i", *[f"g{j}" for j in range(len(groups))]).is_null())
     bad = {"null_click": c.is_null(), "bad_click": (c < 0) | (c != c.floor()), "bad_position": p.is_null() | (p < 1),
            "null_key": key, **({"null_rand": pl.col("rand").is_null()} if randomized else {})}
     check = rows.select(**{k: v.sum() for k, v in bad.items()},
@@ -189,7 +191,7 @@ def _duckdb(log: Any, roles: dict[str, str], groups: list[str], randomized: str 
                         f"CAST({quote(roles['position'])} AS BIGINT) AS p, CAST({quote(roles['click'])} AS DOUBLE) AS c{rand} "
                         f"FROM {rel}")
         bad = {"null_click": "c IS NULL", "bad_click": "c < 0 OR c <> floor(c)", "bad_position": "p IS NULL OR p < 1",
-               "null_key": "q IS NULL OR i IS NULL", **({"null_rand": "rand IS NULL"} if randomized else {})}
+               "null_key": " OR ".join(f"{c} IS NULL" for c in ["q", "i", *[f"g{j}" for j in range(len(groups))]]), **({"null_rand": "rand IS NULL"} if randomized else {})}
         check = ", ".join(f"COUNT(*) FILTER (WHERE {v}) AS {k}, (list(DISTINCT q) FILTER (WHERE {v}))[1:5] AS {k}_queries"
                           for k, v in bad.items())
         counts = eng.query(f"SELECT {check}, COUNT(*) FILTER (WHERE {'rand' if randomized else 'true'}) AS rows FROM pb_rows").row(0, named=True)
@@ -217,7 +219,9 @@ def _warn_nulls(out: pl.DataFrame, method: str) -> None:
         said.append(f"{plural(null.height - bare.height, 'position')} where the ratio to position 1 is undefined "
                     f"(clicks where the reference has none, position 1 absent or unclicked, or a broken chain; "
                     f"positions {examples(rest, quote=False)})")
-    warn(f"position_bias(method={method!r}): examination is null at " + " and at ".join(said))
+    groups = [c for c in out.columns if c not in ("p", "examination", "support", "clicks")]
+    across = f" (over {plural(null.select(groups).n_unique(), 'group')})" if out.select(groups).n_unique() > 1 else ""
+    warn(f"position_bias(method={method!r}): examination is null at " + " and at ".join(said) + across)
 
 
 __all__ = ["METHODS", "position_bias"]
