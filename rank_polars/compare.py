@@ -23,11 +23,11 @@ from .inputs import scan
 from .progress import ProgressLike, resolve
 from .validate import Missing
 
-Test = Literal["paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey"]
-TESTS = ("paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey")
+Test = Literal["paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey", "delta"]
+TESTS = ("paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey", "delta")
 ALL_PAIRS_TESTS = ("tukey", "randomized-tukey")  # one family of every pair of versions, per metric
 CORRECTIONS = (None, "bonferroni", "holm", "bh")
-INTERVALS = (None, "t", "bootstrap", "tukey")
+INTERVALS = (None, "t", "bootstrap", "tukey", "delta")
 
 SCHEMA: dict[str, Any] = {
     "metric": pl.String,
@@ -108,6 +108,15 @@ def compare(
         values across the versions); see :mod:`rank_polars.anova`.  Both need every version
         on the same queries: ``missing`` decides (0 for an absent value, or only the queries
         every version has).
+        ``"delta"``: A/B arms, *not paired* (each version has its own rankings or sessions):
+        two independent estimates, each the mean of its version's per-ranking values, and a
+        two-sided z test on their difference with ``se = sqrt(s_a^2/n_a + s_b^2/n_b)`` and the
+        normal interval (:func:`rank_polars.intervals.difference`).  For a ratio metric
+        (``ctr(agg="ratio")@k``, whose per-ranking values are the delta method's
+        linearisation) that is the delta method for a ratio of means (tea-tasting's
+        ``RatioOfMeans`` with ``use_t=False``); for a plain mean, the two-sample z test.
+        ``n_queries`` is then the rankings of both arms; ``wins``/``ties``/``losses`` and the
+        power columns are null (nothing is paired).
     correction
         ``None``, ``"bonferroni"``, ``"holm"`` or ``"bh"`` (Benjamini-Hochberg), applied
         across all rows of the call (every metric and pair).  Not used by the two Tukey
@@ -310,7 +319,9 @@ def compare_values(
     """
     by = _check_args(by, test, correction, alpha, n_resamples, confidence, seed, {})
     _check_family(baseline, pairs, test, interval, power)
-    interval = interval or {"paired_t": "t", "tukey": "tukey"}.get(test, "bootstrap")
+    interval = interval or {"paired_t": "t", "tukey": "tukey", "delta": "delta"}.get(test, "bootstrap")
+    if (interval == "delta") != (test == "delta"):
+        raise RankPolarsError("compare: test='delta' (unpaired arms) goes with its own interval, interval='delta', only")
     shown = resolve(progress)
     labels = [c for c in per.columns if c not in (by, query)]
     better = {label: bool((higher_is_better or {}).get(label, True)) for label in labels}
@@ -332,7 +343,9 @@ def compare_values(
             )
         chosen = [(baseline, v) for v in versions if v != baseline]
 
-    if test in ALL_PAIRS_TESTS:
+    if test == "delta":
+        rows = _unpaired_rows(per, by, labels, chosen, confidence, better)
+    elif test in ALL_PAIRS_TESTS:
         rows = _family_rows(per, by, query, labels, chosen, test, interval, n_resamples, confidence, missing, seed,
                             shown, better)
     else:
@@ -344,7 +357,7 @@ def compare_values(
     for r, q in zip(rows, p_adj):
         r["p_adjusted"] = q
         r["significant"] = bool(q < alpha) if not math.isnan(q) else False
-        if not r["significant"]:
+        if not r["significant"] and test != "delta":
             r["power"], r["queries_needed"] = _power(r["effect_size"], r["n_queries"], alpha, power)
     schema = {k: (per.schema[by] if v is None else v) for k, v in SCHEMA.items()}
     out = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
@@ -556,6 +569,34 @@ def _family_rows(
     return rows
 
 
+def _unpaired_rows(per: pl.DataFrame, by: str, labels: list[str], chosen: list[tuple], confidence: float,
+                   better: dict[str, bool]) -> list[dict[str, Any]]:
+    """The rows of ``test="delta"``: each version's own per-ranking values, not paired by query."""
+    from .intervals import difference
+
+    values = {v: part for (v,), part in per.partition_by(by, as_dict=True).items()}
+    rows: list[dict[str, Any]] = []
+    for label in labels:
+        for base, version in chosen:
+            a = values[base][label].to_numpy().astype(np.float64)
+            b = values[version][label].to_numpy().astype(np.float64)
+            estimate, p = difference(a, b, confidence)
+            mean_a = float(a.mean()) if a.size else math.nan
+            note = None
+            if math.isnan(p):
+                note = "n too small" if min(a.size, b.size) < 2 else "no variance in either arm"
+            rows.append({
+                **{k: None for k in SCHEMA},
+                "metric": label, "baseline": base, "version": version, "n_queries": int(a.size + b.size),
+                "mean_baseline": mean_a, "mean_version": float(b.mean()) if b.size else math.nan,
+                "diff": estimate.value, "rel_diff": estimate.value / mean_a if a.size and mean_a != 0 else math.nan,
+                "ci_low": estimate.low, "ci_high": estimate.high, "p_value": p, "significant": False,
+                "effect_size": math.nan, "test": "delta", "interval": "delta", "power": math.nan, "note": note,
+                "higher_is_better": better[label],
+            })
+    return rows
+
+
 def _check_values(per: pl.DataFrame, by: str, query: str, labels: list[str]) -> None:
     """Refuse a per-query value that is NaN, infinite or null: no query is dropped silently."""
     bad = per.select(by, query, *[(~pl.col(m).is_finite()).fill_null(True).alias(m) for m in labels])
@@ -575,6 +616,8 @@ def _check_values(per: pl.DataFrame, by: str, query: str, labels: list[str]) -> 
 def _warn_small(rows: list[dict[str, Any]], test: str, alpha: float, n_resamples: int) -> None:
     # a test too weak for the number of queries; a constant difference is said by the note alone
     small = [r for r in rows if r["note"] is not None and r["note"] not in (stats.NO_DIFFERENCE, stats.SAME_DIFFERENCE)]
+    if test == "delta":
+        return  # the note says it; smallest_p has no bound for a z test
     if small and test in ALL_PAIRS_TESTS:
         r = small[0]
         warn(f"compare: the {test} test has no p-value on {len(small)} of {len(rows)} rows ({r['note']}; e.g. "
@@ -623,7 +666,7 @@ def _check_family(baseline: Any, pairs: Any, test: str, interval: Any, power: An
     if pairs == "all" and baseline is not None:
         raise RankPolarsError("compare: pairs='all' compares every pair of versions; leave baseline out")
     if interval not in INTERVALS:
-        raise RankPolarsError(f"compare: interval must be 't', 'bootstrap' or 'tukey', got {interval!r}")
+        raise RankPolarsError(f"compare: interval must be 't', 'bootstrap', 'tukey' or 'delta', got {interval!r}")
     if interval == "tukey" and test != "tukey":
         raise RankPolarsError(f"compare: interval='tukey' is the simultaneous interval of test='tukey', not of {test!r}")
     if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < 1:

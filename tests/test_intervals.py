@@ -152,3 +152,76 @@ def test_one_query_has_no_interval_not_nan():
         out = intervals(per, [("x", parse("ndcg"))], ["model"], 0.95, method, n_resamples=200)
         assert out.row(0, named=True) == {"model": "a", "x_low": None, "x_high": None}
         assert out["x_low"][1] is not None
+
+
+# ----------------------------------------------------------------------------------------
+# ratios of means: the delta method, and compare(test="delta") between unpaired arms,
+# against tea-tasting's RatioOfMeans (use_t=False: the normal interval and z test)
+
+
+def click_arms(seed: int, rankings: tuple[int, int]) -> pl.DataFrame:
+    """Two A/B arms with their own rankings (different ids): 1-10 rows, 0/1 clicks."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for a, n in enumerate(rankings):
+        for q in range(n):
+            for pos in range(1, int(rng.integers(1, 11)) + 1):
+                rows.append((f"arm{a}", f"s{a}-{q}", f"i{pos}", pos, int(rng.random() < (0.25 + 0.08 * a) / pos)))
+    return pl.DataFrame(rows, schema=["arm", "query", "item", "position", "click"], orient="row")
+
+
+def tea_ratio(parts: pl.DataFrame, confidence: float):
+    tea = pytest.importorskip("tea_tasting")
+    data = parts.select(variant=pl.col("arm").replace_strict({"arm0": 0, "arm1": 1}), x="x", y="y").to_pandas()
+    exp = tea.Experiment(r=tea.RatioOfMeans("x", "y", use_t=False, equal_var=False, confidence_level=confidence))
+    return exp.analyze(data)["r"]
+
+
+def raw_parts(log: pl.DataFrame, k: int) -> pl.DataFrame:
+    """Clicks and rows shown in the top k per ranking, straight from the log."""
+    top = log.filter(pl.col("position") <= k)
+    return top.group_by("arm", "query").agg(x=pl.col("click").sum().cast(pl.Float64), y=pl.len().cast(pl.Float64))
+
+
+@pytest.mark.parametrize(("seed", "sizes", "confidence"), [(1, (80, 120), 0.95), (7, (30, 45), 0.9), (9, (200, 150), 0.99)])
+def test_delta_difference_of_two_ratios_is_tea_tastings(seed, sizes, confidence):
+    from rank_polars.intervals import difference, linearise, ratio_of_means
+
+    log = click_arms(seed, sizes)
+    parts = raw_parts(log, 5)
+    ref = tea_ratio(parts, confidence)
+    arms = [parts.filter(pl.col("arm") == a) for a in ("arm0", "arm1")]
+    (x0, y0), (x1, y1) = [(p["x"].to_numpy(), p["y"].to_numpy()) for p in arms]
+    assert ratio_of_means(x0, y0).value == pytest.approx(ref.control, rel=1e-9)
+    assert ratio_of_means(x1, y1).value == pytest.approx(ref.treatment, rel=1e-9)
+    # the standalone function on numerator / denominator columns
+    est, p = difference(linearise(x0, y0), linearise(x1, y1), confidence)
+    assert est.value == pytest.approx(ref.effect_size, rel=1e-9)
+    assert est.low == pytest.approx(ref.effect_size_ci_lower, rel=1e-9)
+    assert est.high == pytest.approx(ref.effect_size_ci_upper, rel=1e-9)
+    assert p == pytest.approx(ref.pvalue, rel=1e-9)
+    # the delta-method variance of one ratio is the variance of the difference with an arm of no spread
+    se = math.sqrt(ratio_of_means(x0, y0).se ** 2 + ratio_of_means(x1, y1).se ** 2)
+    assert est.se == pytest.approx(se, rel=1e-9)
+    # compare on the ratio CTR's per-ranking values (H20a's linearisation), unpaired between arms
+    out = rp.compare(log, "ctr(agg=ratio)@5", by="arm", relevance="click", test="delta", confidence=confidence)
+    row = out.row(0, named=True)
+    assert (row["baseline"], row["version"], row["test"], row["interval"]) == ("arm0", "arm1", "delta", "delta")
+    assert row["n_queries"] == sum(sizes) and row["wins"] is None and row["power"] is None
+    assert row["diff"] == pytest.approx(ref.effect_size, rel=1e-9)
+    assert row["ci_low"] == pytest.approx(ref.effect_size_ci_lower, rel=1e-9)
+    assert row["ci_high"] == pytest.approx(ref.effect_size_ci_upper, rel=1e-9)
+    assert row["p_value"] == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+def test_delta_without_spread_or_units_has_no_p():
+    from rank_polars.intervals import difference, ratio_of_means
+
+    est, p = difference(np.full(5, 0.3), np.full(6, 0.3 + 1e-17))
+    assert math.isnan(p) and math.isnan(est.low)
+    assert math.isnan(ratio_of_means(np.array([1.0]), np.array([2.0])).se)
+    log = click_arms(3, (1, 20))
+    row = rp.compare(log, "ctr(agg=ratio)@5", by="arm", relevance="click", test="delta").row(0, named=True)
+    assert row["p_value"] is None and row["note"] == "n too small" and not row["significant"]
+    with pytest.raises(rp.RankPolarsError, match="interval='delta'"):
+        rp.compare(log, "ctr(agg=ratio)@5", by="arm", relevance="click", test="delta", interval="t")

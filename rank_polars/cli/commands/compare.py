@@ -62,8 +62,8 @@ def write_html_report(path: str, run: Any, metrics: Sequence[str], comparison: p
 @click.option("--by", default="model", show_default=True, help="The column whose values are the versions compared.")
 @click.option("--baseline", help="The version the others are compared with (default: every pair of versions, the first in sorted order as baseline).")
 @click.option("--pairs", type=click.Choice(["all"]), help="Compare every pair of versions (the default without --baseline).")
-@click.option("--test", type=click.Choice(["paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey"]), default="paired_t", show_default=True, help="Significance test over paired per-query values; tukey / randomized-tukey: one family of all pairs (Tukey HSD on the two-way ANOVA residual, or Carterette's randomised Tukey).")
-@click.option("--interval", type=click.Choice(["t", "bootstrap", "tukey"]), help="Interval on the difference (default: t for paired_t, tukey for tukey, bootstrap otherwise).")
+@click.option("--test", type=click.Choice(["paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey", "delta"]), default="paired_t", show_default=True, help="Significance test over paired per-query values; tukey / randomized-tukey: one family of all pairs (Tukey HSD on the two-way ANOVA residual, or Carterette's randomised Tukey); delta: A/B arms, unpaired z test (the delta method for ctr(agg=ratio)).")
+@click.option("--interval", type=click.Choice(["t", "bootstrap", "tukey", "delta"]), help="Interval on the difference (default: t for paired_t, tukey for tukey, delta for delta, bootstrap otherwise).")
 @click.option("--correction", type=click.Choice(["none", "bonferroni", "holm", "bh"]), default="holm", show_default=True, help="Multiple-comparison correction over all (metric, version) pairs.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level: a corrected p-value below it is a significant difference.")
 @click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True, help="Confidence level of the interval on the difference.")
@@ -100,6 +100,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
             confidence=confidence, columns=loaded.columns, order=order, progress=display, interval=interval,
         )
     family = test in ("tukey", "randomized-tukey")  # adjusted over the pairs, not by --correction
+    # (comparison_display and verdict read W/T/L and power where they exist: null for delta's unpaired arms)
     footer = "".join(verdict(r, None if family else corr) + "\n" for r in table.iter_rows(named=True))
     if baseline is None and table.height > 1:  # three or more versions, every pair
         footer += groups_text(table, alpha)
