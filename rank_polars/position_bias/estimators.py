@@ -97,6 +97,17 @@ def fit_all_pairs(k0: np.ndarray, k1: np.ndarray, c0: np.ndarray, c1: np.ndarray
     there gets 0 (the limit of the fit, as the pivot gives 0); any other position is null.
 
     Returns the positions (sorted) and their examination.
+
+    Examples
+    --------
+    Sets {1, 2} and {2, 3}, each with half the click rate at its deeper position; position 4
+    only ever shown beside 3 and never clicked:
+
+    >>> import numpy as np
+    >>> positions, exam = fit_all_pairs(np.array([1, 2, 3]), np.array([2, 3, 4]), np.array([2.0, 1.0, 0.5]),
+    ...                                 np.array([1.0, 0.5, 0.0]), np.array([2, 1, 1]), np.array([1, 1, 0]))
+    >>> positions, [round(e, 12) for e in exam]
+    ([1, 2, 3, 4], [1.0, 0.5, 0.25, 0.0])
     """
     positions = sorted(set(k0.tolist()) | set(k1.tolist()))
     index = {p: j for j, p in enumerate(positions)}
