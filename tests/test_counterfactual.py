@@ -137,7 +137,7 @@ def sql_estimate(log: pl.DataFrame, cand: pl.DataFrame | None, **kwargs: Any) ->
 
 
 # -- position-based IPS against the formula -------------------------------------------------------
-METRICS = {"cg@3": ("cg", 3, 0.8), "dcg@2": ("dcg", 2, 0.8), "dcg": ("dcg", None, 0.8), "p@3": ("p", 3, 0.8),
+METRICS = {"cg@3": ("cg", 3, 0.8), "dcg@2": ("dcg", 2, 0.8), "clicks@2": ("clicks", 2, 0.8), "dcg": ("dcg", None, 0.8), "p@3": ("p", 3, 0.8),
            "p": ("p", None, 0.8), "rbp(p=0.5)": ("rbp", None, 0.5), "rbp@2": ("rbp", 2, 0.8),
            "clicks@3": ("clicks", 3, 0.8), "ctr@2": ("ctr", 2, 0.8), "ctr": ("ctr", None, 0.8)}
 
@@ -347,3 +347,27 @@ def test_unlogged_candidate_items_are_counted() -> None:
     assert got["clicks"][0] == 1 and got["logged_clicks"][0] == 2
     assert got["estimate"][0] == pytest.approx(1 * 0.5 / 2)
     assert all(math.isfinite(v) for v in got["estimate"])
+
+
+def test_an_examination_curve_per_group() -> None:
+    """An examination frame with the ``by`` column: each arm's clicks are weighed by its own curve."""
+    log = pl.DataFrame({"arm": ["A", "A", "B", "B"], "query": ["a", "a", "a", "a"], "item": ["x", "y", "x", "y"],
+                        "position": [1, 2, 1, 2], "click": [1, 1, 0, 1]})
+    cand = pl.DataFrame({"query": ["a", "a"], "item": ["y", "x"], "position": [1, 2]})
+    exam = pl.DataFrame({"arm": ["A", "A", "B", "B"], "position": [1, 2, 1, 2], "examination": [1.0, 0.5, 1.0, 0.25]})
+    theta = {"A": {1: 1.0, 2: 0.5}, "B": {1: 1.0, 2: 0.25}}
+    ranks = {"a": {"y": 1, "x": 2}}
+    for engine in ("polars", "duckdb"):
+        got = quiet(log=log.lazy(), candidate=cand.lazy(), metrics=["clicks@2", "dcg@2"], examination=exam, by="arm",
+                    engine=engine)
+        for arm in ("A", "B"):
+            rows = [r for r in log.iter_rows(named=True) if r["arm"] == arm]
+            for m in ("clicks@2", "dcg@2"):
+                expected = ips_reference(rows, ranks, theta[arm], METRICS[m], None, ("query",))
+                value = got.filter((pl.col("arm") == arm) & (pl.col("metric") == m))["estimate"].item()
+                assert value == pytest.approx(expected, rel=1e-12), (engine, arm, m)
+    con = duckdb.connect()
+    for name, frame in (("log", log), ("candidate", cand), ("examination", exam)):
+        con.register(name, frame)
+    got_sql = con.sql(counterfactual_sql(["clicks@2", "dcg@2"], by="arm", examination_by=["arm"])).pl()
+    assert np.allclose(got_sql.sort("arm", "metric")["estimate"], got.sort("arm", "metric")["estimate"], rtol=1e-12)
