@@ -217,15 +217,13 @@ def pop_reo(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
 
 
 # -- novelty ---------------------------------------------------------------------------------
-def _history_scalars(spec: Beyond, ctx: Ctx) -> tuple[float, float, float]:
-    """Rows, distinct queries and the smallest item popularity of the history."""
-    history = ctx.history(spec)
-    s = history.select(pl.len().alias("rows"), pl.col(Q).n_unique(), pl.len().over(ITEM).min().alias("least")).collect()
-    return float(s.item(0, 0)), float(s.item(0, 1)), float(s.item(0, 2))
+def _history_rows(spec: Beyond, ctx: Ctx) -> float:
+    """The history's number of rows (Parquet metadata alone for a file)."""
+    return float(ctx.history(spec).select(pl.len()).collect().item())
 
 
 def novelty(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
-    rows, _, _ = _history_scalars(spec, ctx)
+    rows = _history_rows(spec, ctx)
     top = _with_pop(spec, ctx)
     if spec.params["unseen"] == "error":
         missing_items(label, ctx.top(spec), ctx.history(spec).select(ITEM), "history",
@@ -245,12 +243,13 @@ def _expected(label: str, spec: Beyond, ctx: Ctx, gain: pl.Expr) -> pl.LazyFrame
 
 
 def epc(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
-    _, users, _ = _history_scalars(spec, ctx)
+    users = float(ctx.history(spec).select(pl.col(Q).n_unique()).collect().item())
     return _expected(label, spec, ctx, 1.0 - pl.col(POP).fill_null(0.0) / users)
 
 
 def efd(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
-    rows, _, least = _history_scalars(spec, ctx)
+    rows = _history_rows(spec, ctx)
+    least = float(popularity(ctx.history(spec)).select(pl.col(POP).min()).collect().item())
     nov = -(pl.col(POP) / rows).log(2)
     # an item absent from the history gets the history's largest novelty (Elliot's _max_nov)
     return _expected(label, spec, ctx, nov.fill_null(-math.log2(least / rows)))
@@ -319,14 +318,12 @@ def ils_vectors(label: str, spec: Beyond, ctx: Ctx, info: Features) -> pl.LazyFr
 
     idx = "__rp_idx"
     index = pl.DataFrame({ITEM: info.items, idx: np.arange(len(info.items), dtype=np.int64)})
-    top = ctx.top(spec).select(*ctx.keys, ITEM, RANK).join(index.lazy(), on=ITEM, how="left")
-    lists = top.group_by(ctx.keys).agg(pl.col(idx).sort_by(RANK), pl.col(ITEM).filter(pl.col(idx).is_null())).collect()
+    lists, n = _lists(ctx, spec, index.lazy())
     absent = lists[ITEM].explode().drop_nulls().unique()
     if absent.len():
         raise DataError(missing_message(label, absent.len(), sorted(map(str, absent.to_list())), "features",
                                         "its similarity is unknown (never taken as 0); give every shown item a vector "
                                         "or a category"))
-    n = lists[idx].list.len().to_numpy().astype(np.float64)
     flat = lists[idx].explode().to_numpy()
     ends = np.cumsum(n.astype(np.int64))
     ss, diag = np.empty(len(n)), np.empty(len(n))
@@ -342,6 +339,72 @@ def ils_vectors(label: str, spec: Beyond, ctx: Ctx, info: Features) -> pl.LazyFr
         ss[first:last] = np.einsum("ij,ij->i", sums, sums)
         diag[first:last] = np.add.reduceat(np.einsum("ij,ij->i", u, u), starts)
         first = last
+    return _ils_frame(label, spec, ctx, lists, n, ss, diag)
+
+
+#: Products held at once by :func:`ils_cooccurrence` (entries of a chunk's list x user matrix).
+COOC_CHUNK = 1 << 24
+
+
+def ils_cooccurrence(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
+    """ILS by history co-occurrence cosine as sparse products: B (item x history query) holds
+    count(i, q) / sqrt(pop(i)), A (list x item) the shown rows, and a list's
+    ``|sum_i u_i|^2`` is the squared norm of its row of A @ B (SciPy, a chunk of lists at a
+    time).  The cost per list is the history rows of its items (sum of pop(i)), as the join it
+    replaces, but as a compiled sparse product instead of a hash group-by over (list, query)
+    (3.3 -> 0.3 CPU s at 200k shown rows, 0.5M history rows).  An item absent from the history
+    has an empty row: it counts in n, adds nothing (recommenders)."""
+    import numpy as np
+    from scipy import sparse
+
+    idx = "__rp_idx"
+    cells = ctx.history(spec).group_by(ITEM, Q).agg(pl.len().cast(pl.Float64).alias(W)).collect()
+    # codes in sorted order, so the sums run in the same order at any thread count
+    index = cells.select(pl.col(ITEM).unique().sort()).with_row_index(idx).with_columns(pl.col(idx).cast(pl.Int64))
+    cells = cells.join(index, on=ITEM).with_columns((pl.col(Q).rank("dense") - 1).cast(pl.Int64).alias(DIM))
+    cells = cells.sort(idx, DIM).with_columns((pl.col(W) / pl.col(W).sum().over(idx).sqrt()).alias(W))
+    b = sparse.csr_array((cells[W].to_numpy(), (cells[idx].to_numpy(), cells[DIM].to_numpy())),
+                         shape=(index.height, int(cells[DIM].max()) + 1))  # type: ignore[arg-type]
+    diag = _row_sums_of_squares(b)
+    lists, n = _lists(ctx, spec, index.lazy())
+    flat = lists[idx].explode()
+    row = np.repeat(np.arange(lists.height, dtype=np.int64), n.astype(np.int64))
+    seen = flat.is_not_null().to_numpy()
+    cols = flat.to_numpy()[seen].astype(np.int64)
+    a = sparse.csr_array((np.ones(len(cols)), (row[seen], cols)), shape=(lists.height, index.height))
+    work = np.cumsum(a @ np.diff(b.indptr).astype(np.float64))  # each list's products
+    ss = np.empty(lists.height)
+    first = 0
+    while first < lists.height:
+        done = work[first - 1] if first else 0.0
+        last = max(first + 1, int(np.searchsorted(work, done + COOC_CHUNK, side="right")))
+        ss[first:last] = _row_sums_of_squares(a[first:last] @ b)
+        first = last
+    return _ils_frame(label, spec, ctx, lists, n, ss, a @ diag)
+
+
+def _row_sums_of_squares(m: Any) -> Any:
+    """Each row's sum of squared entries of a CSR matrix, added in the row's order (SciPy's
+    ``m.multiply(m).sum(1)`` builds a second matrix first: 2x the whole product's time)."""
+    import numpy as np
+
+    rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
+    return np.bincount(rows, weights=m.data * m.data, minlength=m.shape[0])
+
+
+def _lists(ctx: Ctx, spec: Beyond, index: pl.LazyFrame) -> tuple[pl.DataFrame, Any]:
+    """Each list's item codes (``__rp_idx`` from ``index``, null where absent) in rank order,
+    the shown items absent from ``index`` (``ITEM``), and the lists' lengths."""
+    top = ctx.top(spec).select(*ctx.keys, ITEM, RANK).join(index, on=ITEM, how="left")
+    lists = top.group_by(ctx.keys).agg(pl.col("__rp_idx").sort_by(RANK),
+                                       pl.col(ITEM).filter(pl.col("__rp_idx").is_null())).collect()
+    return lists, lists["__rp_idx"].list.len().to_numpy().astype("float64")
+
+
+def _ils_frame(label: str, spec: Beyond, ctx: Ctx, lists: pl.DataFrame, n: Any, ss: Any, diag: Any) -> pl.LazyFrame:
+    """(keys, label): ``(ss - diag) / (n(n - 1))`` for lists of two items or more, else null."""
+    import numpy as np
+
     with np.errstate(invalid="ignore", divide="ignore"):
         value = np.where(n >= 2, (ss - diag) / (n * (n - 1)), np.nan)
     out = pl.Series(label, value, nan_to_null=True)
@@ -354,6 +417,8 @@ def ils(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
     info = ctx.checked[label].get("features")
     if spec.params["sim"] == "features" and info is not None and info.kind == "vector":
         return ils_vectors(label, spec, ctx, info)
+    if spec.params["sim"] == "cooccurrence":
+        return ils_cooccurrence(label, spec, ctx)
     top = ctx.top(spec).select(*ctx.keys, ITEM)
     v = _sims(label, spec, ctx, top, only=top)
     n = pl.len().cast(pl.Float64)
