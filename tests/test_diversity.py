@@ -210,3 +210,19 @@ def test_greedy_ideal_is_the_same_in_polars_and_sql(pairs: list, alpha: float, d
     got = con.sql(f"WITH RECURSIVE __rp_state(q, item, subs, ws, step, picked, g) AS ({ideal_sql('pairs', alpha, depth)})"
                   " SELECT q, step, g FROM __rp_state WHERE picked ORDER BY q, step").fetchall()
     assert got == want.select(Q, POS, G).rows()
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_subtopic_qrels_from_a_parquet_path_equal_the_frame(engine: str, tmp_path) -> None:
+    """A Parquet path of subtopic judgments is handed to the engine as a path (DuckDB reads the
+    file itself); the values are those of the same judgments given as a frame."""
+    subtopics = pl.DataFrame({"query": ["1", "1", "1", "2"], "subtopic": [1, 2, 2, 1], "item": ["x", "x", "y", "z"],
+                              "relevance": [1, 1, 0, 2]})
+    run = pl.DataFrame({"query": ["1", "1", "2"], "item": ["y", "x", "z"], "position": [1, 2, 1]})
+    path = tmp_path / "subtopics.parquet"
+    subtopics.write_parquet(path)
+    names = ["alpha_ndcg@5", "strec@1", "ndcg@5"]
+    by_path = rp.evaluate(run, names, qrels=str(path), per_query=True, engine=engine)
+    by_frame = rp.evaluate(run, names, qrels=subtopics, per_query=True, engine=engine)
+    assert by_path.equals(by_frame)
+    assert by_path["strec@1"].to_list() == [0.0, 1.0]

@@ -483,7 +483,9 @@ def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, 
     column = wanting[0].params["subtopic"]
     if column not in names:
         return qrels, list(families)  # the family then says it needs subtopics=
-    bound = [(label, spec.replace(subtopics=frame) if spec in wanting else spec) for label, spec in families]
+    # a path stays a path: the SQL engines read the file themselves, not a copy Polars writes
+    source = qrels if isinstance(qrels, (str, os.PathLike)) else frame
+    bound = [(label, spec.replace(subtopics=source) if spec in wanting else spec) for label, spec in families]
     return frame.group_by(query, item).agg(pl.col(relevance).max()), bound
 
 
