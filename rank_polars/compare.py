@@ -72,7 +72,7 @@ def compare(
     missing: Missing = "zero",
     engine: Engine = "polars",
     confidence: float = 0.95,
-    interval: Literal["t", "bootstrap", "tukey"] | None = None,
+    interval: Literal["t", "bootstrap", "tukey", "delta"] | None = None,
     power: float = 0.8,
     progress: ProgressLike = False,
     **evaluate_kwargs: Any,
@@ -137,8 +137,10 @@ def compare(
         ``scipy.stats.ttest_rel(...).confidence_interval``), ``"bootstrap"`` (percentile
         interval of ``n_resamples`` paired bootstrap means) or ``"tukey"`` (the simultaneous
         HSD interval ``diff +- q_{c; m, (m-1)(n-1)} sqrt(V_E / n)``, only with
-        ``test="tukey"``).  ``None`` (default): ``"t"`` for ``paired_t``, ``"tukey"`` for
-        ``tukey``, ``"bootstrap"`` for the others.  The column ``interval`` names it.
+        ``test="tukey"``) or ``"delta"`` (the normal interval of two unpaired estimates, only
+        with ``test="delta"``).  ``None`` (default): ``"t"`` for ``paired_t``, ``"tukey"`` for
+        ``tukey``, ``"delta"`` for ``delta``, ``"bootstrap"`` for the others.  The column
+        ``interval`` names it.
     power
         For a row that is not significant: ``power`` is the power the paired t-test had on
         these queries against a true difference as large as the observed one (Cohen's d_z),
@@ -289,7 +291,7 @@ def compare_values(
     seed: int = 0,
     missing: Missing = "zero",
     confidence: float = 0.95,
-    interval: Literal["t", "bootstrap", "tukey"] | None = None,
+    interval: Literal["t", "bootstrap", "tukey", "delta"] | None = None,
     power: float = 0.8,
     progress: ProgressLike = False,
     higher_is_better: Mapping[str, bool] | None = None,

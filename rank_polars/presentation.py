@@ -98,7 +98,8 @@ def comparison_display(table: pl.DataFrame, confidence: float = 0.95) -> pl.Data
             "p adj." if adjusted else "p": p_value(_p(r)),
             # a test too weak for the data says so ("n too small") instead of "no"
             "sig.": r.get("note") or ("yes" if r["significant"] else "no"),
-            "W/T/L": f"{r['wins']}/{r['ties']}/{r['losses']}",
+            # unpaired arms (test="delta") have no query-by-query wins
+            "W/T/L": "" if r["wins"] is None else f"{r['wins']}/{r['ties']}/{r['losses']}",
         })
     if rows and len({tuple(row) for row in rows}) > 1:  # some rows adjusted, some not: one header
         rows = [{("p adj." if k == "p" else k): v for k, v in row.items()} for row in rows]

@@ -444,7 +444,8 @@ def render(comparison: pl.DataFrame, data: dict[str, Any], *, title: str = "Comp
                   higher_is_better=higher.get(metric, True))
         for i, ((metric, baseline, version), values) in enumerate(data["diffs"].items())
     ]
-    wtl = wtl_bars("wtl", list(comparison.iter_rows(named=True)))
+    # rows without query-by-query wins (unpaired arms, catalogue-level measures) have no bar
+    wtl = wtl_bars("wtl", [r for r in comparison.iter_rows(named=True) if r.get("wins") is not None])
     level = data.get("confidence", 0.95)
     interval_svgs = [interval_chart(f"means-{i}", f"{metric}: mean and {level:.0%} interval", rows, f"mean {metric}")
                      for i, (metric, rows) in enumerate(data.get("means", []))]

@@ -304,3 +304,23 @@ def test_a_metric_to_minimise_is_better_when_it_falls():
 
 def log_values(log: pl.DataFrame, model: str) -> np.ndarray:
     return log.filter(pl.col("model") == model).sort("query")["relevance"].to_numpy()
+
+
+def test_abandonment_falling_is_better():
+    """The clicks family's abandonment@k (HIGHER_IS_BETTER = False): a version with more clicks
+    abandons less, and compare calls that better."""
+    from rank_polars.presentation import verdict
+
+    rng = np.random.default_rng(8)
+    rows = []
+    for model, p in (("old", 0.15), ("new", 0.45)):
+        for q in range(60):
+            for pos in range(1, 4):
+                rows.append((model, f"q{q}", f"i{pos}", pos, int(rng.random() < p)))
+    log = pl.DataFrame(rows, schema=["model", "query", "item", "position", "click"], orient="row")
+    row = compare(log, "abandonment@3", baseline="old", relevance="click").row(0, named=True)
+    assert row["higher_is_better"] is False and row["diff"] < 0 and row["significant"]
+    clicked = log.group_by("model", "query").agg(pl.col("click").max())
+    by_query = clicked.pivot(on="model", index="query", values="click")
+    assert row["wins"] == by_query.filter((pl.col("new") == 1) & (pl.col("old") == 0)).height  # new has a click, old none
+    assert verdict(row).startswith("new is better than old on abandonment@3 by -")
