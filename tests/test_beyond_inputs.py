@@ -58,6 +58,23 @@ def test_shown_item_outside_catalog(engine: str) -> None:
             run([spec], engine)
 
 
+@pytest.mark.parametrize("size", [1, 2, 3, 5])
+def test_similarity_by_chunks_of_lists_equals_one_chunk(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
+    # the Polars engine adds vectors / sparse products a chunk of lists at a time: any cut, same values
+    from rank_polars.families import beyond_polars
+
+    specs = [rp.ils(k=3, features=VECTORS), rp.diversity(k=3, history=HISTORY, sim="cooccurrence")]
+    whole = run(specs, "polars", per_query=True)
+    monkeypatch.setattr(beyond_polars, "ILS_CHUNK", size)
+    monkeypatch.setattr(beyond_polars, "COOC_CHUNK", size)
+    cut = run(specs, "polars", per_query=True)
+    assert cut.rows() == whole.rows()
+    sql = run(specs, "duckdb", per_query=True)
+    for x, y in zip(whole.rows(), sql.rows()):
+        assert x[:2] == y[:2] and all((a is None and b is None) or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
+                                      for a, b in zip(x[2:], y[2:]))
+
+
 # -- by name ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("engine", ENGINES)
 def test_by_name_the_catalogue_is_the_logs_items(engine: str) -> None:

@@ -82,6 +82,19 @@ def test_to_sql_checks_and_limits() -> None:
         rp.to_sql([rp.entropy(k=2)], table="logs", query="user", per_query=True)
 
 
+def test_to_sql_by_name_reads_the_catalogue_from_the_log() -> None:
+    log = pl.DataFrame({"model": ["a", "a", "a", "b", "b", "b"], "user": [1, 1, 2, 1, 2, 2],
+                        "item": ["x", "y", "z", "x", "w", "x"], "position": [1, 2, 1, 1, 1, 2], "relevance": [1, 0, 1, 0, 1, 1]})
+    con = duckdb.connect()
+    con.register("logs", log.to_arrow())
+    names = ["ndcg@3", "catalog_coverage@1", "gini@2", "exposure_gini@2", "entropy@2"]
+    got = con.sql(rp.to_sql(names, table="logs", by="model", query="user")).pl()
+    want = rp.evaluate(log, names, by="model", query="user")
+    _same(got.cast({"queries": pl.UInt32}), want)
+    # 4 items in the log (w, x, y, z): version a shows x, z at rank 1, b shows x, w
+    assert want["catalog_coverage@1"].to_list() == [0.5, 0.5]
+
+
 @pytest.mark.parametrize("dialect", ["spark", "trino", "snowflake", "postgres"])
 def test_to_sql_translates(dialect: str) -> None:
     """Every per-list measure in one statement, every catalogue-level one in another."""

@@ -334,7 +334,7 @@ def ils_vectors(label: str, spec: Beyond, ctx: Ctx, info: Features) -> pl.LazyFr
         lo, hi = (int(ends[first - 1]) if first else 0), int(ends[last - 1])
         rows = flat[lo:hi]
         u = info.matrix[rows].astype(np.float64) / info.norm[rows, None]
-        starts = (np.concatenate(([0], ends[first:last - 1])) - lo).astype(np.int64)
+        starts = (np.concatenate(([lo], ends[first:last - 1])) - lo).astype(np.int64)
         sums = np.add.reduceat(u, starts, axis=0)
         ss[first:last] = np.einsum("ij,ij->i", sums, sums)
         diag[first:last] = np.add.reduceat(np.einsum("ij,ij->i", u, u), starts)
