@@ -58,6 +58,26 @@ def test_shown_item_outside_catalog(engine: str) -> None:
             run([spec], engine)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_shown_item_without_a_category_row(engine: str) -> None:
+    categories = pl.DataFrame({"item": ["w", "x", "y"], "cat": [["a"], ["a", "b"], ["b"]]})
+    with pytest.raises(DataError, match=r"diversity@3: 1 shown items have no row in the features table, e\.g\. 'z'"):
+        run([rp.diversity(k=3, features=categories)], engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_fixed_size_float32_vectors_equal_float64_lists(engine: str) -> None:
+    # an Array(Float32) column (Parquet's fixed-size list) is kept float32 in memory; every sum is float64
+    as_array = VECTORS.with_columns(pl.col("vec").cast(pl.Array(pl.Float32, 2)))
+    got = run([rp.ils(k=3, features=as_array)], engine, per_query=True)
+    want = run([rp.ils(k=3, features=VECTORS)], engine, per_query=True)
+    for x, y in zip(got.rows(), want.rows()):
+        assert (x[2] is None and y[2] is None) or math.isclose(x[2], y[2], rel_tol=1e-12), (x, y)
+    bad = as_array.with_columns(pl.when(pl.col("item") == "x").then(None).otherwise(pl.col("vec")).alias("vec"))
+    with pytest.raises(DataError, match=r"1 items have a null vector"):
+        run([rp.ils(k=3, features=bad)], engine)
+
+
 @pytest.mark.parametrize("size", [1, 2, 3, 5])
 def test_similarity_by_chunks_of_lists_equals_one_chunk(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
     # the Polars engine adds vectors / sparse products a chunk of lists at a time: any cut, same values
