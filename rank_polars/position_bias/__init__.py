@@ -36,7 +36,7 @@ from ..engines.duckdb_engine import DuckDBEngine
 from ..engines.sql_engine import quote
 from ..errors import RankPolarsError, examples, plural, warn
 from .estimators import estimate
-from .sums import PAIRS, duckdb_sums, polars_sums
+from .sums import PAIRS, duckdb_pairs, polars_pairs
 
 METHODS = tuple(PAIRS)
 OUTPUT = ("position", "examination", "support", "clicks")
@@ -167,14 +167,20 @@ def _polars(log: Any, roles: dict[str, str], groups: list[str], randomized: str 
     key = pl.any_horizontal(pl.col("q", "i", *[f"g{j}" for j in range(len(groups))]).is_null())
     bad = {"null_click": c.is_null(), "bad_click": (c < 0) | (c != c.floor()), "bad_position": p.is_null() | (p < 1),
            "null_key": key, **({"null_rand": pl.col("rand").is_null()} if randomized else {})}
-    check = rows.select(**{k: v.sum() for k, v in bad.items()},
-                        **{f"{k}_queries": pl.col("q").filter(v).unique(maintain_order=True).head(5).implode() for k, v in bad.items()})
-    if randomized:
-        rows = rows.filter(pl.col("rand")).drop("rand")
     internal = [f"g{j}" for j in range(max(len(groups), 1))]
-    frames = pl.collect_all([check, rows.select(rows=pl.len()), *polars_sums(rows, internal, pairs)], engine="streaming")
-    counts = {**frames[0].row(0, named=True), "rows": frames[1].item()}
-    return counts, frames[2], frames[3] if pairs else None
+    # the per-position counts and the checks' counts in one aggregation (one pass over the log)
+    split = ["rand"] if randomized else []
+    by_position = rows.group_by(*internal, "p", *split).agg(
+        clicks=c.sum(), impressions=pl.len(), **{k: v.sum() for k, v in bad.items()})
+    chosen = rows.filter(pl.col("rand")).drop("rand") if randomized else rows
+    frames = pl.collect_all([by_position, *([polars_pairs(chosen, internal, pairs)] if pairs else [])], engine="streaming")
+    counts: dict[str, Any] = {k: int(frames[0][k].sum()) for k in bad}
+    positions = frames[0].filter(pl.col("rand")) if randomized else frames[0]
+    counts["rows"] = int(positions["impressions"].sum())
+    for k, v in bad.items():  # only on the way to an error: a few of the queries
+        if counts[k]:
+            counts[f"{k}_queries"] = rows.select(pl.col("q").filter(v).unique(maintain_order=True).head(5)).collect()["q"].to_list()
+    return counts, positions.select(*internal, "p", "clicks", "impressions"), frames[1] if pairs else None
 
 
 def _duckdb(log: Any, roles: dict[str, str], groups: list[str], randomized: str | None,
@@ -192,17 +198,25 @@ def _duckdb(log: Any, roles: dict[str, str], groups: list[str], randomized: str 
                         f"FROM {rel}")
         bad = {"null_click": "c IS NULL", "bad_click": "c < 0 OR c <> floor(c)", "bad_position": "p IS NULL OR p < 1",
                "null_key": " OR ".join(f"{c} IS NULL" for c in ["q", "i", *[f"g{j}" for j in range(len(groups))]]), **({"null_rand": "rand IS NULL"} if randomized else {})}
-        check = ", ".join(f"COUNT(*) FILTER (WHERE {v}) AS {k}, (list(DISTINCT q) FILTER (WHERE {v}))[1:5] AS {k}_queries"
-                          for k, v in bad.items())
-        counts = eng.query(f"SELECT {check}, COUNT(*) FILTER (WHERE {'rand' if randomized else 'true'}) AS rows FROM pb_rows").row(0, named=True)
+        internal = [f"g{j}" for j in range(max(len(groups), 1))]
+        keys = ", ".join([*internal, "p", *(["rand"] if randomized else [])])
+        flags = ", ".join(f"COUNT(*) FILTER (WHERE {v}) AS {k}" for k, v in bad.items())
+        by_position = eng.query(f"SELECT {keys}, SUM(c) AS clicks, COUNT(*) AS impressions, {flags} FROM pb_rows GROUP BY {keys}")
+        counts: dict[str, Any] = {k: int(by_position[k].sum()) for k in bad}
+        positions = by_position.filter(pl.col("rand")) if randomized else by_position
+        counts["rows"] = int(positions["impressions"].sum())
+        for k, v in bad.items():  # only on the way to an error: a few of the queries
+            if counts[k]:
+                counts[f"{k}_queries"] = eng.query(f"SELECT DISTINCT q FROM pb_rows WHERE {v} LIMIT 5")["q"].to_list()
+        if any(counts[k] for k in bad):
+            return counts, positions, None
         if randomized:
             eng.con.execute("CREATE TEMP VIEW pb_chosen AS SELECT * EXCLUDE (rand) FROM pb_rows WHERE rand")
-        internal = [f"g{j}" for j in range(max(len(groups), 1))]
         try:
-            frames = duckdb_sums(eng.query, "pb_chosen" if randomized else "pb_rows", internal, pairs)
+            table = duckdb_pairs(eng.query, "pb_chosen" if randomized else "pb_rows", internal, pairs) if pairs else None
         except duckdb.Error as e:
             raise RankPolarsError(f"position_bias: DuckDB could not read the log: {str(e).splitlines()[0]}") from None
-    return counts, frames[0], frames[1] if pairs else None
+    return counts, positions.select(*internal, "p", "clicks", "impressions"), table
 
 
 def _warn_nulls(out: pl.DataFrame, method: str) -> None:
