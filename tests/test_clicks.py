@@ -1,6 +1,6 @@
 """Online click metrics (rank_polars.measures.clicks) by name in Polars, DuckDB and to_sql,
 against a plain Python reference written from the definitions of issue 20, on
-hypothesis-generated click logs (1-3 arms, zero-click rankings, single impressions, deep
+hypothesis-generated click logs (1-5 arms, zero-click rankings, single impressions, deep
 positions); the click column as labels of the existing metrics; bad click values refused with
 the same message in both engines."""
 
@@ -53,8 +53,8 @@ def reference(rows: list[dict], k: int | None) -> dict[str, dict[str, float]]:
 def logs(draw: st.DrawFn) -> list[dict]:
     """Rankings shown from position 1 (every ranking has an impression at 1), 0/1 clicks."""
     rows = []
-    for arm in ["a", "b", "c"][: draw(st.integers(1, 3))]:
-        for q in range(draw(st.integers(1, 4))):
+    for arm in ["a", "b", "c", "d", "e"][: draw(st.integers(1, 5))]:
+        for q in range(draw(st.integers(1, 3))):
             depth = draw(st.sampled_from([1, 2, 3, 7, 30]))  # single impressions to deep positions
             clicky = draw(st.booleans())  # some rankings without any click
             for pos in range(1, depth + 1):
@@ -70,7 +70,7 @@ def _check(got: pl.DataFrame, want: dict[str, dict[str, float]], names: list[str
             assert math.isclose(row[name], want[row["arm"]][name], rel_tol=1e-9, abs_tol=1e-12), (name, row)
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=5, deadline=None)
 @given(rows=logs(), k=st.sampled_from([None, 1, 3, 10]))
 def test_click_metrics_by_name_match_definitions_in_both_engines_and_sql(rows: list[dict], k: int | None) -> None:
     log = pl.DataFrame(rows)

@@ -48,7 +48,7 @@ def delta_interval(x: np.ndarray, y: np.ndarray, level: float) -> tuple[float, f
 
 
 @pytest.mark.parametrize("engine", ["polars", "duckdb"])
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=4, deadline=None)
 @given(seed=st.integers(0, 10_000), arms=st.integers(1, 3), rankings=st.integers(2, 40), k=st.sampled_from([1, 3, 10]))
 def test_ratio_and_its_interval_are_the_delta_method(engine: str, seed: int, arms: int, rankings: int, k: int) -> None:
     log = click_log(seed, arms, rankings)

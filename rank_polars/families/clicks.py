@@ -154,18 +154,19 @@ def _bad_sql(problem: str) -> str:
 
 def _check_sql(outputs: Outputs, checks: list[str], q: str, columns: Columns) -> str:
     """A one-row relation whose ``__rp_check`` is 0.0, or stops the statement with :func:`message`."""
-    cases = []
-    for problem in checks:
+    counts, cases = [], []
+    for i, problem in enumerate(checks):
         col = quote(f"__rp_bad_{problem}")
+        counts.append(f"SUM({col}) AS n{i}, list_sort(list(DISTINCT CAST({q} AS VARCHAR)) FILTER (WHERE {col} > 0)) AS q{i}")
         label = next(lab for lab, spec in outputs if problem != "above1" or spec.NAME == "ctr")
-        queries = f"list_sort(list(DISTINCT CAST({q} AS VARCHAR)) FILTER (WHERE {col} > 0))"
-        some = f"array_to_string(list_transform(list_slice({queries}, 1, 5), lambda v: '''' || v || ''''), ', ')"
-        more = f"CASE WHEN len({queries}) > 5 THEN ' (and ' || (len({queries}) - 5) || ' more)' ELSE '' END"
-        rows = f"format('{{:,}}', SUM({col})) || CASE WHEN SUM({col}) = 1 THEN ' row' ELSE ' rows' END"
+        some = f"array_to_string(list_transform(list_slice(q{i}, 1, 5), lambda v: '''' || v || ''''), ', ')"
+        more = f"CASE WHEN len(q{i}) > 5 THEN ' (and ' || (len(q{i}) - 5) || ' more)' ELSE '' END"
+        rows = f"format('{{:,}}', n{i}) || CASE WHEN n{i} = 1 THEN ' row' ELSE ' rows' END"
         text = f"{label}: ".replace("'", "''")
         tail = f" with {_what(problem, columns)}, e.g. in {columns.query} ".replace("'", "''")
-        cases.append(f"WHEN SUM({col}) > 0 THEN error('rank_polars: {text}' || {rows} || '{tail}' || {some} || {more})")
-    return f"(SELECT CASE {' '.join(cases)} ELSE 0.0 END AS __rp_check FROM {quote('__rp_click_per')})"
+        cases.append(f"WHEN n{i} > 0 THEN error('rank_polars: {text}' || {rows} || '{tail}' || {some} || {more})")
+    return (f"(SELECT CASE {' '.join(cases)} ELSE 0.0 END AS __rp_check FROM "
+            f"(SELECT {', '.join(counts)} FROM {quote('__rp_click_per')}) AS n)")
 
 
 def sql_values(outputs: Outputs, tables: FamilySql) -> str:
