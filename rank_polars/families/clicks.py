@@ -103,8 +103,10 @@ def polars_values(outputs: Outputs, frames: FamilyFrames) -> pl.LazyFrame:
         run = run.join(frames.qrels.select(Q, ITEM, GRADE), left_on=[q, ITEM], right_on=[Q, ITEM], how="left")
         run = run.with_columns(pl.col(GRADE).fill_null(0))
     checks = _checked(outputs)
+    # collected here (streaming, one row per ranking), so that the checks read their counts
+    # before any value is returned
     per = run.group_by(keys).agg(*(_polars(spec).alias(label) for label, spec in outputs),
-                                 *(_bad(p) for p in checks)).collect()
+                                 *(_bad(p) for p in checks)).collect(engine="streaming")
     _raise_bad(per, outputs, checks, q, frames.columns)
     ratios = [label for label, spec in outputs if getattr(spec, "is_ratio", False)]
     per = per.drop(f"__rp_bad_{p}" for p in checks)
