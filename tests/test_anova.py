@@ -263,3 +263,24 @@ def test_compare_argument_errors():
         compare_values(per, test="paired_t", interval="tukey")
     with pytest.raises(RankPolarsError, match="pairs must be"):
         compare_values(per, pairs="some")
+
+
+def test_block_of_evaluates_sorted_output_is_the_general_one():
+    """The shortcut for per-query tables sorted by (version, query) with every version on the same
+    queries gives the same block as coding the ids of the same rows shuffled."""
+    rng = np.random.default_rng(4)
+    for queries in (["q3", "q1", "q2", "q10"], [5, 1, 3]):
+        rows = [{"model": mdl, "query": q, "m": float(rng.random()), "k": int(rng.integers(0, 3))}
+                for mdl in ("b", "a", "c") for q in queries]
+        per = pl.DataFrame(rows).sort("model", "query")
+        fast = block(per, "model", "query", ["m", "k"])
+        general = block(per.sample(fraction=1.0, shuffle=True, seed=2), "model", "query", ["m", "k"])
+        assert fast.versions == general.versions == ["a", "b", "c"]
+        assert fast.queries.to_list() == general.queries.to_list() == sorted(queries)
+        for label in ("m", "k"):
+            np.testing.assert_array_equal(fast.values[label], general.values[label])
+    # not the same queries in every version: the general path (with its warning)
+    ragged = pl.DataFrame({"model": ["a", "a", "b", "b"], "query": ["q1", "q2", "q1", "q3"], "m": [0.1, 0.2, 0.3, 0.4]})
+    with pytest.warns(UserWarning, match="count as 0"):
+        b = block(ragged, "model", "query", ["m"])
+    assert b.values["m"].tolist() == [[0.1, 0.2, 0.0], [0.3, 0.0, 0.4]]
