@@ -121,7 +121,8 @@ def _spark_tests(tree: ast.Module) -> set[str]:
 def units(root: Path) -> dict[str, str]:
     """Test file (relative path), or ``file::test`` for a test that takes Spark -> its work unit.
 
-    ``spark`` for every test that takes the Spark session (one worker starts one JVM), the file
+    ``spark:<file>`` for the tests of a file that take the Spark session (a worker that runs any
+    starts one JVM, ~10 CPU s: the Spark units are large, so both workers may take some), the file
     itself for a file with a fixture of module scope (a docs build, a notebook kernel, a report is
     made once).  A test found in neither is sent on its own to whichever worker is free.
     """
@@ -129,7 +130,7 @@ def units(root: Path) -> dict[str, str]:
     for path in sorted((root / "tests").rglob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         relative = path.relative_to(root).as_posix()
-        found |= {f"{relative}::{name}": "spark" for name in _spark_tests(tree)}
+        found |= {f"{relative}::{name}": f"spark:{relative}" for name in _spark_tests(tree)}
         if _shares_a_fixture(tree):
             found[relative] = relative
     return found
@@ -143,6 +144,12 @@ def _unit(by_file: dict[str, str], nodeid: str) -> str:
 
 # the units that take longest (measured), sent first so that no worker is left alone on one at the end
 SLOW_FIRST = ("spark", "tests/test_docs.py", "tests/test_notebooks.py", "tests/test_report.py")
+
+
+def _slow_rank(unit: str) -> int | None:
+    """The place of a unit among the slow ones sent first (every Spark unit counts as ``spark``)."""
+    unit = "spark" if unit.startswith("spark:") else unit
+    return SLOW_FIRST.index(unit) if unit in SLOW_FIRST else None
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -170,8 +177,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     def rank(item: pytest.Item) -> int:
         unit = _unit(by_file, item.nodeid)
-        if unit in SLOW_FIRST:
-            return SLOW_FIRST.index(unit)
+        slow = _slow_rank(unit)
+        if slow is not None:
+            return slow
         return len(SLOW_FIRST) + (unit == item.nodeid)
 
     items.sort(key=rank)
