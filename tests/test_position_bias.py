@@ -329,3 +329,16 @@ def test_a_position_without_support_is_null_with_a_warning() -> None:
                 got = position_bias(log, method, engine=engine)
             assert got.filter(pl.col("position") == 3).row(0) == (3, None, 0, 0)
             assert got["examination"].to_list()[:2] == [1.0, 0.5] if method != "all_pairs" else True
+
+
+def test_lazy_and_parquet_inputs_and_several_by_columns(tmp_path: Any) -> None:
+    log = simulate(3, queries=60).with_columns(device=pl.col("query") % 2, market=pl.col("query") % 3)
+    want = position_bias(log, "all_pairs", by=["device", "market"])
+    assert want.height == 6 * 8 and want["examination"].null_count() == 0
+    path = tmp_path / "log.parquet"
+    log.write_parquet(path)
+    for engine, source in (("polars", log.lazy()), ("polars", pl.scan_parquet(path)), ("duckdb", str(path)),
+                           ("duckdb", pl.scan_parquet(path))):
+        got = position_bias(source, "all_pairs", by=["device", "market"], engine=engine)
+        assert got.drop("examination").equals(want.drop("examination")), (engine, source)
+        assert np.allclose(got["examination"].to_numpy(), want["examination"].to_numpy(), rtol=1e-9)

@@ -27,6 +27,7 @@ per-pair sums run inside the engine (Polars lazy joins, streamed; DuckDB set-bas
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import duckdb
@@ -35,6 +36,7 @@ import polars as pl
 from ..engines.duckdb_engine import DuckDBEngine
 from ..engines.sql_engine import quote
 from ..errors import RankPolarsError, examples, plural, warn
+from ..io.parquet import ParquetFiles, parquet_source
 from .estimators import estimate
 from .sums import PAIRS, duckdb_pairs, polars_pairs
 
@@ -49,7 +51,7 @@ def position_bias(log: Any, method: str = "ctr", *, by: str | list[str] | None =
 
     Parameters
     ----------
-    log : DataFrame or LazyFrame (or, for DuckDB, Parquet path(s))
+    log : DataFrame, LazyFrame, or Parquet path(s) (a file, glob, folder or list)
         One row per impression: ``query, item, position, click`` (``click`` 0/1 or a count).
     method : {"ctr", "pivot", "adjacent_chain", "all_pairs", "rand_topk", "rand_pair"}
         See the module's description; ``rand_*`` need ``randomized``.
@@ -144,7 +146,18 @@ def _refuse(counts: dict[str, Any], roles: dict[str, str], randomized: str | Non
         raise RankPolarsError(f"position_bias: the log has no rows{chosen} to estimate from")
 
 
+def _paths(log: Any) -> ParquetFiles | None:
+    """Parquet path(s), a glob or a folder, checked; None for anything else."""
+    if isinstance(log, (str, os.PathLike)) or (isinstance(log, (list, tuple)) and log
+                                               and all(isinstance(x, (str, os.PathLike)) for x in log)):
+        return parquet_source(log, "position_bias")
+    return None
+
+
 def _frame(log: Any) -> pl.LazyFrame:
+    files = _paths(log)
+    if files is not None:
+        return files.scan()
     if isinstance(log, pl.LazyFrame):
         return log
     if isinstance(log, pl.DataFrame):
@@ -185,8 +198,7 @@ def _polars(log: Any, roles: dict[str, str], groups: list[str], randomized: str 
 
 def _duckdb(log: Any, roles: dict[str, str], groups: list[str], randomized: str | None,
             pairs: str | None) -> tuple[dict[str, Any], pl.DataFrame, pl.DataFrame | None]:
-    if not isinstance(log, (pl.DataFrame, pl.LazyFrame, str, list, tuple)):
-        log = _frame(log).collect()
+    log = _paths(log) or (log if isinstance(log, (pl.DataFrame, pl.LazyFrame)) else _frame(log).collect())
     with DuckDBEngine().session() as eng:
         rel = eng.relation(log, "position_bias_log", "position_bias")
         schema = dict(eng.query(f"SELECT * FROM {rel} LIMIT 0").schema)
