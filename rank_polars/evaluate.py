@@ -73,8 +73,10 @@ def evaluate(
     labels
         With ``qrels``, where the grades of the shown rows come from.  ``"qrels"``
         (default): the judgments, joined to the run.  ``"run"``: the run's ``relevance``
-        column, so the whole log is never joined with the judgments (much faster on large
-        logs); the judgments still give the ideal ranking, R, N and the judged queries.
+        column, so the whole log is never joined with the judgments (not faster with the
+        default checks: refusing an item shown twice reads every row's item id, see
+        ``docs/data-model.md``); the judgments still give the ideal ranking, R, N and the
+        judged queries.
         Every relevant or judged row of the run must then be judged in the qrels with the
         same grade, or a ``DataError`` names the rows that disagree.  (A relevant judged
         item shown but labelled 0 in the run cannot be told from an unjudged one without
