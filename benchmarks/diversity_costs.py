@@ -19,6 +19,9 @@ highest) are exactly :mod:`generate`'s, and both measures read the same log and 
 For pyndeval and ndeval the same data is written in their formats (``subtopics.txt``:
 ``topic subtopic docno judgment``; ``run_<v>.txt``: TREC run lines, one file per version, as
 ndeval takes one run) and each tool runs in a fresh process per version, reading the files.
+Generation is chunked by 25,000 queries, each chunk seeded by its first query, so the log of
+``--rows 2M`` is exactly the first 50,000 queries of ``--rows 20M``'s: a slice to time a tool
+too slow for the whole log on (``--rows 2M --only pyndeval-v1,pyndeval-v2``, then x10).
 
 Each measurement is a fresh Python process; reported: the whole process's wall clock
 (interpreter, imports, reading, computing), the ``evaluate`` call alone, and peak RSS
@@ -222,7 +225,6 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data", type=Path, help="folder (default benchmarks/data/diversity_<rows>)")
     ap.add_argument("--only", help="comma-separated measurements, e.g. polars-ndcg@20,pyndeval-v1")
-    ap.add_argument("--pyndeval-queries", type=int, help="time pyndeval on the first N queries only (a slice)")
     ap.add_argument("--timeout", type=float, default=3600)
     args = ap.parse_args(argv)
     queries = generate.parse_size(args.rows) // (RESULTS * VERSIONS)

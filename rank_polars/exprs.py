@@ -24,6 +24,7 @@ from .measures.rr import RR
 from .measures.set_based import F1, Precision, RPrecision, Recall, Success
 from .measures.counts import Unjudged
 from .measures.iprec import ELEVEN, IPrec, IPrecAvg
+from .exprs_diversity import alpha_dcg, err_ia, map_ia, nrbp, p_ia, strec  # ndeval's, over subtopic lists
 
 if TYPE_CHECKING:
     import polars as pl
@@ -412,4 +413,5 @@ def unj(relevance: IntoExpr, k: int | None = None) -> pl.Expr:
 
 __all__ = [
     "ap", "bpref", "cg", "dcg", "err", "f1", "idcg", "iprec", "iprec_avg", "judged", "ndcg", "precision", "rbp", "recall", "rprec", "rr", "success", "unj",
+    "alpha_dcg", "err_ia", "map_ia", "nrbp", "p_ia", "strec",
 ]

@@ -226,3 +226,45 @@ def test_subtopic_qrels_from_a_parquet_path_equal_the_frame(engine: str, tmp_pat
     by_frame = rp.evaluate(run, names, qrels=subtopics, per_query=True, engine=engine)
     assert by_path.equals(by_frame)
     assert by_path["strec@1"].to_list() == [0.0, 1.0]
+
+
+LIST_FORMS = {"alpha-DCG": "alpha_dcg", "ERR-IA": "err_ia", "P-IA": "p_ia", "strec": "strec"}
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=[Phase.explicit, Phase.generate])
+@given(data=collections(), params=st.sampled_from(PARAMETERS))
+def test_list_forms_equal_pyndeval_on_the_lists_own_judgments(data: tuple, params: tuple) -> None:
+    """``rp.exprs.alpha_dcg`` & co. over each ranking's list of relevant-subtopic lists equal
+    pyndeval given the judgments of the listed items only (the list carries its own |S| and R_s)."""
+    qrels, run = data
+    alpha, beta, rel = params
+    for model in ("a", "b"):
+        shown = {(q, d) for m, q, d, _ in run if m == model}
+        own = [j for j in qrels if (j[0], j[2]) in shown]
+        if not own:
+            continue
+        measures = [f"{m}@{k}" for m in LIST_FORMS for k in (1, 3, 10)] + ["NRBP", "MAP-IA"]
+        expected = reference(own, run, model, measures, alpha, beta, rel)
+        frame = pl.DataFrame([r for r in run if r[0] == model], schema=["model", "query", "item", "score"], orient="row")
+        frame = frame.with_columns(pl.struct(-pl.col("score"), "item").rank("ordinal").over("query").alias("position"))
+        judged = (pl.DataFrame(own, schema=["query", "subtopic", "item", "relevance"], orient="row")
+                  .group_by("query", "item").agg(pl.col("subtopic").filter(pl.col("relevance") >= rel)))
+        lists = frame.join(judged, on=["query", "item"], how="left").sort("position")
+        exprs = [getattr(rp.exprs, LIST_FORMS[m.split("@")[0]])(pl.col("subtopic"), int(m.split("@")[1]),
+                                                                 **({"alpha": alpha} if m[0] in "aE" else {})).alias(m)
+                 for m in measures if "@" in m]
+        exprs += [rp.exprs.nrbp(pl.col("subtopic"), alpha=alpha, beta=beta).alias("NRBP"),
+                  rp.exprs.map_ia(pl.col("subtopic")).alias("MAP-IA")]
+        got = {row["query"]: row for row in lists.group_by("query").agg(exprs).iter_rows(named=True)}
+        for query, values in expected.items():
+            for measure in measures:
+                assert got[query][measure] == pytest.approx(values[measure], abs=1e-9), (model, query, measure)
+
+
+def test_list_forms_are_ranking_methods() -> None:
+    ranked = pl.DataFrame({"subtopics": [["1", "2"], [], ["1"]]})
+    assert ranked.select(pl.col("subtopics").ranking.alpha_dcg(2), pl.col("subtopics").ranking.ap_ia()).row(0) == \
+        ranked.select(rp.exprs.alpha_dcg("subtopics", 2), rp.exprs.map_ia("subtopics")).row(0)
+    with pytest.raises(AttributeError, match="alpha_ndcg"):
+        _ = pl.col("subtopics").ranking.alpha_ndcg

@@ -15,7 +15,7 @@ FLOORS: list[tuple[str, list[str]]] = [
     ("foundations", ["errors", "_dsl", "progress", "presentation", "resampling", "sql_macros"]),
     ("specs and readers", ["measures", "io", "datasets", "stats", "intervals", "ndeval.files"]),
     ("plan and checks", ["plan", "proof", "inputs", "validate", "listform"]),
-    ("list expressions", ["exprs", "namespace"]),
+    ("list expressions", ["exprs", "exprs_diversity", "namespace"]),
     ("engines", ["engines", "families"]),
     ("library functions", ["evaluate", "sqlgen", "diagnose", "compare", "report", "anova", "planning",
                            "position_bias", "counterfactual"]),

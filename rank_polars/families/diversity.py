@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import polars as pl
 
 from ..errors import RankPolarsError
+from ..measures.diversity import ideal_ideal
 from ..plan import ITEM, Q, RANK
 
 SUB = "__rp_subtopic"
@@ -150,18 +151,6 @@ def nrbp_depth(beta: float, most: int) -> int | None:
     if beta <= 0.0:
         return 1
     return int(math.ceil(math.log(_TAIL * (1.0 - beta) / max(most, 1)) / math.log(beta))) + 2
-
-
-def ideal_ideal(alpha: float, k: int, discount: str) -> float:
-    """ndeval's "ideal ideal" divisor over |S| = 1 at cutoff k (computed as ndeval does, rank
-    by rank): every subtopic covered at every rank; 1 at k = 1, which ndeval leaves undivided."""
-    if k == 1:
-        return 1.0
-    gain, total = 1.0, 0.0
-    for i in range(k):
-        total += gain * (math.log(2.0) / math.log(i + 2.0) if discount == "log2" else 1.0 / (i + 1))
-        gain *= 1.0 - alpha
-    return total
 
 
 def _gain_exprs(alpha: float, beta: float | None, k: int | None, kind: str, rank: str) -> pl.Expr:

@@ -34,6 +34,7 @@ per rank).  ``to_sql`` emits that SQL (DuckDB's dialect; the judgments a table n
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 from ..errors import MetricNameError
@@ -45,6 +46,18 @@ ALPHA = Param(float, 0.5, "redundancy intolerance: a subtopic's gain is (1 - alp
 BETA = Param(float, 0.5, "patience of NRBP: the weight of rank i is beta^(i-1)")
 JUDGED_ONLY = Param(flag, False, "drop the items not judged for the query (any subtopic) before ranking")
 SUBTOPIC = Param(str, "subtopic", "the subtopic column of the judgments")
+
+
+def ideal_ideal(alpha: float, k: int, discount: str) -> float:
+    """ndeval's "ideal ideal" divisor over |S| = 1 at cutoff k (computed as ndeval does, rank
+    by rank): every subtopic covered at every rank; 1 at k = 1, which ndeval leaves undivided."""
+    if k == 1:
+        return 1.0
+    gain, total = 1.0, 0.0
+    for i in range(k):
+        total += gain * (math.log(2.0) / math.log(i + 2.0) if discount == "log2" else 1.0 / (i + 1))
+        gain *= 1.0 - alpha
+    return total
 
 
 class _Diversity(FamilyMeasure):
@@ -182,4 +195,4 @@ class StRecall(_Diversity):
 
 MEASURES: tuple[type[_Diversity], ...] = (AlphaDCG, AlphaNDCG, ERRIA, NERRIA, NRBP, NNRBP, MAPIA, PIA, StRecall)
 
-__all__ = ["MEASURES", "AlphaDCG", "AlphaNDCG", "ERRIA", "NERRIA", "NRBP", "NNRBP", "MAPIA", "PIA", "StRecall"]
+__all__ = ["MEASURES", "ideal_ideal", "AlphaDCG", "AlphaNDCG", "ERRIA", "NERRIA", "NRBP", "NNRBP", "MAPIA", "PIA", "StRecall"]
