@@ -4,7 +4,8 @@ over the run's label column read as click counts.
 One aggregation per ranking gives every requested metric, the ratio CTR's numerator and
 denominator, and the counts of bad click values; the checks read those counts, so they cost
 no second pass over the log. Both engines refuse the same values with the same message
-(:func:`message`): null, negative or non-whole clicks, and for a CTR a count above 1 on a row.
+(:func:`message`): a null position, negative or non-whole clicks, and for a CTR a count above 1
+on a row (null clicks are refused before, by the run's label check).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from rank_polars.plan import GRADE, ITEM, Q, RANK
 #: and ``{position}`` are the user's column names.
 PROBLEMS = (
     ("noposition", "a null {position!r} (the rank of a shown row is unknown)"),
-    ("null", "a null click count (column {click!r})"),
     ("negative", "a negative click count (column {click!r})"),
     ("fraction", "a click count that is not a whole number (column {click!r})"),
     ("above1", "more clicks than impressions (a count above 1 in column {click!r} on one shown row; a CTR is a "
@@ -72,7 +72,7 @@ def _polars(spec: FamilyMeasure) -> pl.Expr:
 
 def _bad(problem: str) -> pl.Expr:
     g = pl.col(GRADE).cast(pl.Float64)
-    return {"noposition": pl.col(RANK).is_null(), "null": g.is_null(), "negative": g < 0, "fraction": ~(g.is_finite() & (g == g.floor())),
+    return {"noposition": pl.col(RANK).is_null(), "negative": g < 0, "fraction": ~(g.is_finite() & (g == g.floor())),
             "above1": g > 1}[problem].fill_null(False).sum().alias(f"__rp_bad_{problem}")
 
 
@@ -149,7 +149,7 @@ def _sql(spec: FamilyMeasure) -> dict[str, str]:
 
 def _bad_sql(problem: str) -> str:
     g = f"CAST({quote(GRADE)} AS DOUBLE)"
-    cond = {"noposition": f"{quote(RANK)} IS NULL", "null": f"{g} IS NULL", "negative": f"{g} < 0", "fraction": f"NOT (isfinite({g}) AND {g} = floor({g}))",
+    cond = {"noposition": f"{quote(RANK)} IS NULL", "negative": f"{g} < 0", "fraction": f"NOT (isfinite({g}) AND {g} = floor({g}))",
             "above1": f"{g} > 1"}[problem]
     return f"COUNT(*) FILTER (WHERE {cond}) AS {quote('__rp_bad_' + problem)}"
 
