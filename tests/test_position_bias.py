@@ -183,7 +183,7 @@ def quiet(*args: Any, **kwargs: Any) -> pl.DataFrame:
 REFERENCE = ["ctr", "pivot", "adjacent_chain", "rand_topk", "rand_pair"]
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(log=logs())
 def test_matches_ultr_bias_toolkit(log: pl.DataFrame) -> None:
     """In Polars; DuckDB equals Polars in the next test (each DuckDB call opens a connection)."""
@@ -212,7 +212,7 @@ def test_engines_agree(log: pl.DataFrame, by: str | None) -> None:
             assert (x is None and y is None) or math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12), (method, by, x, y)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(log=logs())
 def test_all_pairs_is_the_optimum_of_its_objective(log: pl.DataFrame) -> None:
     from scipy.optimize import minimize
