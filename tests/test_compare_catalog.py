@@ -82,7 +82,7 @@ def test_bootstrap_over_lists_is_the_brute_force_one_with_the_same_seeds(kind):
     catalog = pl.DataFrame({"item": CATALOG})
     spec = rp.gini(k=2, catalog=catalog) if kind == "gini" else rp.entropy(k=2)
     value = (lambda c: gini_formula(c, len(CATALOG))) if kind == "gini" else entropy_formula
-    out = rp.compare(log, [spec, "ndcg@3"], pairs="all", n_resamples=150, seed=7, confidence=0.9)
+    out = rp.compare(log, [spec, "ndcg@3"], pairs="all", catalog_resamples=150, seed=7, confidence=0.9)
     assert out["metric"].to_list() == [spec.name] * 3 + ["ndcg@3"] * 3  # the order the metrics were given
     ref = brute_force(log, 2, value, 150, 7, 0.9)
     for row in out.filter(pl.col("metric") == spec.name).iter_rows(named=True):
@@ -97,13 +97,13 @@ def test_bootstrap_over_lists_is_the_brute_force_one_with_the_same_seeds(kind):
 def test_seeded_reproducible_and_independent_of_how_the_resamples_are_batched(monkeypatch):
     log = sweep_log(seed=2)
     spec = rp.entropy(k=3)
-    first = rp.compare(log, [spec], baseline="v0", n_resamples=60, seed=3)
+    first = rp.compare(log, [spec], baseline="v0", catalog_resamples=60, seed=3)
     # the same draws; the values to rounding (the family's sums over rows are not in a fixed order)
     same = {"check_exact": False, "rel_tol": 1e-12, "abs_tol": 1e-12}
-    assert_frame_equal(first, rp.compare(log, [spec], baseline="v0", n_resamples=60, seed=3), **same)
+    assert_frame_equal(first, rp.compare(log, [spec], baseline="v0", catalog_resamples=60, seed=3), **same)
     monkeypatch.setattr(compare_module, "_ROWS_PER_CALL", 100)  # one resample per evaluate call
-    assert_frame_equal(first, rp.compare(log, [spec], baseline="v0", n_resamples=60, seed=3), **same)
-    other = rp.compare(log, [spec], baseline="v0", n_resamples=60, seed=4)
+    assert_frame_equal(first, rp.compare(log, [spec], baseline="v0", catalog_resamples=60, seed=3), **same)
+    other = rp.compare(log, [spec], baseline="v0", catalog_resamples=60, seed=4)
     assert other["ci_low"].to_list() != first["ci_low"].to_list()
     # the verdict reads the interval, not a p-value
     from rank_polars.presentation import verdict
@@ -117,4 +117,4 @@ def test_a_measure_reading_each_querys_history_is_refused():
     log = sweep_log()
     history = pl.DataFrame({"query": ["q0", "q1"], "item": ["i0", "i1"]})
     with pytest.raises(RankPolarsError, match="reads each query's own history"):
-        rp.compare(log, [rp.pop_reo(k=2, history=history)], n_resamples=10)
+        rp.compare(log, [rp.pop_reo(k=2, history=history)], catalog_resamples=10)

@@ -19,7 +19,8 @@ from ..progress import choose
 def run_compare(run: Any, metrics: Sequence[str], *, qrels: Any, by: str, baseline: str | None, test: str,
                 correction: str | None, alpha: float, n_resamples: int, seed: int, missing: str, engine: str,
                 confidence: float, columns: dict[str, str] | None = None, order: str = "auto",
-                progress: Progress | None = None, interval: str | None = None) -> pl.DataFrame:
+                progress: Progress | None = None, interval: str | None = None,
+                catalog_resamples: int = 1000) -> pl.DataFrame:
     """:func:`rank_polars.compare` with the CLI's column names (only those not the default)."""
     from ...compare import compare
 
@@ -31,7 +32,7 @@ def run_compare(run: Any, metrics: Sequence[str], *, qrels: Any, by: str, baseli
     return compare(
         run, list(metrics), qrels=qrels, by=by, baseline=baseline, test=test, correction=correction, alpha=alpha,
         n_resamples=n_resamples, seed=seed, missing=missing, engine=engine, confidence=confidence, interval=interval,
-        **kwargs,
+        catalog_resamples=catalog_resamples, **kwargs,
     )
 
 
@@ -69,6 +70,7 @@ def write_html_report(path: str, run: Any, metrics: Sequence[str], comparison: p
 @click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True, help="Confidence level of the interval on the difference.")
 @click.option("--n-resamples", type=click.IntRange(min=1), default=10_000, show_default=True, help="Resamples for randomization and bootstrap tests.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomization and bootstrap resamples (the same seed, the same p-values).")
+@click.option("--catalog-resamples", type=click.IntRange(min=1), default=1000, show_default=True, help="Resamples of the bootstrap over lists for catalogue-level metrics (gini, entropy, coverage): each re-evaluates the metric on a resampled log.")
 @engine_option("The engine that computes the per-query values")
 @missing_option
 @click.option("--report", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report (table and plots) to this file.")
@@ -77,7 +79,7 @@ def write_html_report(path: str, run: Any, metrics: Sequence[str], comparison: p
 @progress_option
 def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
             position: str, score: str, relevance: str, metrics: tuple[str, ...], by: str, baseline: str | None,
-            pairs: str | None, test: str, interval: str | None, correction: str, alpha: float, confidence: float, n_resamples: int, seed: int, engine: str,
+            pairs: str | None, test: str, interval: str | None, correction: str, alpha: float, confidence: float, n_resamples: int, seed: int, catalog_resamples: int, engine: str,
             missing: str, report: str | None, fmt: str | None, output: str | None, force: bool, order: str,
             progress: bool | None) -> None:
     """Compare versions of a system (values of --by) against a baseline, query by query.
@@ -98,6 +100,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
             loaded.run, metrics, qrels=loaded.qrels, by=by, baseline=baseline, test=test, correction=corr,
             alpha=alpha, n_resamples=n_resamples, seed=seed, missing=missing, engine=engine,
             confidence=confidence, columns=loaded.columns, order=order, progress=display, interval=interval,
+            catalog_resamples=catalog_resamples,
         )
     family = test in ("tukey", "randomized-tukey")  # adjusted over the pairs, not by --correction
     # (comparison_display and verdict read W/T/L and power where they exist: null for delta's unpaired arms)
