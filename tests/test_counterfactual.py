@@ -20,7 +20,7 @@ from rank_polars.counterfactual import LowSupportWarning, counterfactual, counte
 
 from .counterfactual_reference import ips_reference, obp_value
 
-SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SLATES = ["standard_ips", "independent_ips", "rips", "sn_standard_ips", "sn_independent_ips", "sn_rips"]
 
 

@@ -80,6 +80,16 @@ def _plan(log: pl.LazyFrame, candidate: Any, metrics: Metrics | None, examinatio
                 deterministic=candidate is not None, examination_by=ex_by)
 
 
+def _deepest(plan: Plan) -> int | None:
+    """The deepest candidate rank any weight reads (None: every rank).  Ranks below it carry
+    no weight, so the candidate is cut there before it is checked and joined (as evaluate's
+    checks="full" reads only the rows that can change a value)."""
+    ks = [w.k for w in plan.weights]
+    if plan.slate or None in ks:
+        return None
+    return max(k for k in ks if k is not None)
+
+
 def _prepare(plan: Plan, log: Any, candidate: Any, examination: Any, names: dict[str, str], score: str | None
              ) -> tuple[pl.LazyFrame, pl.LazyFrame | None, pl.LazyFrame | None]:
     """The inputs renamed to the internal names of :mod:`.plan`, checked."""
@@ -98,6 +108,7 @@ def _prepare(plan: Plan, log: Any, candidate: Any, examination: Any, names: dict
         cf = _lazy(candidate, "candidate")
         rank_col = score or names["candidate_position"]
         _columns(cf, [names[Q], names[D], rank_col], "candidate")
+        deepest = _deepest(plan)
         if score:
             cf = cf.select(pl.col(names[Q]).alias(Q), pl.col(names[D]).alias(D), pl.col(score).cast(pl.Float64)
                            .alias("_score"))
@@ -105,9 +116,13 @@ def _prepare(plan: Plan, log: Any, candidate: Any, examination: Any, names: dict
             # ranks by score, highest first; ties by item, ascending (deterministic, as the SQL)
             cf = cf.sort([Q, "_score", D], descending=[False, True, False]).with_columns(
                 pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(Q).alias(R)).drop("_score")
+            if deepest is not None:
+                cf = cf.filter(pl.col(R) <= deepest)
         else:
             cf = cf.select(pl.col(names[Q]).alias(Q), pl.col(names[D]).alias(D),
                            pl.col(rank_col).cast(pl.Int64).alias(R))
+            if deepest is not None:
+                cf = cf.filter(pl.col(R) <= deepest)
             checks.check_candidate(cf, by_score=False, slate=plan.slate)
         for role in (Q, D):
             left, right = lf.collect_schema()[role], cf.collect_schema()[role]

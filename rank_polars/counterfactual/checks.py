@@ -12,6 +12,9 @@ import polars as pl
 from ..errors import CoverageWarning, DataError, RankPolarsError, examples, plural, warn
 from .plan import B, C, D, E, P, Q, R, T, Plan
 
+#: Every check streams the log (bounded memory whatever its size), as the estimate does.
+STREAMING = "streaming"
+
 
 def check_arguments(clip: Any, ci: Any, n_resamples: Any, min_clicks: Any) -> None:
     if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float))
@@ -28,11 +31,11 @@ def check_arguments(clip: Any, ci: Any, n_resamples: Any, min_clicks: Any) -> No
 
 def _bad(frame: pl.LazyFrame, conditions: dict[str, pl.Expr], what: str) -> None:
     """Raise for the first condition any row meets, with its count and a few queries."""
-    counts = frame.select(**{name: cond.fill_null(True).sum() for name, cond in conditions.items()}).collect()
+    counts = frame.select(**{name: cond.fill_null(True).sum() for name, cond in conditions.items()}).collect(engine=STREAMING)
     for name, cond in conditions.items():
         count = int(counts[name][0])
         if count:
-            queries = frame.filter(cond.fill_null(True)).select(Q).unique(maintain_order=True).head(6).collect()
+            queries = frame.filter(cond.fill_null(True)).select(Q).unique(maintain_order=True).head(6).collect(engine=STREAMING)
             raise DataError(f"counterfactual: {plural(count, 'row')} of the {what} {name} "
                             f"(queries {examples(queries[Q].to_list())})")
 
@@ -40,7 +43,7 @@ def _bad(frame: pl.LazyFrame, conditions: dict[str, pl.Expr], what: str) -> None
 def _repeated(frame: pl.LazyFrame, key: list[str], what: str, label: str) -> None:
     """Raise when rows repeat ``key``: their count and a few queries (one group-by)."""
     groups = frame.group_by(key).agg(n=pl.len()).filter(pl.col("n") > 1)
-    found = groups.select(rows=pl.col("n").sum(), queries=pl.col(Q).unique().head(6)).collect()
+    found = groups.select(rows=pl.col("n").sum(), queries=pl.col(Q).unique().head(6)).collect(engine=STREAMING)
     rows = int(found["rows"][0] or 0) if found.height else 0
     if rows:
         queries = found["queries"].to_list() if found.height else []
@@ -102,7 +105,7 @@ def check_examination(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame, ex
     on = list(plan.examination_by)
     t = pl.col(T)
     bad = examination.select(
-        dup=(pl.len().over([*on, P]) > 1).sum(), bad=(t.is_null() | ~t.is_finite() | (t <= 0)).sum()).collect()
+        dup=(pl.len().over([*on, P]) > 1).sum(), bad=(t.is_null() | ~t.is_finite() | (t <= 0)).sum()).collect(engine=STREAMING)
     if bad["dup"][0]:
         raise DataError(f"counterfactual: the examination frame gives {plural(int(bad['dup'][0]), 'row')} for a "
                         f"position{' and group' if on else ''} that another row also gives")
@@ -112,7 +115,7 @@ def check_examination(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame, ex
                         f"clicks or drop those positions from the log)")
     known = examination.select(*on, P)
     clicked = log.filter(pl.col(C) > 0).select(*on, P, Q)
-    lacking = clicked.join(known, on=[*on, P], how="anti").collect()
+    lacking = clicked.join(known, on=[*on, P], how="anti").collect(engine=STREAMING)
     if lacking.height:
         raise DataError(f"counterfactual: {plural(lacking.height, 'clicked row')} at positions the examination "
                         f"frame does not give ({examples(sorted(set(lacking[P].to_list())), quote=False)}; "
@@ -122,7 +125,7 @@ def check_examination(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame, ex
         limit = None if None in kmax else max(k for k in kmax if k is not None)
         ranks = candidate.select(Q, D, R) if limit is None else candidate.filter(pl.col(R) <= limit).select(Q, D, R)
         used = log.filter(pl.col(C) > 0).select(*on, Q, D).join(ranks, on=[Q, D]).select(*on, pl.col(R).alias(P))
-        missing = used.join(known, on=[*on, P], how="anti").select(P).unique().collect()
+        missing = used.join(known, on=[*on, P], how="anti").select(P).unique().collect(engine=STREAMING)
         if missing.height:
             raise DataError(f"counterfactual: clicks@k / ctr@k weigh a click by the examination at its rank in the "
                             f"candidate, and the examination frame does not give ranks "
@@ -130,22 +133,19 @@ def check_examination(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame, ex
 
 
 def check_coverage(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame) -> None:
-    """Warn with counts when the candidate and the log do not cover each other (for the
-    candidate's items, within the deepest cutoff asked for: the items that can carry a weight)."""
-    ks = [w.k for w in plan.weights]
-    deepest = None if plan.slate or None in ks else max(k for k in ks if k is not None)
+    """Warn with counts when the candidate and the log do not cover each other (the candidate
+    comes cut at the deepest cutoff asked for: its items that can carry a weight)."""
     queries = log.select(Q).unique()
-    cand = candidate if deepest is None else candidate.filter(pl.col(R) <= deepest)
-    cand_in = cand.select(Q, D).join(queries, on=Q, how="semi")
+    cand_in = candidate.select(Q, D).join(queries, on=Q, how="semi")
     # the log probes the (smaller) candidate: how many of the candidate's pairs it shows
     seen = log.select(Q, D).join(cand_in, on=[Q, D], how="inner").unique()
-    total, shown, extra, unranked = (f.item() for f in pl.collect_all([
+    total, shown, extra, unranked = (f.item() for f in pl.collect_all(engine=STREAMING, lazy_frames=[
         cand_in.select(pl.len()), seen.select(pl.len()),
         candidate.select(Q).unique().join(queries, on=Q, how="anti").select(pl.len()),
         queries.join(candidate.select(Q).unique(), on=Q, how="anti").select(pl.len())]))
     missing, unseen_queries = total - shown, 0
     if missing:
-        unseen_queries = cand_in.join(seen, on=[Q, D], how="anti").select(pl.col(Q).n_unique()).collect().item()
+        unseen_queries = cand_in.join(seen, on=[Q, D], how="anti").select(pl.col(Q).n_unique()).collect(engine=STREAMING).item()
     notes = []
     if missing:
         notes.append(f"candidate items never logged for their query: {missing:,} (in "
