@@ -5,8 +5,10 @@ Two parts, shared by both engines and by the drop-in ``rank-polars ndeval``:
 * **the greedy ideal** (:func:`ideal_gains`), from the judgments alone: one vectorised step
   per rank over all queries at once (score every unplaced relevant item by the gains its
   subtopics still carry, keep each query's best, ties to the larger item id, decay the
-  gains of its subtopics).  It is iterative, so it is computed once per call and joined:
-  in DuckDB it runs as the same steps in SQL, each a statement over the remaining rows;
+  gains of its subtopics).  It is iterative, so it is computed once per query from the
+  judgments (not per ranking), cut at the cutoff, and joined: in DuckDB it runs as the same
+  steps in a recursive CTE (:func:`ideal_sql`), each step a group-by and a join over the
+  items still unplaced;
 * **the run's gains**: the number of earlier items relevant to the same subtopic is a
   window count, so a ranking's ``G_i`` and every measure are one pass (:func:`run_values`
   in Polars, :func:`run_sql` in SQL).

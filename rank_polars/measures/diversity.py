@@ -28,8 +28,9 @@ Polars and the DuckDB engines compute them (:mod:`rank_polars.families.diversity
 greedy ideal is iterative, so it is computed once from the judgments and joined: in Polars one
 vectorised step per rank over all queries at once, in DuckDB a recursive CTE (one recursion
 per rank).  ``to_sql`` emits that SQL (DuckDB's dialect; the judgments a table name:
-``AlphaNDCG(20, subtopics="subs")``); the ``ranking`` list namespace has no diversity measure
-(a list of grades carries no subtopics).
+``AlphaNDCG(20, subtopics="subs")``).  Over one ranked list of each item's relevant subtopics,
+:mod:`rank_polars.exprs_diversity` gives the measures without an ideal ranking (``alpha_dcg``,
+``err_ia``, ``nrbp``, ``map_ia``, ``p_ia``, ``strec``; also as ``ranking`` methods).
 """
 
 from __future__ import annotations
