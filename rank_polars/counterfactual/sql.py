@@ -46,7 +46,7 @@ def _inputs(plan: Plan, t: Tables) -> list[str]:
     extra += [f"{_q(t.evaluation)} AS {E}"] if plan.slate and not plan.deterministic else []
     cols = ", ".join([*(_q(c) for c in keep), f"{_q(t.query)} AS {Q}", f"{_q(t.item)} AS {D}",
                       f"{_q(t.position)} AS {P}", f"CAST({_q(t.click)} AS DOUBLE) AS {C}", *extra])
-    ctes = [f"l AS (SELECT {cols} FROM {t.log})"]
+    ctes = [f"l AS NOT MATERIALIZED (SELECT {cols} FROM {t.log})"]
     if plan.position_based or plan.deterministic:
         if t.by_score:
             rank = (f"ROW_NUMBER() OVER (PARTITION BY {_q(t.candidate_query)} "
