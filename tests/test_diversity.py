@@ -268,3 +268,29 @@ def test_list_forms_are_ranking_methods() -> None:
         ranked.select(rp.exprs.alpha_dcg("subtopics", 2), rp.exprs.map_ia("subtopics")).row(0)
     with pytest.raises(AttributeError, match="alpha_ndcg"):
         _ = pl.col("subtopics").ranking.alpha_ndcg
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.parametrize("missing", ["zero", "skip"])
+def test_diversity_only_call_has_the_universe_of_a_call_with_grades(engine: str, missing: str) -> None:
+    """Without a measure reading grades the engine gets one judgment per judged query, not
+    every (query, item) flattened: the same rows, values and coverage warnings."""
+    subtopics = pl.DataFrame({"query": ["1", "1", "1", "2", "3"], "subtopic": [1, 2, 2, 1, 1],
+                              "item": ["x", "x", "y", "z", "w"], "relevance": [1, 1, 0, 0, 2]})
+    run = pl.DataFrame({"model": ["a", "a", "a", "b", "b"], "query": ["1", "1", "4", "1", "2"],
+                        "item": ["y", "x", "q", "x", "z"], "position": [1, 2, 1, 1, 1]})
+    names = ["alpha_ndcg@5", "strec@1", "nnrbp"]
+    with pytest.warns(rp.CoverageWarning) as alone_warnings:
+        alone = rp.evaluate(run, names, qrels=subtopics, by="model", per_query=True, engine=engine, missing=missing)
+    with pytest.warns(rp.CoverageWarning) as with_warnings:
+        mixed = rp.evaluate(run, [*names, "ndcg@5"], qrels=subtopics, by="model", per_query=True, engine=engine,
+                            missing=missing)
+    assert alone.sort("model", "query").equals(mixed.drop("ndcg@5").sort("model", "query"))
+    assert [str(w.message) for w in alone_warnings] == [str(w.message) for w in with_warnings]
+
+
+def test_a_bad_grade_is_refused_in_a_diversity_only_call() -> None:
+    subtopics = pl.DataFrame({"query": ["1", "1"], "subtopic": [1, 2], "item": ["x", "x"], "relevance": [1.0, float("nan")]})
+    run = pl.DataFrame({"query": ["1"], "item": ["x"], "position": [1]})
+    with pytest.raises(RankPolarsError, match="NaN"):
+        rp.evaluate(run, ["alpha_ndcg@5"], qrels=subtopics)
