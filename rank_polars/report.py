@@ -89,7 +89,9 @@ def report_data(
     per_query = evaluate(run, kept, qrels=qrels, by=by, per_query=True, missing=missing, engine=engine, **kw)
     versions = [str(v) for v in per_query[by].unique().sort().to_list()]
     diffs: dict[tuple[str, str, str], list[float]] = {}
-    for row in comparison.select("metric", "baseline", "version").unique(maintain_order=True).iter_rows(named=True):
+    paired_rows = comparison.filter(pl.col("test") != "delta") if "test" in comparison.columns else comparison
+    # unpaired arms (test="delta") have no per-query differences to draw
+    for row in paired_rows.select("metric", "baseline", "version").unique(maintain_order=True).iter_rows(named=True):
         metric, base, version = row["metric"], str(row["baseline"]), str(row["version"])
         if metric not in per_query.columns:
             continue
@@ -508,7 +510,8 @@ def report_html(
         from .compare import compare
 
         comparison = compare(run, list(metrics), qrels=qrels, by=by, baseline=baseline, missing=missing,
-                             engine=engine, correction=correction, confidence=confidence, **compare_kwargs)
+                             engine=engine, correction=correction, confidence=confidence, **_eval_kwargs(columns),
+                             **compare_kwargs)
     if comparison.height == 0:
         raise RankPolarsError("nothing to report: the comparison is empty (only one version?)")
     data = report_data(run, metrics, comparison=comparison, qrels=qrels, by=by, missing=missing, engine=engine,

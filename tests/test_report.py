@@ -163,9 +163,15 @@ def sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pl.DataFrame,
     return page, pl.read_csv(table), log
 
 
-def test_pair_matrix_is_rendered_with_the_verdict_colours(tmp_path: Path, sweep) -> None:
-    page, comparison, _ = sweep
-    dom = run_chromium(tmp_path, page, "--dump-dom").stdout
+@pytest.fixture(scope="module")
+def sweep_dom(tmp_path_factory: pytest.TempPathFactory, sweep) -> str:
+    """The sweep's page as Chromium rendered it (one browser start for the DOM tests)."""
+    return run_chromium(tmp_path_factory.mktemp("sweep-dom"), sweep[0], "--dump-dom").stdout
+
+
+def test_pair_matrix_is_rendered_with_the_verdict_colours(sweep, sweep_dom: str) -> None:
+    _, comparison, _ = sweep
+    dom = sweep_dom
     for i, metric in enumerate(["ndcg@10", "mrr"]):
         table = re.search(rf'<table class="pairs" id="pairs-{i}">.*?</table>', dom, re.S)
         assert table, f"pairs-{i} missing"
@@ -188,13 +194,13 @@ def test_pair_matrix_is_rendered_with_the_verdict_colours(tmp_path: Path, sweep)
             assert ("p adj. <0.0001" if p < 1e-4 else f"p adj. {p:.4f}") in title
 
 
-def test_means_are_drawn_with_scipys_t_interval(tmp_path: Path, sweep) -> None:
+def test_means_are_drawn_with_scipys_t_interval(sweep, sweep_dom: str) -> None:
     import scipy.stats as ss
 
     import rank_polars as rp
 
-    page, _, log = sweep
-    dom = run_chromium(tmp_path, page, "--dump-dom").stdout
+    _, _, log = sweep
+    dom = sweep_dom
     per = rp.evaluate(log, ["ndcg@10"], by="model", per_query=True)
     svg = re.search(r'<svg id="means-0".*?</svg>', dom, re.S)
     assert svg and "90% interval" in svg.group(0)
