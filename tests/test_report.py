@@ -239,3 +239,21 @@ def test_screenshot_of_the_pair_matrix_shows_its_colours(tmp_path: Path, sweep) 
     assert significant > 0 and green > 0 and abs(green - red) <= 0.1 * green
     # cells are the same size: the coloured areas split as the pairs do
     assert green / (green + grey / 2) == pytest.approx(significant / 10, abs=0.08)  # grey: both ways
+
+
+def test_pair_matrix_follows_the_metric_direction() -> None:
+    """abandonment-like: the version whose value fell is the better one (green in its row)."""
+    from rank_polars.report import all_pairs, pair_matrix
+
+    rows = [("a", "b", -0.2, True), ("a", "c", 0.01, False), ("b", "c", 0.21, True)]
+    table = pl.DataFrame({
+        "metric": ["abandonment@3"] * 3, "baseline": [r[0] for r in rows], "version": [r[1] for r in rows],
+        "diff": [r[2] for r in rows], "ci_low": [r[2] - 0.05 for r in rows], "ci_high": [r[2] + 0.05 for r in rows],
+        "p_value": [0.001, 0.7, 0.001], "p_adjusted": [0.002, 0.7, 0.002], "significant": [r[3] for r in rows],
+        "higher_is_better": [False] * 3,
+    })
+    assert all_pairs(table, "abandonment@3") == ["a", "b", "c"]
+    cells = dict(((row, col), kind) for kind, row, col in re.findall(
+        r'<td class="pair (\w+)" data-row="(\w)" data-col="(\w)"', pair_matrix("m", table, "abandonment@3", ["a", "b", "c"])))
+    assert cells[("b", "a")] == "better" and cells[("a", "b")] == "worse"  # b abandons less than a
+    assert cells[("c", "b")] == "worse" and cells[("a", "c")] == "same"
