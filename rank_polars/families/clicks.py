@@ -5,7 +5,8 @@ One aggregation per ranking gives every requested metric, the ratio CTR's numera
 denominator, and the counts of bad click values; the checks read those counts, so they cost
 no second pass over the log. Both engines refuse the same values with the same message
 (:func:`message`): a null position, negative or non-whole clicks, and for a CTR a count above 1
-on a row (null clicks are refused before, by the run's label check).
+on a row (null clicks are refused before, by the run's label check). Spark and ``to_sql`` compute
+the values without these checks (their SQL has no ``error()`` to stop a statement with).
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def _sql(spec: FamilyMeasure) -> dict[str, str]:
 
 def _bad_sql(problem: str) -> str:
     g = f"CAST({quote(GRADE)} AS DOUBLE)"
-    cond = {"noposition": f"{quote(RANK)} IS NULL", "negative": f"{g} < 0", "fraction": f"NOT (isfinite({g}) AND {g} = floor({g}))",
+    cond = {"noposition": f"{quote(RANK)} IS NULL", "negative": f"{g} < 0", "fraction": f"NOT ({g} - {g} = 0 AND {g} = floor({g}))",  # x - x: NaN when infinite
             "above1": f"{g} > 1"}[problem]
     return f"COUNT(*) FILTER (WHERE {cond}) AS {quote('__rp_bad_' + problem)}"
 
@@ -186,7 +187,12 @@ def sql_values(outputs: Outputs, tables: FamilySql) -> str:
     values = ", ".join(f"{expr} AS {quote(label + part)}" for label, part, expr in parts)
     per = (f"SELECT {', '.join(keys)}, {values}, TRUE AS {quote(_SHOWN)}, {', '.join(_bad_sql(p) for p in checks)} "
            f"FROM {run} AS t GROUP BY {', '.join(keys)}")
-    check = _check_sql(outputs, checks, q, tables.columns)
+    # the check stops the statement with DuckDB's error(); Spark and the portable SQL of
+    # to_sql have no such function, so there the statement computes without it
+    from rank_polars.engines.duckdb_engine import DuckDBEngine  # the SQL path only: Polars never loads duckdb
+
+    in_duckdb = isinstance(getattr(tables.query, "__self__", None), DuckDBEngine)
+    check = _check_sql(outputs, checks, q, tables.columns) if in_duckdb else "(SELECT 0.0 AS __rp_check)"
     ratios = [label for label, spec in outputs if getattr(spec, "is_ratio", False)]
     if not ratios:
         selected = ", ".join(f"p.{quote(label)} + c.__rp_check AS {quote(label)}" for label, _ in outputs)
