@@ -15,7 +15,7 @@ from hypothesis import given, settings
 import rank_polars as rp
 from rank_polars.errors import DataError, RankPolarsError
 
-from .test_reference_pytrec_eval import collections, to_frames
+from .test_reference_pytrec_eval import batches, to_frames
 
 # every metric whose rows contribute by grade alone (judged-based ones are tested below)
 METRICS = ["ndcg", "ndcg@3", "ndcg(gain=exp)@5", "ap", "ap(rel=2)@3", "rr", "p@3", "p", "r@3", "rprec",
@@ -31,8 +31,9 @@ def per_query(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.sort("query")
 
 
-@settings(max_examples=40, deadline=None)
-@given(collections())
+# 12 batches of 2-5 collections: ~42 collections, as many as 40 single ones, in 3x fewer calls
+@settings(max_examples=12, deadline=None)
+@given(batches())
 def test_run_labels_give_the_numbers_of_the_join(data):
     run, qrels = to_frames(*data)
     scored = labelled(run, qrels)

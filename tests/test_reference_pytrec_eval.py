@@ -63,6 +63,20 @@ def collections(draw):
     return run, qrels
 
 
+@st.composite
+def batches(draw, size: tuple[int, int] = (2, 5)):
+    """Several :func:`collections` in one, their query ids prefixed apart: one ``evaluate`` call
+    checks them all (per-query values do not depend on the other queries), so a test pays an
+    engine's fixed cost per call once for several collections instead of once each."""
+    run: dict = {}
+    qrels: dict = {}
+    for b in range(draw(st.integers(*size))):
+        part_run, part_qrels = draw(collections())
+        run |= {f"b{b}{q}": d for q, d in part_run.items()}
+        qrels |= {f"b{b}{q}": d for q, d in part_qrels.items()}
+    return run, qrels
+
+
 def to_frames(run: dict, qrels: dict) -> tuple[pl.DataFrame, pl.DataFrame]:
     run_df = pl.DataFrame(
         [(q, i, s) for q, d in run.items() for i, s in d.items()],
