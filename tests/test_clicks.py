@@ -173,3 +173,14 @@ def test_null_clicks_are_refused_by_the_label_check() -> None:
     for engine in ("polars", "duckdb"):
         with pytest.raises(rp.DataError, match="column 'click': null"):
             rp.evaluate(log, ["ctr@2"], by="model", engine=engine)
+
+
+def test_click_metrics_in_spark_equal_polars(spark_session) -> None:
+    """Spark runs the family's translated statement (without DuckDB's error() check): the same values."""
+    names = [f"{n}@2" for n in NAMES] + ["click_rr", "rr"]
+    want = rp.evaluate(LOG, names, by="model").to_dicts()
+    got = rp.evaluate(LOG, names, by="model", engine="spark", spark=spark_session).to_dicts()
+    assert [row["model"] for row in got] == [row["model"] for row in want]
+    for g, w in zip(got, want):
+        assert {k: v for k, v in g.items() if k != "model"} == pytest.approx(
+            {k: v for k, v in w.items() if k != "model"}, rel=1e-9)
