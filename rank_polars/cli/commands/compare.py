@@ -105,7 +105,8 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     family = test in ("tukey", "randomized-tukey")  # adjusted over the pairs, not by --correction
     # (comparison_display and verdict read W/T/L and power where they exist: null for delta's unpaired arms)
     footer = "".join(verdict(r, None if family else corr) + "\n" for r in table.iter_rows(named=True))
-    if baseline is None and table.height > 1:  # three or more versions, every pair
+    versions = pl.concat([table["baseline"], table["version"]]).n_unique() if table.height else 0
+    if baseline is None and versions >= 3:  # three or more versions, every pair
         footer += groups_text(table, alpha)
     emit(table, fmt, output, force=force, display=comparison_display(table, confidence), footer=footer)
     if report:
