@@ -144,12 +144,12 @@ METRICS = {"cg@3": ("cg", 3, 0.8), "dcg@2": ("dcg", 2, 0.8), "clicks@2": ("click
 
 @st.composite
 def click_logs(draw: st.DrawFn) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """1-3 arms, 1-4 queries, rankings of 1-6 items (deep positions), zero-click rankings, ties
+    """1-5 arms, 1-4 queries, rankings of 1-12 items (deep positions), zero-click rankings, ties
     of scores in the candidate, items the candidate lacks and candidate items never logged."""
     rows = []
-    arms = [f"arm{a}" for a in range(draw(st.integers(1, 3)))]
+    arms = [f"arm{a}" for a in range(draw(st.integers(1, 5)))]
     queries = [f"q{i}" for i in range(draw(st.integers(1, 4)))]
-    depth = 6
+    depth = draw(st.integers(3, 12))
     for arm in arms:
         for q in queries:
             if draw(st.integers(0, 4)) == 0:
