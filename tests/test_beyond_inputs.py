@@ -80,8 +80,8 @@ def test_fixed_size_float32_vectors_equal_float64_lists(engine: str) -> None:
 
 @pytest.mark.parametrize("size", [1, 3])
 def test_similarity_by_chunks_of_lists_equals_one_chunk(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
-    # the Polars engine adds vectors / sparse products a chunk of lists at a time: any cut (one list, or
-    # lists of 3 and 1 rows together), the same values
+    # the Polars engine adds vectors / sparse products a chunk of lists at a time: any cut (one list
+    # per chunk, or several lists in one), the same values
     from rank_polars.families import beyond_polars
 
     specs = [rp.ils(k=3, features=VECTORS), rp.diversity(k=3, history=HISTORY, sim="cooccurrence")]
