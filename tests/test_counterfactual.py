@@ -319,6 +319,8 @@ def test_bad_candidate_and_arguments() -> None:
     twice = pl.DataFrame({"query": ["a", "a"], "item": ["x", "x"], "position": [1, 2]})
     with pytest.raises(rp.RankPolarsError, match=r"the candidate has 2 rows repeating a key \(an item ranked twice for one query; queries 'a'\)"):
         counterfactual(log, twice, "dcg@2", examination=EXAM)
+    with pytest.raises(rp.RankPolarsError, match=r"1 row of the candidate have a null or non-positive position"):
+        counterfactual(log, CAND.with_columns(position=pl.Series([1, None, 1, 2])), "dcg@1", examination=EXAM)
     with pytest.raises(rp.RankPolarsError, match="no additive form.*first relevant item is a maximum"):
         counterfactual(log, CAND, "rr", examination=EXAM)
     with pytest.raises(rp.RankPolarsError, match="ndcg@10 has no additive form"):

@@ -56,8 +56,8 @@ def _columns(frame: pl.LazyFrame, cols: Sequence[str], what: str) -> None:
                               f"(it has {', '.join(map(repr, have))})")
 
 
-def _plan(log: pl.LazyFrame, candidate: Any, metrics: Metrics | None, examination: Any, estimator: str,
-          by: Sequence[str], session: Sequence[str], clip: float | None, names: dict[str, str]) -> Plan:
+def _plan(candidate: Any, metrics: Metrics | None, examination: Any, estimator: str, by: Sequence[str],
+          session: Sequence[str], clip: float | None) -> Plan:
     if estimator not in ESTIMATORS:
         raise RankPolarsError(f"counterfactual: estimator must be one of {', '.join(ESTIMATORS)}; got {estimator!r}")
     if estimator in SLATE:
@@ -121,8 +121,8 @@ def _prepare(plan: Plan, log: Any, candidate: Any, examination: Any, names: dict
         else:
             cf = cf.select(pl.col(names[Q]).alias(Q), pl.col(names[D]).alias(D),
                            pl.col(rank_col).cast(pl.Int64).alias(R))
-            if deepest is not None:
-                cf = cf.filter(pl.col(R) <= deepest)
+            if deepest is not None:  # null positions stay, for the check to name them
+                cf = cf.filter(pl.col(R).is_null() | (pl.col(R) <= deepest))
             checks.check_candidate(cf, by_score=False, slate=plan.slate)
         for role in (Q, D):
             left, right = lf.collect_schema()[role], cf.collect_schema()[role]
@@ -223,9 +223,8 @@ def counterfactual(log: Any, candidate: Any, metrics: Metrics | None = None, *, 
     by_cols = [by] if isinstance(by, str) else list(by or [])
     session_cols = [session] if isinstance(session, str) else list(session or [])
     names = {Q: query, D: item, P: position, C: click, "candidate_position": position}
-    lf = _lazy(log, "log")
-    plan = _plan(lf, candidate, metrics, examination, estimator, by_cols, session_cols, clip, names)
-    lf, cand, ex = _prepare(plan, lf, candidate, examination, names, score)
+    plan = _plan(candidate, metrics, examination, estimator, by_cols, session_cols, clip)
+    lf, cand, ex = _prepare(plan, log, candidate, examination, names, score)
     if engine == "polars":
         parts = polars_engine.parts(plan, lf, cand, ex)
     else:
