@@ -231,6 +231,11 @@ def test_snips_rescales_the_click_weights_to_mean_one() -> None:
     for engine in ("polars", "duckdb"):
         got = quiet(log=log, candidate=cand, metrics=["clicks@2"], examination=exam, estimator="snips", engine=engine)
         assert got["estimate"][0] == pytest.approx(weighted / mean_w / 3, rel=1e-12)
+    con = duckdb.connect()
+    for name, frame in (("log", log), ("candidate", cand), ("examination", exam)):
+        con.register(name, frame)
+    got_sql = con.sql(counterfactual_sql(["clicks@2"], estimator="snips")).pl()
+    assert got_sql["estimate"][0] == pytest.approx(weighted / mean_w / 3, rel=1e-12)
 
 
 # -- the bootstrap, support and warnings -----------------------------------------------------------
