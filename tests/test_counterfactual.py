@@ -307,16 +307,27 @@ def test_bad_log(change: dict[str, Any], kwargs: dict[str, Any], message: str) -
 
 
 @pytest.mark.parametrize("exam, message", [
-    (pl.DataFrame({"position": [1, 2], "examination": [1.0, 0.0]}), r"not finite or not positive"),
-    (pl.DataFrame({"position": [1, 2], "examination": [1.0, None]}), r"null"),
-    (pl.DataFrame({"position": [1], "examination": [1.0]}), r"1 clicked row at positions the examination frame "
-                                                             r"does not give \(2; queries 'b'\)"),
+    (pl.DataFrame({"position": [1, 2], "examination": [1.0, 0.0]}), r"1 clicked row at positions where the "
+                                                                     r"examination frame gives no usable probability"),
+    (pl.DataFrame({"position": [1, 2], "examination": [1.0, None]}), r"missing, null, zero"),
+    (pl.DataFrame({"position": [1, 2], "examination": [1.0, math.inf]}), r"not finite"),
+    (pl.DataFrame({"position": [1], "examination": [1.0]}), r"1 clicked row at positions where .* \(2; queries 'b'\)"),
     (pl.DataFrame({"position": [1, 2, 2], "examination": [1.0, 0.5, 0.4]}), r"another row also gives"),
 ])
 def test_bad_examination(exam: pl.DataFrame, message: str) -> None:
     log = pl.DataFrame(BASE_LOG)
     with pytest.raises(rp.RankPolarsError, match=message):
         counterfactual(log, CAND, "dcg@2", examination=exam, min_clicks=0)
+
+
+def test_an_unusable_examination_where_no_click_needs_it_is_harmless() -> None:
+    """position_bias gives null where a position has no support; no click there, no error."""
+    log = pl.DataFrame(BASE_LOG)
+    exam = pl.DataFrame({"position": [1, 2, 3], "examination": [1.0, 0.5, None]})
+    got = quiet(log=log, candidate=CAND, metrics="dcg@2", examination=exam, min_clicks=0)
+    assert got["estimate"][0] == pytest.approx(ips_reference(list(log.iter_rows(named=True)),
+                                                             {"a": {"y": 1, "x": 2}, "b": {"x": 1, "y": 2}},
+                                                             {1: 1.0, 2: 0.5}, ("dcg", 2, 0.8), None, ("query",)))
 
 
 def test_bad_candidate_and_arguments() -> None:

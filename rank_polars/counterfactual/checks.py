@@ -104,21 +104,19 @@ def check_candidate(candidate: pl.LazyFrame, by_score: bool, slate: bool) -> Non
 def check_examination(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame, examination: pl.LazyFrame) -> None:
     on = list(plan.examination_by)
     t = pl.col(T)
-    bad = examination.select(
-        dup=(pl.len().over([*on, P]) > 1).sum(), bad=(t.is_null() | ~t.is_finite() | (t <= 0)).sum()).collect(engine=STREAMING)
-    if bad["dup"][0]:
-        raise DataError(f"counterfactual: the examination frame gives {plural(int(bad['dup'][0]), 'row')} for a "
+    dup = examination.select((pl.len().over([*on, P]) > 1).sum()).collect(engine=STREAMING).item()
+    if dup:
+        raise DataError(f"counterfactual: the examination frame gives {plural(int(dup), 'row')} for a "
                         f"position{' and group' if on else ''} that another row also gives")
-    if bad["bad"][0]:
-        raise DataError(f"counterfactual: {plural(int(bad['bad'][0]), 'examination probability')} null, not finite "
-                        f"or not positive (an inverse propensity must be finite: estimate the curve on more "
-                        f"clicks or drop those positions from the log)")
-    known = examination.select(*on, P)
+    # A probability that is null, zero, negative or not finite cannot be inverted; it matters only
+    # where a click needs it (position_bias gives null where a position has no support).
+    known = examination.filter(t.is_not_null() & t.is_finite() & (t > 0)).select(*on, P)
     clicked = log.filter(pl.col(C) > 0).select(*on, P, Q)
     lacking = clicked.join(known, on=[*on, P], how="anti").collect(engine=STREAMING)
     if lacking.height:
-        raise DataError(f"counterfactual: {plural(lacking.height, 'clicked row')} at positions the examination "
-                        f"frame does not give ({examples(sorted(set(lacking[P].to_list())), quote=False)}; "
+        raise DataError(f"counterfactual: {plural(lacking.height, 'clicked row')} at positions where the examination "
+                        f"frame gives no usable probability (missing, null, zero, negative or not finite: an inverse "
+                        f"propensity must be finite) ({examples(sorted(set(lacking[P].to_list())), quote=False)}; "
                         f"queries {examples(lacking[Q].unique(maintain_order=True).to_list())})")
     kmax = [w.k for w in plan.weights if w.needs_examination_at_rank]
     if kmax:
@@ -128,7 +126,7 @@ def check_examination(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame, ex
         missing = used.join(known, on=[*on, P], how="anti").select(P).unique().collect(engine=STREAMING)
         if missing.height:
             raise DataError(f"counterfactual: clicks@k / ctr@k weigh a click by the examination at its rank in the "
-                            f"candidate, and the examination frame does not give ranks "
+                            f"candidate, and the examination frame gives no usable probability at ranks "
                             f"{examples(sorted(missing[P].to_list()), quote=False)}")
 
 
