@@ -67,6 +67,8 @@ class Inputs:
     qrels_source: Resolved | None = None
     checks: str = "full"  # where the ranking checks run: see validate.ranking_check_scope
     labels: str = "qrels"  # with qrels: "run" takes the shown rows' grades from the run's labels
+    # the log has no relevance column and no measure needs one: every shown row's grade is 1
+    unlabelled: bool = False
 
     @property
     def run_labels(self) -> bool:
@@ -163,6 +165,7 @@ def prepare(
     columns: Columns,
     labels: str = "qrels",
     order: str = "auto",
+    needs_labels: bool = True,
 ) -> Inputs:
     numeric = rio.numeric_roles(columns.position, columns.score, columns.relevance)
     run_src = resolve(run, "run", numeric)
@@ -231,7 +234,10 @@ def prepare(
         )
     elif labels == "run":
         raise RankPolarsError("labels='run' takes the shown rows' grades from the run and the ideal from qrels: pass qrels=")
-    if reads_run_labels(qrels is not None, labels):
+    unlabelled = qrels is None and not needs_labels and columns.relevance not in schema
+    if unlabelled:  # measures of what is shown alone: every shown row counts as relevant
+        select.append(pl.lit(1.0).alias(GRADE))
+    elif reads_run_labels(qrels is not None, labels):
         role = "relevance label; or pass qrels=" if qrels is None else "relevance label, for labels='run'"
         dtype = _need(schema, columns.relevance, "run", role)
         _numeric(dtype, columns.relevance, "run")
@@ -239,4 +245,5 @@ def prepare(
         # column does not reach the Parquet reader, and this one keeps ~95% of rows out
         grade = pl.col(columns.relevance)
         select.append((grade if dtype.is_integer() or dtype.is_float() else grade.cast(pl.Float64)).alias(GRADE))
-    return Inputs(run_lf.select(select), qrels_lf, by_cols, order, columns, run_src, qrels_src, labels=labels)
+    return Inputs(run_lf.select(select), qrels_lf, by_cols, order, columns, run_src, qrels_src, labels=labels,
+                  unlabelled=unlabelled)

@@ -209,6 +209,7 @@ class Source:
     relevance: str = "relevance"
     dedupe: bool = False  # duplicates="first": keep each (ranking, item)'s first row
     labels: str = "qrels"  # with qrels: "run" takes the shown rows' grades from the run's labels
+    unlabelled: bool = False  # no relevance column, none needed: every shown row's grade is 1
     # sums added in a fixed order (``SUM(x ORDER BY rank)``), so that every run gives the same
     # bits whatever the threads (the DuckDB engine; Spark has no ordered aggregate)
     ordered: bool = False
@@ -244,7 +245,10 @@ def run_cte(src: Source) -> str:
         select.append(f"CAST({quote(src.position)} AS BIGINT) AS {quote(RANK)}")
     else:
         select.append(f"CAST({quote(src.score)} AS DOUBLE) AS {quote(SCORE)}")
-    if src.run_labels:
+    if src.unlabelled:  # measures of what is shown alone (inputs.prepare): every row counts
+        select.append(f"CAST(1 AS DOUBLE) AS {quote(GRADE)}")
+        select.append(f"CAST(1 AS DOUBLE) AS {quote(LABEL)}")
+    elif src.run_labels:
         select.append(f"CAST({quote(src.relevance)} AS DOUBLE) AS {quote(GRADE)}")
         select.append(f"{quote(src.relevance)} AS {quote(LABEL)}")
     return f"SELECT {', '.join(select)} FROM {src.run} AS {quote('__rp_src')}"

@@ -120,6 +120,11 @@ class Measure:
     #: Whether a larger value is better (``compare`` orients its verdicts by it); ``False`` for
     #: a metric to minimise, such as ``abandonment`` (share of rankings without a click).
     HIGHER_IS_BETTER: ClassVar[bool] = True
+    #: Whether the measure reads relevance labels.  ``False`` for a measure of what is shown
+    #: alone (coverage, popularity, novelty, diversity): a log without a relevance column and
+    #: without judgments can be evaluated when every requested measure says so (every shown
+    #: row then counts as relevant, as recommenders assumes when a log has no relevance).
+    NEEDS_LABELS: ClassVar[bool] = True
 
     def __init__(self, k: int | None = None, **params: Any) -> None:
         if k is not None:

@@ -94,6 +94,7 @@ class CatalogCoverage(Beyond):
     """
 
     NAME = "catalog_coverage"
+    NEEDS_LABELS = False
     SOURCES = {"catalog": "catalog", "history": "history"}
     AGGREGATE = "catalog"
     KIND = "catalog"
@@ -106,6 +107,7 @@ class Entropy(Beyond):
     """
 
     NAME = "entropy"
+    NEEDS_LABELS = False
     ALIASES = ("distributional_coverage",)
     AGGREGATE = "catalog"
     KIND = "catalog"
@@ -120,6 +122,7 @@ class Gini(Beyond):
     """
 
     NAME = "gini"
+    NEEDS_LABELS = False
     SOURCES = {"catalog": "catalog", "history": "history"}
     AGGREGATE = "catalog"
     KIND = "catalog"
@@ -133,6 +136,7 @@ class ExposureGini(Beyond):
     """
 
     NAME = "exposure_gini"
+    NEEDS_LABELS = False
     SOURCES = {"catalog": "catalog", "history": "history"}
     PARAMS = {"patience": PATIENCE}
     AGGREGATE = "catalog"
@@ -146,6 +150,7 @@ class ARP(Beyond):
     """
 
     NAME = "arp"
+    NEEDS_LABELS = False
     SOURCES = {"history": "history"}
 
 
@@ -156,6 +161,7 @@ class APLT(Beyond):
     """
 
     NAME = "aplt"
+    NEEDS_LABELS = False
     SOURCES = {"history": "history"}
     PARAMS = {"head": HEAD}
 
@@ -200,6 +206,7 @@ class Novelty(Beyond):
     """
 
     NAME = "novelty"
+    NEEDS_LABELS = False
     SOURCES = {"history": "history"}
     PARAMS = {"unseen": UNSEEN}
     AGGREGATE = "catalog"
@@ -241,6 +248,7 @@ class ILS(Beyond):
     """
 
     NAME = "ils"
+    NEEDS_LABELS = False
     SOURCES = {"features": "features", "history": "history"}
     PARAMS = {"sim": SIM}
 
@@ -254,11 +262,13 @@ class Diversity(ILS):
 class Serendipity(Beyond):
     """serendipity@k = mean over the top k of (1 - mean_h sim(i, h)) rel_i, h over the user's history rows.
 
-    recommenders' ``user_serendipity`` / ``serendipity`` (rel binary: grade > 0).  Lists
+    recommenders' ``user_serendipity`` / ``serendipity`` (rel binary: grade > 0; 1 for every
+    shown item of a log without a relevance column and without judgments, as recommenders).  Lists
     whose query has no history have no value (left out of the mean, as recommenders does).
     """
 
     NAME = "serendipity"
+    NEEDS_LABELS = False
     SOURCES = {"features": "features", "history": "history"}
     PARAMS = {"sim": SIM}
 
