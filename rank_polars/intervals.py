@@ -147,7 +147,10 @@ def bootstrap_interval(values: np.ndarray, aggregate: str, confidence: float, me
     dist = _back(aggregate, bootstrap_means(values, n_resamples, rng), np.float64(n))
     alpha = (1 - confidence) / 2
     if method == "bca":
-        observed = float(_back(aggregate, np.float64(values.mean()), np.float64(n)))
+        # the aggregate as evaluate gives it (a sum is summed, not n x the mean: on values on a
+        # grid, resampled aggregates tie with it exactly, and z0 counts those ties)
+        observed = float(values.sum()) if aggregate == "sum" else float(_back(aggregate, np.float64(values.mean()),
+                                                                              np.float64(n)))
         z0 = float(ndtri((np.count_nonzero(dist < observed) + np.count_nonzero(dist <= observed)) / (2 * dist.size)))
         loo = (values.sum() - values) / (n - 1)  # the jackknife means
         theta = _back(aggregate, loo, np.float64(n - 1))
