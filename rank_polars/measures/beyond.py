@@ -122,6 +122,7 @@ class Gini(Beyond):
     """
 
     NAME = "gini"
+    HIGHER_IS_BETTER = False
     NEEDS_LABELS = False
     SOURCES = {"catalog": "catalog", "history": "history"}
     AGGREGATE = "catalog"
@@ -136,6 +137,7 @@ class ExposureGini(Beyond):
     """
 
     NAME = "exposure_gini"
+    HIGHER_IS_BETTER = False
     NEEDS_LABELS = False
     SOURCES = {"catalog": "catalog", "history": "history"}
     PARAMS = {"patience": PATIENCE}
@@ -150,6 +152,7 @@ class ARP(Beyond):
     """
 
     NAME = "arp"
+    HIGHER_IS_BETTER = False
     NEEDS_LABELS = False
     SOURCES = {"history": "history"}
 
@@ -183,6 +186,7 @@ class PopREO(Beyond):
     """
 
     NAME = "pop_reo"
+    HIGHER_IS_BETTER = False
     SOURCES = {"history": "history", "catalog": "catalog"}
     PARAMS = {"head": HEAD}
     AGGREGATE = "catalog"
@@ -248,6 +252,7 @@ class ILS(Beyond):
     """
 
     NAME = "ils"
+    HIGHER_IS_BETTER = False
     NEEDS_LABELS = False
     SOURCES = {"features": "features", "history": "history"}
     PARAMS = {"sim": SIM}
@@ -257,6 +262,7 @@ class Diversity(ILS):
     """diversity@k = 1 - ils@k (recommenders' ``user_diversity`` / ``diversity``)."""
 
     NAME = "diversity"
+    HIGHER_IS_BETTER = True
 
 
 class Serendipity(Beyond):
