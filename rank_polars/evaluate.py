@@ -203,13 +203,16 @@ def evaluate(
     if engine == "spark":  # Spark frames and table names too; the same schema checks
         from .engines.spark_engine import SparkEngine
 
-        spark_runner = SparkEngine(spark)
+        spark_runner = SparkEngine(spark, resolve(progress))  # it reports its own phases
         reading = spark_runner.prepare
     else:
         reading = prepare
+    # a log of what was shown, without labels, for measures of what is shown alone (coverage,
+    # novelty, diversity: Measure.NEEDS_LABELS)
+    needs_labels = any(spec.NEEDS_LABELS for _, spec in outputs)
     inputs = reading(run, qrels=qrels, by=by, columns=Columns(query, item, position, score, relevance), labels=labels,
-                     order=order)
-    display = resolve(progress)
+                     order=order, needs_labels=needs_labels)
+    display = spark_runner.progress if engine == "spark" else resolve(progress)
     inputs.checks = checks
     if duplicates == "first":
         inputs.run = _keep_first(inputs)
@@ -222,8 +225,7 @@ def evaluate(
         runner = DuckDBEngine(memory_limit=duckdb_memory_limit, temp_directory=duckdb_temp_directory)
         phase = display.phase(f"evaluating in DuckDB{_files(run)}")
     elif engine == "spark":
-        runner = spark_runner
-        phase = display.phase("evaluating in Spark")
+        runner = spark_runner  # its phases: starting Spark, reading, checking, metric pass, families
     else:
         # the Polars engine reports its own phases (checking, metric passes)
         runner = PolarsEngine(streaming, display, _files(run))

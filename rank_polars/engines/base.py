@@ -133,6 +133,9 @@ class FamilySql:
     columns: Columns
     relation: Callable[[Any, str, str], str]
     query: Callable[[str], pl.DataFrame]
+    # for an engine without recursive CTEs (Spark): a table expression of (q, pos, g), the
+    # greedy ideal of the relevant pairs a SELECT gives, for (alpha, depth); None: SQL computes it
+    ideal: Callable[[str, float, int | None], str] | None = None
     _names: dict[int, str] = field(default_factory=dict)
 
     @property

@@ -46,8 +46,114 @@ def _log2_as_ln(tree: exp.Expression) -> exp.Expression:
     return tree.transform(swap)
 
 
+def _by_name_leaves(node: exp.Expression) -> list[exp.Expression]:
+    """The operands of a chain of ``UNION ALL BY NAME`` (left-nested), in order."""
+    if isinstance(node, exp.Union) and node.args.get("by_name") and not node.args.get("distinct"):
+        return [*_by_name_leaves(node.this), *_by_name_leaves(node.expression)]
+    return [node]
+
+
+def _union_by_name(tree: exp.Expression) -> exp.Expression:
+    """DuckDB's ``UNION ALL BY NAME`` as a positional ``UNION ALL``: each operand selects every
+    column of the union in one order, NULL for the ones it lacks (what BY NAME means), for the
+    dialects that have no BY NAME (Spark SQL, Trino, PostgreSQL).  An operand whose columns
+    cannot be named from the statement (``SELECT *``) is refused rather than guessed."""
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        if not (isinstance(node, exp.Union) and node.args.get("by_name")):
+            return node
+        if node.args.get("distinct"):
+            raise RankPolarsError("UNION BY NAME (distinct) has no translation here; only UNION ALL BY NAME")
+        leaves = _by_name_leaves(node)
+        names: list[list[str]] = []
+        for leaf in leaves:
+            select = leaf.unnest() if isinstance(leaf, exp.Subquery) else leaf
+            if not isinstance(select, exp.Select) or select.is_star or not all(select.named_selects):
+                raise RankPolarsError(f"UNION ALL BY NAME over {leaf.sql('duckdb')[:80]!r}: its columns are not named")
+            names.append(select.named_selects)
+        every = list(dict.fromkeys(n for leaf_names in names for n in leaf_names))
+        out: exp.Expression | None = None
+        for i, (leaf, leaf_names) in enumerate(zip(leaves, names)):
+            columns = [exp.column(n, quoted=True) if n in leaf_names else exp.alias_(exp.null(), n, quoted=True)
+                       for n in every]
+            inner = leaf if isinstance(leaf, exp.Subquery) else exp.paren(leaf)
+            select = exp.select(*columns).from_(exp.alias_(inner.copy(), f"__rp_by_name{i}", table=True))
+            out = select if out is None else exp.union(out, select, distinct=False)
+        assert out is not None
+        return out
+
+    return tree.transform(swap)
+
+
+def _name(node: exp.Expression) -> str:
+    return str(node.this).lower() if isinstance(node, exp.Anonymous) else ""
+
+
+def _spark_functions(tree: exp.Expression) -> exp.Expression:
+    """DuckDB functions Spark lacks, said with Spark's.
+
+    ``isinf(x)`` as ``abs(x) = inf``; the 64-bit ``hash`` as ``xxhash64`` (Spark's ``hash``
+    has 32 bits: collisions among a ranking's items would read as duplicates); ``error(m)``
+    (a check that stops the statement) as ``raise_error(m)``; ``list_slice(l, b, e)`` (1-based,
+    inclusive) as ``slice(l, b, e - b + 1)``; ``list_sum(l)`` as a left fold from 0.0 (the
+    sums added in list order, as DuckDB's)."""
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        name = _name(node)
+        # a replaced node is not walked again: its arguments are rewritten here
+        args = [e.transform(swap) for e in node.expressions] if isinstance(node, exp.Anonymous) else []
+        if isinstance(node, exp.IsInf):
+            inf = exp.cast(exp.Literal.string("Infinity"), exp.DataType.build("DOUBLE"))
+            return exp.EQ(this=exp.Abs(this=node.this.transform(swap)), expression=inf)
+        if name == "hash":
+            return exp.Anonymous(this="XXHASH64", expressions=args)
+        if name == "error" and len(args) == 1:
+            return exp.Anonymous(this="RAISE_ERROR", expressions=args)
+        if name == "list_slice" and len(args) == 3:
+            begin, end = args[1], args[2]
+            length = exp.Add(this=exp.Sub(this=end, expression=begin.copy()), expression=exp.Literal.number(1))
+            return exp.Anonymous(this="SLICE", expressions=[args[0], begin, exp.paren(length)])
+        if name == "list_sum" and len(args) == 1:
+            a, x = exp.to_identifier("__rp_a"), exp.to_identifier("__rp_x")
+            fold = exp.Lambda(this=exp.Add(this=exp.column(a), expression=exp.column(x)), expressions=[a, x])
+            zero = exp.cast(exp.Literal.number(0), exp.DataType.build("DOUBLE"))
+            return exp.Anonymous(this="AGGREGATE", expressions=[args[0], zero, fold])
+        return node
+
+    return tree.transform(swap)
+
+
+def _unique_cte_names(tree: exp.Expression) -> exp.Expression:
+    """A nested ``WITH`` whose CTE names repeat names defined elsewhere, renamed in its own
+    scope: sqlglot writes Spark's CTEs all at the top level (Spark reads them there), where
+    the family's ``__rp_rows`` inside a subquery would collide with the metric pass's."""
+    taken = {cte.alias for cte in tree.find_all(exp.CTE)}
+    top = tree.args.get("with_") or tree.args.get("with")
+    for with_ in list(tree.find_all(exp.With)):
+        if with_ is top or with_.parent is None:
+            continue
+        scope = with_.parent
+        for cte in with_.expressions:
+            name = cte.alias
+            if sum(c.alias == name for c in tree.find_all(exp.CTE)) < 2:
+                continue
+            new = next(f"{name}_{i}" for i in range(1, 10**6) if f"{name}_{i}" not in taken)
+            taken.add(new)
+            for table in scope.find_all(exp.Table):
+                if table.name == name and not table.db:
+                    table.set("this", exp.to_identifier(new))
+            cte.args["alias"].set("this", exp.to_identifier(new))
+    return tree
+
+
+def _spark(tree: exp.Expression) -> exp.Expression:
+    return _unique_cte_names(_spark_functions(tree))
+
+
 # Rewrites a dialect needs before generation (on the DuckDB tree).
-_REWRITES = {"postgres": _log2_as_ln}
+_REWRITES = {"postgres": _log2_as_ln, "spark": _spark}
+# DuckDB constructs most dialects lack, rewritten for every target but DuckDB itself
+_EVERYWHERE = (_union_by_name,)
 
 
 def transpile(sql: str, dialect: str) -> str:
@@ -58,6 +164,9 @@ def transpile(sql: str, dialect: str) -> str:
         raise RankPolarsError(f"unknown SQL dialect {dialect!r}: {e}") from None
     try:
         tree = sqlglot.parse_one(sql, read="duckdb")
+        if dialect != "duckdb":
+            for common in _EVERYWHERE:
+                tree = common(tree)
         rewrite = _REWRITES.get(dialect)
         if rewrite is not None:
             tree = rewrite(tree)

@@ -26,6 +26,7 @@ import atexit
 import contextlib
 import itertools
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -38,9 +39,10 @@ import sqlglot
 from sqlglot import exp
 
 from .. import io as rio
-from ..errors import RankPolarsError
+from ..errors import DataError, RankPolarsError
 from ..inputs import Columns, Inputs, prepare, resolve
 from ..plan import Plan
+from ..progress import NoProgress, Progress
 from ..validate import Missing, check_contributing, check_values, check_column
 from .base import Outputs
 from .dialects import transpile
@@ -60,6 +62,14 @@ JVM_LOG = os.path.join(tempfile.gettempdir(), f"rank_polars-spark-{os.getpid()}.
 # Settings of a session started here: no console progress bars (ours are shown instead,
 # with progress=True) and no web UI (a server the user did not ask for, ~1 s of start-up).
 QUIET_CONF = {"spark.ui.showConsoleProgress": "false", "spark.ui.enabled": "false"}
+
+
+def _jvm_running() -> bool:
+    try:
+        from pyspark import SparkContext
+    except ImportError:  # session() says what to install
+        return False
+    return SparkContext._active_spark_context is not None
 
 
 def session(spark: SparkSession | None = None) -> SparkSession:
@@ -123,18 +133,6 @@ def no_pandas_warning() -> Iterator[None]:
 
 # --- translation ------------------------------------------------------------------------
 
-def _spark_functions(node: exp.Expression) -> exp.Expression:
-    """DuckDB functions Spark lacks, said with Spark's: ``isinf(x)`` as ``abs(x) = inf``; the
-    64-bit ``hash`` as ``xxhash64`` (Spark's ``hash`` has 32 bits: collisions among a
-    ranking's items would read as duplicates)."""
-    if isinstance(node, exp.IsInf):
-        inf = exp.cast(exp.Literal.string("Infinity"), exp.DataType.build("DOUBLE"))
-        return exp.EQ(this=exp.Abs(this=node.this.copy()), expression=inf)
-    if isinstance(node, exp.Anonymous) and str(node.this).lower() == "hash":
-        return exp.Anonymous(this="XXHASH64", expressions=[e.copy() for e in node.expressions])
-    return node
-
-
 def _hint_log_joins(tree: exp.Expression) -> exp.Expression:
     """``SHUFFLE_HASH`` on the right side of each join the log takes part in.
 
@@ -156,8 +154,7 @@ def _hint_log_joins(tree: exp.Expression) -> exp.Expression:
 
 def to_spark_sql(sql: str) -> str:
     """The generated DuckDB ``sql`` as Spark SQL (checked by :func:`dialects.transpile`)."""
-    tree = sqlglot.parse_one(sql, read="duckdb").transform(_spark_functions)
-    spark_sql = transpile(tree.sql(dialect="duckdb"), "spark")
+    spark_sql = transpile(sql, "spark")
     return _hint_log_joins(sqlglot.parse_one(spark_sql, read="spark")).sql(dialect="spark")
 
 
@@ -245,20 +242,28 @@ def _cast(frame: DataFrame, casts: dict[str, pl.DataType]) -> DataFrame:
 class SparkEngine(SqlRunner):
     """Evaluate a plan with a ``SparkSession`` (given, active, or new)."""
 
-    def __init__(self, spark: SparkSession | None = None) -> None:
-        self.spark = session(spark)
+    recursive_ctes = False  # see SqlRunner: Spark's WITH RECURSIVE refuses windows and aggregates
+
+    def __init__(self, spark: SparkSession | None = None, progress: Progress | None = None) -> None:
+        self.progress = progress if progress is not None else NoProgress()
+        # a JVM to start is the first wait a user meets: a phase of its own
+        starting = spark is None and not _jvm_running()
+        with self.progress.phase("starting Spark") if starting else contextlib.nullcontext():
+            self.spark = session(spark)
         self.call = f"__rp_{uuid.uuid4().hex[:8]}_{next(_COUNTER)}"
         self.views: list[str] = []
 
     def prepare(self, run: Any, *, qrels: Any, by: str | Sequence[str] | None, columns: Columns, labels: str,
-                order: str) -> Inputs:
+                order: str, needs_labels: bool = True) -> Inputs:
         """:func:`rank_polars.inputs.prepare` on the Spark schemas (the same checks and
         messages); the Spark frames, ids cast alike on both sides, kept as the sources."""
-        run_frame = spark_frame(self.spark, run, "run")
-        qrels_frame = None if qrels is None else spark_frame(self.spark, qrels, "qrels")
+        with self.progress.phase("reading the run" + (" and judgments" if qrels is not None else "") + " into Spark"):
+            run_frame = spark_frame(self.spark, run, "run")
+            qrels_frame = None if qrels is None else spark_frame(self.spark, qrels, "qrels")
         run_schema = schema_frame(run_frame)
         qrels_schema = None if qrels_frame is None else schema_frame(qrels_frame)
-        inputs = prepare(run_schema, qrels=qrels_schema, by=by, columns=columns, labels=labels, order=order)
+        inputs = prepare(run_schema, qrels=qrels_schema, by=by, columns=columns, labels=labels, order=order,
+                         needs_labels=needs_labels)
         if qrels_frame is not None and qrels_schema is not None:
             casts = rio.id_casts(run_schema.collect_schema(), qrels_schema.collect_schema(), (columns.query, columns.item))
             run_frame, qrels_frame = _cast(run_frame, casts), _cast(qrels_frame, casts)
@@ -267,7 +272,16 @@ class SparkEngine(SqlRunner):
 
     def query(self, sql: str) -> pl.DataFrame:
         with no_pandas_warning():
-            return pl.DataFrame(pl.from_arrow(self.spark.sql(to_spark_sql(sql)).toArrow()))
+            try:
+                return pl.DataFrame(pl.from_arrow(self.spark.sql(to_spark_sql(sql)).toArrow()))
+            except Exception as e:
+                # a measure family's check stops its statement with raise_error('rank_polars: ...'):
+                # the same DataError and message as in DuckDB
+                message = str(e)
+                if "rank_polars: " not in message or "USER_RAISED_EXCEPTION" not in message:
+                    raise
+                text = message.split("rank_polars: ", 1)[1].splitlines()[0]
+                raise DataError(re.sub(r"\s*SQLSTATE: \w+\s*$", "", text).strip()) from None
 
     def register(self, name: str, frame: pl.DataFrame) -> str:
         as_arrow = frame.with_columns(pl.col(pl.UInt32, pl.UInt16, pl.UInt8).cast(pl.Int64)).to_arrow(

@@ -27,7 +27,8 @@ import polars as pl
 from ..errors import RankPolarsError
 
 from ..inputs import Inputs, resolve
-from ..plan import N_RET, Plan
+from ..plan import N_RET, Q, Plan
+from ..progress import NoProgress, Progress
 from ..validate import (
     Missing,
     check_contributing,
@@ -68,6 +69,13 @@ class SqlRunner(Engine):
     # aggregates, sql_engine.positions_distinct_sql), sparing the metric pass its semi-join
     # of every row against the contributing positions when every ranking is proven
     prove_positions = False
+    # whether the database runs the recursive CTE of a measure family (diversity's greedy ideal):
+    # Spark's WITH RECURSIVE refuses the window or aggregate each step needs, so there the
+    # ideal is computed from the judgments by the Polars engine's code and joined (ideal_table)
+    recursive_ctes = True
+    # where the phases of an evaluation are reported (the Spark engine's; DuckDB's caller shows one
+    # phase around the whole call)
+    progress: Progress = NoProgress()
 
     def query(self, sql: str) -> pl.DataFrame:
         """Run ``sql`` (DuckDB dialect) and return its (small) result."""
@@ -93,17 +101,19 @@ class SqlRunner(Engine):
             qrels=None if inputs.qrels_source is None else self.relation(inputs.qrels_source, "__rp_qrels_source", "qrels"),
             by=list(inputs.by), order=inputs.order, query=c.query, item=c.item, position=c.position,
             score=c.score, relevance=c.relevance, dedupe=duplicates == "first", labels=inputs.labels,
+            unlabelled=inputs.unlabelled,
         )
 
     def checked_pass(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> tuple[Query, list[str]]:
         """Statements 1 and 2, checked; the metric pass (3) to run and the checks it counts."""
         src = self.source(inputs, duplicates)
-        stats = self.run_stats(plan, src, inputs, duplicates)
-        check_run(stats, inputs)
-        judged = None
-        if src.qrels is not None:
-            judged = self.qrels_stats(plan, src, inputs)
-            check_qrels(judged, inputs)
+        with self.progress.phase("checking the run" + (" and judgments" if src.qrels is not None else "")):
+            stats = self.run_stats(plan, src, inputs, duplicates)
+            check_run(stats, inputs)
+            judged = None
+            if src.qrels is not None:
+                judged = self.qrels_stats(plan, src, inputs)
+                check_qrels(judged, inputs)
         uni = universe(stats, inputs, judged, missing)
         table = self.register(UNIVERSE_GIVEN, uni.with_columns(pl.col(N_RET).cast(pl.Int64)))
         checks = contributing_stat_names(inputs, duplicates, plan)
@@ -115,7 +125,8 @@ class SqlRunner(Engine):
         """One row per evaluated (group, query): the internal keys and one Float64 column per
         metric (the plan's, then the families' of :mod:`rank_polars.engines.base`)."""
         q, checks = self.checked_pass(plan, inputs, missing=missing, duplicates=duplicates)
-        table = check_contributing(self.query(q.render(f"SELECT * FROM {quote(PER_QUERY)}")), inputs, checks)
+        with self.progress.phase(f"metric pass and fetching ({len(plan.outputs)} metrics)"):
+            table = check_contributing(self.query(q.render(f"SELECT * FROM {quote(PER_QUERY)}")), inputs, checks)
         table = labelled(table, plan)
         if not families:
             return table
@@ -124,8 +135,22 @@ class SqlRunner(Engine):
         ctes = Query([*q.ctes, (FAMILY_RUN, ranked)])
         tables = FamilySql(run=quote(FAMILY_RUN), qrels=quote(QRELS) if inputs.qrels is not None else None,
                            universe=quote(UNIVERSE), keys=inputs.keys, columns=inputs.columns,
-                           relation=self.auxiliary, query=self.query)
-        return attach(table, sql_family_values(families, tables, ctes.render), inputs.keys)
+                           relation=self.auxiliary, query=self.query,
+                           ideal=None if self.recursive_ctes else self.ideal_table)
+        with self.progress.phase(f"measure families ({len(families)} metrics)"):
+            return attach(table, sql_family_values(families, tables, ctes.render), inputs.keys)
+
+    def ideal_table(self, pairs: str, alpha: float, depth: int | None) -> str:
+        """ndeval's greedy ideal of the relevant (query, subtopic, item) rows ``pairs`` selects,
+        to ``depth`` ranks, as a registered table of ``q, pos, g``: the rows come to the driver
+        (the relevant judgments, few beside the log), the Polars engine's
+        :func:`rank_polars.families.diversity.ideal_gains` computes it (the same numbers, bit
+        for bit), and the table goes back to the database to be joined."""
+        from ..families.diversity import G, POS, ideal_gains
+
+        ideal = ideal_gains(self.query(pairs), alpha, depth)
+        return self.register(f"__rp_ideal_{id(ideal):x}",
+                             ideal.select(pl.col(Q).alias("q"), pl.col(POS).alias("pos"), pl.col(G).alias("g")))
 
     def qrels_stats(self, plan: Plan, src: Source, inputs: Inputs) -> pl.DataFrame:
         """Statement 2, unchecked: one row per judged query (computed in the database: the

@@ -380,8 +380,9 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> s
                f" FROM {tables.run} AS r WHERE EXISTS (SELECT 1 FROM {source} AS j WHERE j.{q} = r.{q}"
                f" AND j.{item} = r.{item}))")
     kinds = {spec.KIND for _, spec in outputs}
+    pairs_sql = f"SELECT DISTINCT {q}, {col} AS {sub}, {item} FROM {source} AS t WHERE {where}"
     ctes = [
-        f"__rp_pairs AS (SELECT DISTINCT {q}, {col} AS {sub}, {item} FROM {source} AS t WHERE {where})",
+        f"__rp_pairs AS ({pairs_sql})",
         f"__rp_size AS (SELECT {q}, CAST(COUNT(DISTINCT {sub}) AS DOUBLE) AS s FROM __rp_pairs GROUP BY {q})",
         f"__rp_rows AS (SELECT {', '.join('r.' + k for k in keys)}, r.{rank}, p.{sub},"
         f" ROW_NUMBER() OVER (PARTITION BY {', '.join('r.' + k for k in keys)}, p.{sub} ORDER BY r.{rank}) - 1 AS c"
@@ -397,9 +398,12 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> s
             # recursion also ends where a query's relevant items run out)
             deep = [nrbp_depth(spec.params["beta"], 10**6) for _, spec in outputs if spec.KIND == "nnrbp"]
             depth = None if None in deep else max([depth or 0, *[d for d in deep if d is not None]])
-        ctes.append(f"__rp_state(q, item, subs, ws, step, picked, g) AS ({ideal_sql('__rp_pairs', alpha, depth)})")
-        ctes.append("__rp_ideal AS (SELECT q, step AS pos, g FROM __rp_state WHERE picked)")
-        recursive = True
+        if getattr(tables, "ideal", None) is not None:  # an engine without recursive CTEs (Spark)
+            ctes.append(f"__rp_ideal AS (SELECT q, pos, g FROM {tables.ideal(pairs_sql, alpha, depth)} AS t)")
+        else:
+            ctes.append(f"__rp_state(q, item, subs, ws, step, picked, g) AS ({ideal_sql('__rp_pairs', alpha, depth)})")
+            ctes.append("__rp_ideal AS (SELECT q, step AS pos, g FROM __rp_state WHERE picked)")
+            recursive = True
     sums, ideal_sums, counts = [], [], []
     for i, (label, spec) in enumerate(outputs):
         kind, k, beta = spec.KIND, spec.k, spec.params.get("beta")
