@@ -145,7 +145,9 @@ def to_sql(
         if by_cols:
             order_by = ", ".join(f"{k} ASC NULLS LAST" for k in internal)
             final += f" GROUP BY {', '.join(internal)} ORDER BY {order_by}"
-    return one_select(translate(q.render(final), dialect), dialect)
+    sql = q.render(final)
+    # the translation parses both texts and checks each is one SELECT (engines.dialects)
+    return one_select(sql, dialect) if dialect == "duckdb" else translate(sql, dialect)
 
 
 class _Tables(FamilySql):
@@ -244,7 +246,7 @@ def translate(sql: str, dialect: str) -> str:
         return sql
     from .engines.dialects import transpile
 
-    return transpile(sql, dialect)
+    return transpile(sql, dialect, statement=exp.Select)
 
 
 __all__ = ["DIALECTS", "to_sql", "translate"]

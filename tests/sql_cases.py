@@ -62,3 +62,18 @@ def qrels(draw: st.DrawFn) -> pl.DataFrame:
         items = draw(st.sets(st.sampled_from([f"d{i}" for i in range(9)]), min_size=1))
         rows += [(f"q{q}", item, draw(LABELS)) for item in sorted(items)]
     return pl.DataFrame(rows, schema=["query", "item", "relevance"], orient="row")
+
+
+
+@st.composite
+def batched_cases(draw: st.DrawFn, size: tuple[int, int] = (2, 4)) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """Several (:func:`runs`, :func:`qrels`) cases in one log, their query ids prefixed apart
+    (judged or not alike, drawn once): one ``evaluate`` or SQL statement checks them all, where
+    each call's cost is the plan of every metric, not the data."""
+    judged = draw(st.booleans())
+    parts, judgments = [], []
+    for b in range(draw(st.integers(*size))):
+        parts.append(draw(runs()).with_columns(pl.format("b{}{}", pl.lit(b), "query").alias("query")))
+        if judged:
+            judgments.append(draw(qrels()).with_columns(pl.format("b{}{}", pl.lit(b), "query").alias("query")))
+    return pl.concat(parts), pl.concat(judgments) if judged else None

@@ -17,7 +17,7 @@ import rank_polars as rp
 from rank_polars.errors import DataError, RankPolarsError
 from rank_polars.sqlgen import to_sql
 
-from .sql_cases import ALL_METRICS, CUT_METRICS, qrels, runs
+from .sql_cases import ALL_METRICS, CUT_METRICS, batched_cases
 
 DIALECTS = ["spark", "databricks", "trino", "presto", "bigquery", "snowflake", "postgres", "duckdb"]
 
@@ -39,19 +39,21 @@ def run_to_sql(run: pl.DataFrame, judgments: pl.DataFrame | None, metrics, **kw)
     return con.sql(sql).pl()
 
 
-@settings(max_examples=60, deadline=None)
+# each example costs three plans of every metric (Polars, DuckDB, the SQL of to_sql), whatever
+# its size: 20 batches of 2-4 cases check as many logs as 60 single cases did
+@settings(max_examples=20, deadline=None)
 @given(
-    run=runs(),
-    judgments=st.one_of(st.none(), qrels()),
+    case=batched_cases(),
     metrics=st.sampled_from([ALL_METRICS, CUT_METRICS]),
     order=st.sampled_from(["position", "score"]),
     missing=st.sampled_from(["zero", "skip"]),
     per_query=st.booleans(),
     by=st.sampled_from([None, "model"]),
 )
-def test_duckdb_and_to_sql_agree_with_polars(run, judgments, metrics, order, missing, per_query, by):
-    if by is None:  # one ranking per query: keep the first model's
-        run = run.filter(pl.col("model") == run["model"][0])
+def test_duckdb_and_to_sql_agree_with_polars(case, metrics, order, missing, per_query, by):
+    run, judgments = case
+    if by is None:  # one ranking per query: keep each case's first model (its queries' prefix b<j>)
+        run = run.filter(pl.col("model") == pl.col("model").first().over(pl.col("query").str.slice(0, 2)))
     run = run.drop("score" if order == "position" else "position")
     kw = dict(qrels=judgments, by=by, per_query=per_query, missing=missing)
     want, got = evaluate_both(run, metrics, **kw)
@@ -149,8 +151,9 @@ def test_every_dialect_translates_and_parses_back(dialect, with_qrels):
     sql = to_sql(ALL_METRICS, table="logs", by=["model", "day"], qrels="judgments" if with_qrels else None,
                  dialect=dialect, order="score")
     tree = sqlglot.parse_one(sql, read=dialect)
-    again = sqlglot.transpile(tree.sql(dialect), read=dialect, write=dialect)[0]
-    assert sqlglot.parse_one(again, read=dialect) == tree  # a stable round trip
+    # a stable round trip: the tree written again in the dialect reads back as the same tree
+    # (one parse of the regenerated text; each parse of this ~140 KB statement takes seconds)
+    assert sqlglot.parse_one(tree.sql(dialect), read=dialect) == tree
     assert tree.find(sqlglot.exp.Window) is not None and tree.find(sqlglot.exp.Pow) is not None
     for name in ALL_METRICS:
         assert name in sql

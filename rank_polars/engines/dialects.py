@@ -156,8 +156,11 @@ _REWRITES = {"postgres": _log2_as_ln, "spark": _spark}
 _EVERYWHERE = (_union_by_name,)
 
 
-def transpile(sql: str, dialect: str) -> str:
-    """``sql`` (DuckDB) in ``dialect``, or :class:`RankPolarsError` if it cannot be said there."""
+def transpile(sql: str, dialect: str, statement: type[exp.Expression] = exp.Query) -> str:
+    """``sql`` (DuckDB) in ``dialect``, or :class:`RankPolarsError` if it cannot be said there.
+
+    ``statement``: what the text must be on both sides, one statement of that kind (``to_sql``
+    asks for one SELECT)."""
     try:
         target = sqlglot.Dialect.get_or_raise(dialect)
     except (ValueError, SqlglotError) as e:
@@ -174,6 +177,12 @@ def transpile(sql: str, dialect: str) -> str:
         back = sqlglot.parse_one(out, read=dialect)
     except SqlglotError as e:
         raise RankPolarsError(f"the metrics' SQL cannot be expressed in {dialect}: {e}") from None
+    # one SELECT statement on both sides (what sqlgen.one_select checks of DuckDB's text: the
+    # trees are at hand here, and a 100 KB statement takes seconds to parse again)
+    for side, parsed in (("generated", tree), (dialect, back)):
+        if not isinstance(parsed, statement):
+            raise RankPolarsError(f"the {side} SQL must be one {statement.__name__.upper()} statement, "
+                                  f"got {type(parsed).__name__}")
     # a quoted name must come back as one name: BigQuery reads `a.b_q` as the path a.b_q
     names = Counter(i.name for i in tree.find_all(exp.Identifier) if "." in i.name)
     names_back = Counter(i.name for i in back.find_all(exp.Identifier) if "." in i.name)
