@@ -275,7 +275,11 @@ def check_values(table: pl.DataFrame, plan: Plan, inputs: Inputs) -> None:
     metric = next(label for label in labels if not bad[label].is_finite().fill_null(False).all())
     where = examples((_where(row, inputs) for row in bad.sort(inputs.keys).iter_rows(named=True)), quote=False)
     side = inputs.qrels if inputs.qrels is not None else inputs.run
-    top = side.join(bad.lazy().select(Q).unique(), on=Q, how="semi").select(pl.col(GRADE).cast(pl.Float64).max())
+    # the engine's table may carry the ids in another type than the input (a categorical read
+    # back as text from DuckDB): compared as text, which every id type has
+    as_text = pl.col(Q).cast(pl.String)
+    top = (side.with_columns(as_text).join(bad.lazy().select(as_text).unique(), on=Q, how="semi")
+           .select(pl.col(GRADE).cast(pl.Float64).max()))
     raise DataError(
         f"metric {metric!r} is not a finite number on {bad.height} queries, e.g. query {where}: the largest grade "
         f"there is {top.collect().item()}, and 2^grade overflows from grade 1024 on (gain='exp', err); "

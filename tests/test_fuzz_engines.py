@@ -14,13 +14,14 @@ import math
 import warnings
 
 import duckdb
+import pytest
 import polars as pl
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import rank_polars as rp
-from rank_polars.errors import RankPolarsError
+from rank_polars.errors import DataError, RankPolarsError
 
 METRICS = ["ndcg@3", "ap", "rr", "p@2", "err@3", "ndcg(gain=exp)"]
 JUDGED_METRICS = [*METRICS, "bpref"]
@@ -216,3 +217,15 @@ def test_every_input_form_gives_numbers_or_a_rank_polars_error(data, form, oddit
         return
     assert_finite(want, metrics)
     assert_frame_equal(got, want, check_dtypes=False, abs_tol=1e-9, rel_tol=1e-9)
+
+
+def test_overflowing_grades_of_categorical_ids_are_named_in_every_engine():
+    """Found by the input-form fuzz: pandas categorical ids, an ERR gain that overflows; the
+    DuckDB engine's table carries the ids as text, and the message's join raised Polars' own
+    SchemaError (cat against str) instead of naming the query and its grade."""
+    log = pl.DataFrame({"model": ["A", "A"], "query": ["q1", "q1"], "item": ["a", "b"], "position": [1, 2],
+                        "relevance": [0.0, 1100.0]}).to_pandas()
+    log["query"] = log["query"].astype("category")
+    for engine in ("polars", "duckdb"):
+        with pytest.raises(DataError, match="query 'q1': the largest grade there is 1100.0"):
+            rp.evaluate(log, ["err@3"], engine=engine)
