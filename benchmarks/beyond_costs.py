@@ -34,7 +34,6 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -43,6 +42,9 @@ import numpy as np
 import polars as pl
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from measured import measured
+
 SHOWN, HISTORY_PER_USER, DIM = 100, 25, 64
 MEASURES = ("ndcg@10", "ils@10", "novelty@10", "catalog_coverage@10")
 
@@ -159,25 +161,7 @@ def reference(measure: str, data: Path, lists: int) -> dict[str, object]:
 
 def child(args: list[str], timeout: float | None = None) -> dict[str, object] | None:
     """Run this script as a fresh process; its result with CPU seconds and peak RSS (wait4)."""
-    proc = subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True)
-    t0 = time.monotonic()
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if timeout is not None and time.monotonic() - t0 > timeout:
-            proc.kill()
-            os.wait4(proc.pid, 0)
-            return None
-        time.sleep(0.05)
-    assert proc.stdout is not None
-    out = proc.stdout.read()
-    if status != 0:
-        raise RuntimeError(f"{args}: exit {status}\n{out}")
-    result = json.loads(out.strip().splitlines()[-1])
-    result["cpu"] = usage.ru_utime + usage.ru_stime
-    result["rss_mib"] = usage.ru_maxrss / 1024
-    return result
+    return measured(__file__, args, timeout)
 
 
 def main() -> None:

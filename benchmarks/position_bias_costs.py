@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,6 +32,7 @@ import polars as pl
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from counterfactual_costs import build  # the same log, the same generator
+from measured import measured
 
 METHODS = ("pivot", "adjacent_chain", "all_pairs")
 
@@ -55,16 +55,8 @@ def work(task: str, folder: Path) -> dict[str, object]:
 
 
 def child(task: str, folder: Path) -> dict[str, object]:
-    proc = subprocess.Popen([sys.executable, __file__, "--worker", task, "--folder", str(folder)],
-                            stdout=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    assert proc.stdout is not None
-    out = proc.stdout.read()
-    if status != 0:
-        raise RuntimeError(f"{task}: exit {status}\n{out}")
-    result = json.loads(out.strip().splitlines()[-1])
-    result["cpu"] = usage.ru_utime + usage.ru_stime
-    result["rss_mib"] = usage.ru_maxrss / 1024
+    result = measured(__file__, ["--worker", task, "--folder", str(folder)])
+    assert result is not None
     return result
 
 
