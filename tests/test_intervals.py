@@ -20,6 +20,8 @@ from rank_polars.errors import RankPolarsError
 from rank_polars.intervals import bootstrap_interval, intervals
 from rank_polars.measures import parse
 
+from .test_spark import spark  # noqa: F401  (the module's session fixture)
+
 FEW = settings(max_examples=20, deadline=None)
 GM_FLOOR = 1e-5
 
@@ -225,3 +227,14 @@ def test_delta_without_spread_or_units_has_no_p():
     assert row["p_value"] is None and row["note"] == "n too small" and not row["significant"]
     with pytest.raises(rp.RankPolarsError, match="interval='delta'"):
         rp.compare(log, "ctr(agg=ratio)@5", by="arm", relevance="click", test="delta", interval="t")
+
+
+def test_evaluate_ci_in_spark_equals_polars(spark):
+    """The third engine: the same per-query values from Spark give the same intervals."""
+    log = rp.datasets.chatbot_log(n_questions=60)
+    metrics = ["ndcg@10", "num_rel", "gm_map"]
+    polars_out = rp.evaluate(log, metrics, by="model", ci=0.9).sort("model")
+    spark_out = rp.evaluate(log, metrics, by="model", ci=0.9, engine="spark", spark=spark).sort("model")
+    assert spark_out.columns == polars_out.columns
+    for c in polars_out.columns[1:]:
+        np.testing.assert_allclose(spark_out[c].to_numpy(), polars_out[c].to_numpy(), rtol=1e-12)
