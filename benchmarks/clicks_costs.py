@@ -19,8 +19,6 @@ to agree (1e-9) before times are printed.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
@@ -31,8 +29,7 @@ import polars as pl
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from counterfactual_costs import build  # the same log, the same generator
-from measured import measured
+from counterfactual_costs import click_log_cli  # the same log, the same generator
 
 ONLINE = ["ctr@10", "ctr(agg=ratio)@10", "clicks@10", "abandonment", "click_rr", "last_click_rr"]
 TASKS = {"rr": ["rr"], "ctr": ["ctr@10"], "online": ONLINE}
@@ -50,31 +47,13 @@ def work(task: str, folder: Path) -> dict[str, object]:
     return {"task": task, "seconds": seconds, "values": out.sort("model").drop("model").rows()}
 
 
-def child(task: str, folder: Path) -> dict[str, object]:
-    result = measured(__file__, ["--worker", task, "--folder", str(folder)])
-    assert result is not None
-    return result
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rankings", type=int, default=100_000, help="queries (each shown once per arm)")
-    parser.add_argument("--depth", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--worker")
-    parser.add_argument("--folder", type=Path)
-    args = parser.parse_args()
-    if args.worker:
-        print(json.dumps(work(args.worker, args.folder)))
+    cli = click_log_cli(__file__, __doc__, "clicks_costs", work)
+    if cli is None:
         return
-    folder = HERE / "data" / f"clicks_costs_{args.rankings}x{args.depth}"
-    if not (folder / "examination.parquet").exists():
-        t0 = time.perf_counter()
-        build(folder, args.rankings, args.depth, args.seed)
-        print(f"generated {folder} in {time.perf_counter() - t0:.1f} s")
-    rows = pl.scan_parquet(folder / "clicks.parquet").select(pl.len()).collect().item()
+    args, _, rows, child = cli
     load = os.getloadavg()[0]
-    results = {f"{e}:{t}": child(f"{e}:{t}", folder) for e in ("polars", "duckdb") for t in TASKS}
+    results = {f"{e}:{t}": child(f"{e}:{t}") for e in ("polars", "duckdb") for t in TASKS}
     for t in TASKS:
         a = np.array(results[f"polars:{t}"]["values"], dtype=float)
         b = np.array(results[f"duckdb:{t}"]["values"], dtype=float)

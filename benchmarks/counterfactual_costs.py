@@ -27,6 +27,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -95,30 +96,46 @@ def work(task: str, folder: Path) -> dict[str, object]:
     return {"task": task, "seconds": time.perf_counter() - t0, "values": values}
 
 
-def child(task: str, folder: Path) -> dict[str, object]:
-    result = measured(__file__, ["--worker", task, "--folder", str(folder)])
-    assert result is not None
-    return result
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def click_log_cli(script: str, description: str, prefix: str, work: Callable[[str, Path], dict[str, object]],
+                  extra: Callable[[argparse.ArgumentParser], None] | None = None) -> tuple[argparse.Namespace, Path, int, Callable[[str], dict[str, object]]] | None:
+    """The command line the click benchmarks share: ``--rankings --depth --seed`` (and the
+    script's ``extra`` options); as a worker (``--worker TASK --folder F``) it prints
+    ``work(TASK, F)`` and returns None; else the arguments, the log's folder (generated once,
+    ``data/<prefix>_<rankings>x<depth>``), its rows, and a function timing one task in a fresh
+    process (:func:`measured.measured`)."""
+    parser = argparse.ArgumentParser(description=description.split("\n\n")[0])
     parser.add_argument("--rankings", type=int, default=100_000, help="queries (each shown once per arm)")
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
+    if extra is not None:
+        extra(parser)
     parser.add_argument("--worker")
     parser.add_argument("--folder", type=Path)
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(work(args.worker, args.folder)))
-        return
-    folder = HERE / "data" / f"clicks_{args.rankings}x{args.depth}"
+        return None
+    folder = HERE / "data" / f"{prefix}_{args.rankings}x{args.depth}"
     if not (folder / "examination.parquet").exists():
         t0 = time.perf_counter()
         build(folder, args.rankings, args.depth, args.seed)
         print(f"generated {folder} in {time.perf_counter() - t0:.1f} s")
     rows = pl.scan_parquet(folder / "clicks.parquet").select(pl.len()).collect().item()
-    results = [child(task, folder) for task in ("rr", "polars", "polars+ci", "rr-duckdb", "duckdb", "duckdb+ci")]
+
+    def child(task: str) -> dict[str, object]:
+        result = measured(script, ["--worker", task, "--folder", str(folder)])
+        assert result is not None
+        return result
+
+    return args, folder, rows, child
+
+
+def main() -> None:
+    cli = click_log_cli(__file__, __doc__, "clicks", work)
+    if cli is None:
+        return
+    args, _, rows, child = cli
+    results = [child(task) for task in ("rr", "polars", "polars+ci", "rr-duckdb", "duckdb", "duckdb+ci")]
     est = {r["task"]: np.array(r["values"]) for r in results if not r["task"].startswith("rr")}
     for task, values in est.items():
         assert np.allclose(values, est["polars"], rtol=1e-9), task

@@ -19,8 +19,6 @@ and the largest distance to the true 1/p is printed, before times are.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
@@ -31,8 +29,7 @@ import polars as pl
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from counterfactual_costs import build  # the same log, the same generator
-from measured import measured
+from counterfactual_costs import click_log_cli  # the same log, the same generator
 
 METHODS = ("pivot", "adjacent_chain", "all_pairs")
 
@@ -54,33 +51,15 @@ def work(task: str, folder: Path) -> dict[str, object]:
     return {"task": task, "seconds": time.perf_counter() - t0, "values": values}
 
 
-def child(task: str, folder: Path) -> dict[str, object]:
-    result = measured(__file__, ["--worker", task, "--folder", str(folder)])
-    assert result is not None
-    return result
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rankings", type=int, default=100_000, help="queries (each shown once per arm)")
-    parser.add_argument("--depth", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--methods", default=",".join(METHODS))
-    parser.add_argument("--worker")
-    parser.add_argument("--folder", type=Path)
-    args = parser.parse_args()
-    if args.worker:
-        print(json.dumps(work(args.worker, args.folder)))
-        return
     # a folder of its own (counterfactual_costs.py may be writing its copy at the same time)
-    folder = HERE / "data" / f"position_bias_clicks_{args.rankings}x{args.depth}"
-    if not (folder / "examination.parquet").exists():
-        t0 = time.perf_counter()
-        build(folder, args.rankings, args.depth, args.seed)
-        print(f"generated {folder} in {time.perf_counter() - t0:.1f} s")
-    rows = pl.scan_parquet(folder / "clicks.parquet").select(pl.len()).collect().item()
+    cli = click_log_cli(__file__, __doc__, "position_bias_clicks", work,
+                        lambda parser: parser.add_argument("--methods", default=",".join(METHODS)))
+    if cli is None:
+        return
+    args, _, rows, child = cli
     tasks = ["rr"] + [f"{engine}:{m}" for m in args.methods.split(",") for engine in ("polars", "duckdb")]
-    results = {task: child(task, folder) for task in tasks}
+    results = {task: child(task) for task in tasks}
     truth = 1.0 / np.arange(1, args.depth + 1)
     for m in args.methods.split(","):
         a = np.array(results[f"polars:{m}"]["values"], dtype=float)
