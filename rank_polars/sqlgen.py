@@ -127,7 +127,7 @@ def to_sql(
     q = per_query_query(plan, src, None, missing)
     # the plan's metrics by their column, a measure family's by its statement joined below
     value = {label: f"p.{quote(metric_column(i))}" for i, (label, _) in enumerate(plan_outputs)}
-    joins = _families_sql(q, families, src, value)
+    joins = _families_sql(q, families, src, value, dialect)
 
     internal = [f"p.{quote(k)}" for k in src.keys[:-1]]
     groups = [f"{k} AS {quote(c)}" for k, c in zip(internal, by_cols)]
@@ -152,7 +152,10 @@ def to_sql(
 
 class _Tables(FamilySql):
     """A family's tables in ``to_sql``: each auxiliary table a SQL table expression carried by
-    the spec (``rp.novelty(k=10, history="train")``), placed as given; nothing is read."""
+    the spec (``rp.novelty(k=10, history="train")``), placed as given; nothing is read.
+    ``dialect``: the SQL's target (see ``_families_sql``)."""
+
+    dialect: str = "duckdb"
 
     def source(self, spec: FamilyMeasure, name: str) -> str:
         table = spec.sources.get(name)
@@ -164,10 +167,12 @@ class _Tables(FamilySql):
         return f"(SELECT *, {extra} FROM {table} AS {quote('__rp_t')})"
 
 
-def _families_sql(q: Query, families: list, src: Source, value: dict[str, str]) -> str:
+def _families_sql(q: Query, families: list, src: Source, value: dict[str, str], dialect: str = "duckdb") -> str:
     """Each measure family's statement as a CTE (its ``sql_values``, over the ranked run, the
     judgments and the universe), and the joins that bring its values to the per-query rows:
-    0 where it returned no row (as ``engines.base.attach``), per group for catalogue ones."""
+    0 where it returned no row (as ``engines.base.attach``), per group for catalogue ones.
+    ``dialect`` (the target) is the tables' ``dialect``: a family's data checks stop the statement
+    only where the translation can say so (``families.clicks.CHECKED_DIALECTS``)."""
     if not families:
         return ""
     from .engines.base import family_groups
@@ -178,6 +183,7 @@ def _families_sql(q: Query, families: list, src: Source, value: dict[str, str]) 
     columns = Columns(src.query, src.item, src.position, src.score, src.relevance)
     tables = _Tables(run=quote(run), qrels=quote(QRELS) if src.qrels is not None else None, universe=quote(UNIVERSE),
                      keys=src.keys, columns=columns, relation=None, query=None)  # type: ignore[arg-type]
+    tables.dialect = dialect
     joins = []
     for i, (module, catalog, outputs) in enumerate(family_groups(families)):
         name, alias = f"__rp_family{i}", f"f{i}"

@@ -15,8 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rank_polars as rp
+from rank_polars.families.clicks import CHECKED_DIALECTS
 from rank_polars.measures import parse
 from rank_polars.measures.clicks import CTR, Abandonment, ClickRR, Clicks, LastClickRR
+
+from .test_spark import spark  # noqa: F401  (the module's session fixture)
 
 NAMES = ["ctr", "ctr(agg=ratio)", "clicks", "impressions", "abandonment", "click_rr", "last_click_rr"]
 
@@ -159,13 +162,30 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("engine", ["polars", "duckdb"])
 @pytest.mark.parametrize(("change", "names", "text"), BAD)
-def test_bad_clicks_are_refused_with_counts_alike_in_both_engines(engine: str, change: dict, names: list, text: str) -> None:
+def test_bad_clicks_are_refused_alike_in_every_engine_and_to_sql(spark, change: dict, names: list,  # noqa: F811
+                                                                  text: str) -> None:
+    """The same DataError (message, row count, first queries) in Polars, DuckDB and Spark (one
+    Spark evaluate per case: the check rides in the family's one statement), and to_sql's SQL run
+    by DuckDB stops with the same text after DuckDB's error prefix."""
     log = LOG.with_columns(**{c: pl.Series(v) for c, v in change.items()})
-    with pytest.raises(rp.DataError) as err:
-        rp.evaluate(log, names, by="model", engine=engine)
-    assert str(err.value) == text
+    for engine in ("polars", "duckdb", "spark"):
+        with pytest.raises(rp.DataError) as err:
+            rp.evaluate(log, names, by="model", engine=engine, **({"spark": spark} if engine == "spark" else {}))
+        assert str(err.value) == text, engine
+    con = duckdb.connect()
+    con.register("logs", log.to_arrow())
+    with pytest.raises(duckdb.InvalidInputException) as failed:
+        con.sql(rp.to_sql(names, table="logs", by="model")).fetchall()
+    assert str(failed.value) == f"Invalid Input Error: rank_polars: {text}"
+
+
+def test_to_sql_keeps_the_click_checks_where_the_dialect_can_stop_a_statement() -> None:
+    """Spark's translation stops with raise_error; a dialect without such a function (Trino,
+    Postgres, Snowflake, BigQuery) computes unchecked rather than failing on good data."""
+    for dialect in ("duckdb", "spark", "trino", "postgres", "snowflake", "bigquery"):
+        sql = rp.to_sql(["clicks", "ctr@2"], table="logs", by="model", dialect=dialect).lower()
+        assert ("raise_error(" in sql if dialect == "spark" else "error(" in sql) == (dialect in CHECKED_DIALECTS)
 
 
 def test_null_clicks_are_refused_by_the_label_check() -> None:
@@ -176,7 +196,7 @@ def test_null_clicks_are_refused_by_the_label_check() -> None:
 
 
 def test_click_metrics_in_spark_equal_polars(spark_session) -> None:
-    """Spark runs the family's translated statement (without DuckDB's error() check): the same values."""
+    """Spark runs the family's translated statement (its check as raise_error): the same values."""
     names = [f"{n}@2" for n in NAMES] + ["click_rr", "rr"]
     want = rp.evaluate(LOG, names, by="model").to_dicts()
     got = rp.evaluate(LOG, names, by="model", engine="spark", spark=spark_session).to_dicts()

@@ -5,8 +5,13 @@ One aggregation per ranking gives every requested metric, the ratio CTR's numera
 denominator, and the counts of bad click values; the checks read those counts, so they cost
 no second pass over the log. Both engines refuse the same values with the same message
 (:func:`message`): a null position, negative or non-whole clicks, and for a CTR a count above 1
-on a row (null clicks are refused before, by the run's label check). Spark and ``to_sql`` compute
-the values without these checks (their SQL has no ``error()`` to stop a statement with).
+on a row (null clicks are refused before, by the run's label check). The SQL engines and
+``to_sql`` carry the same checks as every measure family's SQL (:mod:`.beyond_sql`): a one-row
+relation that stops the statement with ``error('rank_polars: <message>')`` (Spark's
+``raise_error``, translated by :mod:`rank_polars.engines.dialects`), which the engine turns into
+the same :class:`DataError`.  ``to_sql`` keeps the check in the dialects with a function that
+stops a statement as the translation spells it (DuckDB, Spark); elsewhere its SQL computes the
+values unchecked (:data:`CHECKED_DIALECTS`).
 """
 
 from __future__ import annotations
@@ -33,6 +38,11 @@ PROBLEMS = (
 )
 
 _SHOWN, _X, _Y = "__rp_shown", "__rp_x", "__rp_y"
+
+#: The ``to_sql`` dialects whose translation of DuckDB's ``error()`` stops a statement (Spark's
+#: ``raise_error``); other dialects have no such function under that name, so their SQL computes
+#: without the checks rather than failing on good data.
+CHECKED_DIALECTS = ("duckdb", "spark")
 
 
 def message(label: str, columns: Columns, problem: str, rows: int, queries: Sequence[str], n_queries: int) -> str:
@@ -152,7 +162,8 @@ def _bad_sql(problem: str) -> str:
     g = f"CAST({quote(GRADE)} AS DOUBLE)"
     cond = {"noposition": f"{quote(RANK)} IS NULL", "negative": f"{g} < 0", "fraction": f"NOT ({g} - {g} = 0 AND {g} = floor({g}))",  # x - x: NaN when infinite
             "above1": f"{g} > 1"}[problem]
-    return f"COUNT(*) FILTER (WHERE {cond}) AS {quote('__rp_bad_' + problem)}"
+    # a sum of 0/1 rather than COUNT(*) FILTER: sqlglot's Snowflake and BigQuery lose the filter
+    return f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END) AS {quote('__rp_bad_' + problem)}"
 
 
 def _check_sql(outputs: Outputs, checks: list[str], q: str, columns: Columns) -> str:
@@ -163,8 +174,10 @@ def _check_sql(outputs: Outputs, checks: list[str], q: str, columns: Columns) ->
         counts.append(f"SUM({col}) AS n{i}, list_sort(list(DISTINCT CAST({q} AS VARCHAR)) FILTER (WHERE {col} > 0)) AS q{i}")
         label = next(lab for lab, spec in outputs if problem != "above1" or spec.NAME == "ctr")
         some = f"array_to_string(list_transform(list_slice(q{i}, 1, 5), lambda v: '''' || v || ''''), ', ')"
-        more = f"CASE WHEN len(q{i}) > 5 THEN ' (and ' || (len(q{i}) - 5) || ' more)' ELSE '' END"
-        rows = f"format('{{:,}}', n{i}) || CASE WHEN n{i} = 1 THEN ' row' ELSE ' rows' END"
+        # array_length, not len: sqlglot writes len as Spark's LENGTH, which reads strings only
+        more = f"CASE WHEN array_length(q{i}) > 5 THEN ' (and ' || (array_length(q{i}) - 5) || ' more)' ELSE '' END"
+        # printf's '%,d' (thousands separators, as errors.plural) is also Spark's (Java's Formatter)
+        rows = f"printf('%,d', n{i}) || CASE WHEN n{i} = 1 THEN ' row' ELSE ' rows' END"
         text = f"{label}: ".replace("'", "''")
         tail = f" with {_what(problem, columns)}, e.g. in {columns.query} ".replace("'", "''")
         cases.append(f"WHEN n{i} > 0 THEN error('rank_polars: {text}' || {rows} || '{tail}' || {some} || {more})")
@@ -187,12 +200,11 @@ def sql_values(outputs: Outputs, tables: FamilySql) -> str:
     values = ", ".join(f"{expr} AS {quote(label + part)}" for label, part, expr in parts)
     per = (f"SELECT {', '.join(keys)}, {values}, TRUE AS {quote(_SHOWN)}, {', '.join(_bad_sql(p) for p in checks)} "
            f"FROM {run} AS t GROUP BY {', '.join(keys)}")
-    # the check stops the statement with DuckDB's error(); Spark and the portable SQL of
-    # to_sql have no such function, so there the statement computes without it
-    from rank_polars.engines.duckdb_engine import DuckDBEngine  # the SQL path only: Polars never loads duckdb
-
-    in_duckdb = isinstance(getattr(tables.query, "__self__", None), DuckDBEngine)
-    check = _check_sql(outputs, checks, q, tables.columns) if in_duckdb else "(SELECT 0.0 AS __rp_check)"
+    # the check stops the statement with error() (an engine's statement, DuckDB's or Spark's, or
+    # to_sql's in a dialect that can say it); the others compute without it
+    dialect = getattr(tables, "dialect", "duckdb")
+    checked = dialect in CHECKED_DIALECTS
+    check = _check_sql(outputs, checks, q, tables.columns) if checked else "(SELECT 0.0 AS __rp_check)"
     ratios = [label for label, spec in outputs if getattr(spec, "is_ratio", False)]
     if not ratios:
         selected = ", ".join(f"p.{quote(label)} + c.__rp_check AS {quote(label)}" for label, _ in outputs)
