@@ -450,14 +450,14 @@ class ClickSample:
 
 
 def load_clicks(n_queries: int = 200, sessions: int = 10000, depth: int = 10, eta: float = 1.0,
-                randomized_share: float = 0.3, seed: int = 0) -> ClickSample:
+                randomized_share: float = 0.3, seed: int = 0, candidates: int | None = None) -> ClickSample:
     """A seeded click log of an A/B test of two chatbot versions, with the truth it comes from.
 
     Generated on load (NumPy, deterministic given the arguments; well under a second): nothing is
     shipped.
-    Each of ``n_queries`` questions has 2 x ``depth`` candidate videos with a true grade 0-3
-    (``relevance``).  ``bot-v1`` and ``bot-v2`` rank them by grade plus noise (bot-v2 with
-    less noise) and show the top ``depth``.  Each of ``sessions`` sessions picks a question
+    Each of ``n_queries`` questions has ``candidates`` candidate videos (2 x ``depth`` by
+    default) with a true grade 0-3 (``relevance``).  ``bot-v1`` and ``bot-v2`` rank them by
+    grade plus noise (bot-v2 with less noise) and show the top ``depth``.  Each of ``sessions`` sessions picks a question
     uniformly at random and an arm with equal chance; a ``randomized_share`` more sessions
     (``randomized=True``, ``model="bot-v1"``) show bot-v1's list in a uniformly random order
     (RandTop-k over the whole list), for intervention harvesting.  Clicks follow the
@@ -466,6 +466,15 @@ def load_clicks(n_queries: int = 200, sessions: int = 10000, depth: int = 10, et
     ranking (evaluate with ``query="session"``); ``query`` is the question, shown in many
     sessions (as :func:`rank_polars.position_bias` reads it).  Leave the randomized sessions
     out of the A/B comparison: ``log.filter(~pl.col("randomized"))``.
+
+    ``candidates=depth``: the two versions rank the same ``depth`` videos of a question, in
+    their own orders, so every video bot-v2 shows is shown in every bot-v1 session, at some
+    position.  That is what position-based IPS needs to estimate bot-v2 from bot-v1's log
+    (:func:`rank_polars.counterfactual` reweights the clicks on what was shown; a video the
+    logging ranker never shows has no click to reweight).  With the default 2 x ``depth``
+    candidates each version shows its own top ``depth`` and bot-v1's log never shows about a
+    third of what bot-v2 shows: the estimate is then a lower bound, with a ``CoverageWarning``.
+    The default stays as it is (the A/B test of two rankers that show different videos).
 
     Examples
     --------
@@ -487,14 +496,34 @@ def load_clicks(n_queries: int = 200, sessions: int = 10000, depth: int = 10, et
     >>> ab = sample.log.filter(~pl.col("randomized"))
     >>> rp.evaluate(ab, ["ctr(agg=ratio)@10"], by="model", query="session")["ctr(agg=ratio)@10"].round(3).to_list()
     [0.114, 0.148]
+
+    bot-v2's CTR estimated from bot-v1's sessions alone, against its true CTR:
+
+    >>> same = load_clicks(candidates=10)
+    >>> v1 = same.log.filter((pl.col("model") == "bot-v1") & ~pl.col("randomized"))
+    >>> v2 = same.log.filter(pl.col("model") == "bot-v2").select("query", "item", "position").unique()
+    >>> est = rp.counterfactual(v1, v2, ["ctr@10"], examination=same.examination, session="session", ci=0.9, seed=0)
+    >>> truth = same.arms.filter(model="bot-v2")["ctr"]
+    >>> est.select("metric", "estimate", "ci_low", "ci_high", true=truth).with_columns(pl.col(pl.Float64).round(4))
+    shape: (1, 5)
+    ┌────────┬──────────┬────────┬─────────┬────────┐
+    │ metric ┆ estimate ┆ ci_low ┆ ci_high ┆ true   │
+    │ ---    ┆ ---      ┆ ---    ┆ ---     ┆ ---    │
+    │ str    ┆ f64      ┆ f64    ┆ f64     ┆ f64    │
+    ╞════════╪══════════╪════════╪═════════╪════════╡
+    │ ctr@10 ┆ 0.1115   ┆ 0.1078 ┆ 0.1151  ┆ 0.1099 │
+    └────────┴──────────┴────────┴─────────┴────────┘
     """
-    for name, value in (("n_queries", n_queries), ("sessions", sessions), ("depth", depth)):
+    pool = 2 * depth if candidates is None else candidates
+    for name, value in (("n_queries", n_queries), ("sessions", sessions), ("depth", depth), ("candidates", pool)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise RankPolarsError(f"{name} must be a positive integer, got {value!r}")
+    if pool < depth:
+        raise RankPolarsError(f"candidates must be at least depth ({depth}): each ranking shows depth videos, "
+                              f"got {candidates!r}")
     if not 0 <= randomized_share <= 1 or not eta >= 0:
         raise RankPolarsError(f"randomized_share must be in [0, 1] and eta >= 0, got {randomized_share!r}, {eta!r}")
     rng = np.random.default_rng(seed)
-    pool = 2 * depth
     grades = rng.choice(4, size=(n_queries, pool), p=[0.5, 0.25, 0.15, 0.1])
     attract = np.array([ATTRACTIVENESS[g] for g in range(4)])[grades]
     # each version ranks by grade plus noise, bot-v2 with less: its top `depth` per question
