@@ -19,7 +19,8 @@ Without ``@k`` a metric reads the whole ranking.  They are a family rather than 
 the plan because the ratio form needs each group's sums (a second aggregation over the
 rankings) and the click counts are checked as counts (not negative, whole, not null; at most
 one per shown row for a CTR), which the plan's grades are not.  Polars, DuckDB, Spark (the
-translated SQL) and ``to_sql``; the click values are checked in Polars and DuckDB.
+translated SQL) and ``to_sql``; the click values are checked in every engine and in ``to_sql``'s
+SQL for DuckDB and Spark (:data:`rank_polars.families.clicks.CHECKED_DIALECTS`).
 
 >>> import polars as pl, rank_polars as rp
 >>> log = pl.DataFrame({"query": ["a", "a", "a", "b", "b"], "item": ["x", "y", "z", "x", "y"],
