@@ -73,3 +73,20 @@ def test_true_ctr_is_the_expectation_over_the_log() -> None:
     got = sample.log.group_by("model").agg(pl.col("click").mean()).join(sample.arms, on="model")
     se = np.sqrt(got["ctr"] * (1 - got["ctr"]) / (sample.log.height / 2))
     assert ((got["click"] - got["ctr"]).abs() < 5 * se).all()
+
+
+def test_candidates_equal_to_depth_show_every_video_in_both_arms() -> None:
+    """``candidates=depth``: each session of either arm (and each randomized one) shows all of its
+    question's candidates, so bot-v1's log covers every (question, video) bot-v2 shows; the
+    default leaves some uncovered; fewer candidates than positions are refused."""
+    sample = load_clicks(n_queries=15, sessions=200, depth=6, candidates=6, seed=3)
+    sets = sample.log.group_by("session", "query", "model").agg(pl.col("item").sort())
+    assert sets.group_by("query").agg(pl.col("item").n_unique())["item"].eq(1).all()
+    def pairs(frame: pl.DataFrame, model: str) -> pl.DataFrame:
+        return frame.filter(pl.col("model") == model).select("query", "item").unique()
+    for log, covered in ((sample.log, True), (load_clicks(n_queries=15, sessions=200, depth=6, seed=3).log, False)):
+        uncovered = pairs(log, "bot-v2").join(pairs(log.filter(~pl.col("randomized")), "bot-v1"), on=["query", "item"],
+                                              how="anti")
+        assert (uncovered.height == 0) == covered
+    with pytest.raises(rp.RankPolarsError, match="candidates must be at least depth"):
+        load_clicks(depth=10, candidates=9)
