@@ -147,7 +147,8 @@ def _ideal_cum_sql(q: Query, alias: str, icum: d.IdealCum, table: str, jkeys: Se
                    ordered: bool = False) -> tuple[str, str]:
     """The joins that bring ``icum`` onto the rows of ``alias`` (its CTE added to ``q``), and
     the selected column.  One nested in ``icum.arg`` is joined onto the ideal ranking first."""
-    ideal = _ideal_sql(table, icum.order, jkeys)
+    # the ideal ranking once per ordering (every running sum over it reads the same CTE)
+    ideal = f"SELECT * FROM {quote(q.shared(cte + '_ideal', _ideal_sql(table, icum.order, jkeys)))}"
     inner = d.ideal_cums([icum.arg])
     if inner:
         parts = [_ideal_cum_sql(q, "j", n, table, jkeys, f"{cte}_{k}", ordered) for k, n in enumerate(inner.values())]
@@ -156,15 +157,16 @@ def _ideal_cum_sql(q: Query, alias: str, icum: d.IdealCum, table: str, jkeys: Se
     arg = compile_expr(icum.arg)
     # the total in ideal order too: a window without one adds its partition in arrival order
     whole = f" ORDER BY {quote(IRANK)} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING" if ordered else ""
-    q.add(cte, (
+    table_name = q.shared(cte, (
         f"SELECT {_cols(jkeys)}, {quote(IRANK)}, SUM({arg}) OVER ({window}) AS c, "
         f"SUM({arg}) OVER (PARTITION BY {_cols(jkeys)}{whole}) AS t FROM ({ideal}) AS j"
     ))
     at = d.to_sql(icum.at, lambda n: f"{alias}.{quote(n.name)}")
-    pos, tot = quote(cte + "_at"), quote(cte + "_total")
+    # aliases named after the sum itself, so that equal nested reads give equal CTE text (shared)
+    pos, tot = quote(icum.column + "_at"), quote(icum.column + "_total")
     join = (
-        f" LEFT JOIN {quote(cte)} AS {pos} ON {_on(alias, pos, jkeys)} AND {pos}.{quote(IRANK)} = {at}"
-        f" LEFT JOIN (SELECT DISTINCT {_cols(jkeys)}, t FROM {quote(cte)}) AS {tot} ON {_on(alias, tot, jkeys)}"
+        f" LEFT JOIN {quote(table_name)} AS {pos} ON {_on(alias, pos, jkeys)} AND {pos}.{quote(IRANK)} = {at}"
+        f" LEFT JOIN (SELECT DISTINCT {_cols(jkeys)}, t FROM {quote(table_name)}) AS {tot} ON {_on(alias, tot, jkeys)}"
     )
     return join, f", CASE WHEN {at} < 1 THEN 0.0 ELSE COALESCE({pos}.c, {tot}.t, 0.0) END AS {quote(icum.column)}"
 
@@ -231,6 +233,15 @@ class Query:
 
     def add(self, name: str, body: str) -> None:
         self.ctes.append((name, body))
+
+    def shared(self, name: str, body: str) -> str:
+        """The name of a CTE with this ``body``: an earlier one's if the WITH list has it (the
+        ideal's running sums repeat across a formula's nested ideal reads: Rndcg's SQL held three
+        copies of the same window; Spark's planning time and sqlglot's grow with the text)."""
+        earlier = next((n for n, b in self.ctes if b == body), None)
+        if earlier is None:
+            self.add(name, body)
+        return earlier or name
 
     def render(self, final: str) -> str:
         body = ",\n".join(f"{quote(name)} AS (\n  {sql}\n)" for name, sql in self.ctes)

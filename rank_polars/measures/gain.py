@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from .. import _dsl as d
 from .base import REL, Measure
-from .gain_map import GAINS, ideal_rank, mapped_gain, nonzero, positive
+from .gain_map import GAINS, ideal_rank, mapped_gain, nonzero
 
 
 class BinG(Measure):
@@ -69,7 +69,7 @@ class G(_IdealGain):
 
     def value(self) -> d.Node:
         gain = self.row_gain()
-        ideal_gain = positive(mapped_gain(self.params["gains"]))
+        ideal_gain = mapped_gain(self.params["gains"], clip=True)
         cost = d.RANK + self.at_rank(d.when(ideal_gain > 1, ideal_gain - 1.0, 0.0))
         got = d.Cum(gain)
         total = d.row_sum(d.when(nonzero(gain), gain / d.log2(2.0 + cost - got), 0.0))
@@ -89,7 +89,7 @@ class NDCGRel(_IdealGain):
 
     def value(self) -> d.Node:
         gain = self.row_gain()
-        ideal_gain = positive(mapped_gain(self.params["gains"]))
+        ideal_gain = mapped_gain(self.params["gains"], clip=True)
         irank = ideal_rank(self.params["gains"])
         term = gain / d.log2(d.RANK + 1.0)
         dcg_at = d.Cum(term)
@@ -124,7 +124,7 @@ class RNDCG(_IdealGain):
     def value(self) -> d.Node:
         gain = self.row_gain()
         order = gain
-        ideal_gain = positive(mapped_gain(self.params["gains"]))
+        ideal_gain = mapped_gain(self.params["gains"], clip=True)
         irank = ideal_rank(self.params["gains"])
 
         def ideal_at(arg: d.Node, at: d.Operand) -> d.Node:
