@@ -101,3 +101,29 @@ def test_to_sql_translates(dialect: str) -> None:
     named = {"history": "train", "catalog": "items"}
     for specs in (_specs(10, named), _catalog_specs(10, named)):
         assert rp.to_sql(["ndcg@10", *specs], table="logs", by="model", query="user", dialect=dialect).startswith("WITH")
+
+
+@pytest.mark.parametrize("dialect, stop", [("trino", "FAIL("), ("presto", "FAIL("), ("databricks", "RAISE_ERROR("),
+                                           ("postgres", "AS DOUBLE PRECISION)"), ("snowflake", "AS DOUBLE)")])
+def test_the_catalogue_check_stops_the_statement_in_every_dialect(dialect: str, stop: str) -> None:
+    """An item shown but not in the catalogue stops the translated statement with the check's
+    message (Trino's ``fail``, Spark's ``raise_error``; elsewhere the message cast to a number,
+    which fails with it quoted); on good data the statement runs.  Before, DuckDB's ``error``
+    was written as is, which those dialects refuse on any data.  Run here in DuckDB, which
+    reads the PostgreSQL/Snowflake forms as they are (Trino's ``fail`` spelt as DuckDB's)."""
+    logs = pl.DataFrame({"model": ["a"] * 3, "query": ["q"] * 3, "item": ["x", "y", "z"],
+                         "position": [1, 2, 3], "relevance": [1.0, 0.0, 1.0]})
+    sql = rp.to_sql([rp.catalog_coverage(k=10, catalog="catalog")], table="logs", by="model", dialect=dialect)
+    assert stop in sql and "error(" not in sql.lower().replace("raise_error(", "")
+    if dialect not in ("postgres", "snowflake", "trino"):
+        return  # the text is all this machine can check of them
+    sql = sql.replace("FAIL(", "error(")
+    for catalog, want in ((["x", "y", "z", "w"], 0.75), (["x"], None)):
+        con = duckdb.connect()
+        con.register("logs", logs.to_arrow())
+        con.register("catalog", pl.DataFrame({"item": catalog}).to_arrow())
+        if want is not None:
+            assert con.sql(sql).pl().rows() == [("a", 1, want)]
+            continue
+        with pytest.raises(duckdb.Error, match="rank_polars: catalog_coverage@10: 2 shown items have no row in the catalog"):
+            con.sql(sql).pl()

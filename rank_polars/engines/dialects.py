@@ -9,6 +9,7 @@ would compute different numbers.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import sqlglot
@@ -150,8 +151,49 @@ def _spark(tree: exp.Expression) -> exp.Expression:
     return _unique_cte_names(_spark_functions(tree))
 
 
-# Rewrites a dialect needs before generation (on the DuckDB tree).
-_REWRITES = {"postgres": _log2_as_ln, "spark": _spark}
+# How a dialect stops a statement with a message (DuckDB's ``error(m)``, the checks that the
+# families' SQL carries): Trino's ``fail``; Spark's ``raise_error`` (in ``_spark_functions``);
+# BigQuery's own ``ERROR``.  A dialect with no such function (PostgreSQL, Snowflake, ...) casts
+# the message to a number, which fails there with the message quoted in the error (``invalid
+# input syntax for type double precision: "rank_polars: ..."``), and only when a check's branch
+# is taken: good data is never stopped.  sqlglot writes an unknown ``error`` as is, which those
+# dialects would refuse on any data.
+_STOP = {"trino": "FAIL", "presto": "FAIL", "athena": "FAIL", "bigquery": "ERROR"}
+_STOPS_ALREADY = ("duckdb", "spark", "databricks")
+
+
+def _portable_message(message: exp.Expression) -> exp.Expression:
+    """The message of a check in plain string concatenation: DuckDB builds it with ``printf``
+    and list functions that few dialects share, so elsewhere it keeps its text and its count,
+    with ``...`` where the examples go (the DuckDB, Spark and Polars engines give them in
+    full).  Never a constant: PostgreSQL folds a constant cast while planning, which would stop
+    the statement on good data."""
+    args = message.expressions
+    if _name(message) == "printf" and len(args) >= 2 and args[0].is_string:
+        before, _, after = re.split(r"(%[,0-9.]*[ds])", args[0].this, maxsplit=1)
+        after = re.sub(r"%[,0-9.]*[ds]", "...", after)
+        count = exp.cast(args[1].copy(), exp.DataType.build("VARCHAR"))
+        return exp.DPipe(this=exp.DPipe(this=exp.Literal.string(before), expression=count),
+                         expression=exp.Literal.string(after))
+    return message
+
+
+def _stop_statement(dialect: str):  # type: ignore[no-untyped-def]
+    def rewrite(tree: exp.Expression) -> exp.Expression:
+        def swap(node: exp.Expression) -> exp.Expression:
+            if _name(node) != "error" or len(node.expressions) != 1:
+                return node
+            message = _portable_message(node.expressions[0])
+            if dialect in _STOP:
+                return exp.Anonymous(this=_STOP[dialect], expressions=[message])
+            return exp.cast(message, exp.DataType.build("DOUBLE"))
+        return tree.transform(swap)
+    return rewrite
+
+
+# Rewrites a dialect needs before generation (on the DuckDB tree).  Databricks runs Spark SQL:
+# the same functions (a 64-bit hash, raise_error, ...) and the same CTE scoping.
+_REWRITES = {"postgres": _log2_as_ln, "spark": _spark, "databricks": _spark}
 # DuckDB constructs most dialects lack, rewritten for every target but DuckDB itself
 _EVERYWHERE = (_union_by_name,)
 
@@ -173,6 +215,8 @@ def transpile(sql: str, dialect: str, statement: type[exp.Expression] = exp.Quer
         rewrite = _REWRITES.get(dialect)
         if rewrite is not None:
             tree = rewrite(tree)
+        if dialect not in _STOPS_ALREADY:
+            tree = _stop_statement(dialect)(tree)
         out = target.generate(tree, unsupported_level=ErrorLevel.RAISE, pretty=False)
         back = sqlglot.parse_one(out, read=dialect)
     except SqlglotError as e:
