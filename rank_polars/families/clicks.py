@@ -62,10 +62,28 @@ def _checked(outputs: Outputs) -> list[str]:
 
 
 # -- Polars ---------------------------------------------------------------------------------
+def _top_name(k: int | None) -> str:
+    return f"__rp_top_{k}"
+
+
+def _click_name(k: int | None) -> str:
+    return f"__rp_click_{k}"
+
+
+def _per_row(ks: set[int | None]) -> list[pl.Expr]:
+    """Each cutoff's "shown at or above k" and "clicks counted at k", once per row for every
+    metric that reads them (six metrics at one k repeated them in the aggregation: 1.25x rr)."""
+    out = []
+    for k in ks:
+        top = pl.col(RANK) <= k if k is not None else pl.col(RANK).is_not_null()
+        out += [top.alias(_top_name(k)),
+                pl.when(top).then(pl.col(GRADE).fill_null(0).cast(pl.Float64)).otherwise(0.0).alias(_click_name(k))]
+    return out
+
+
 def _polars(spec: FamilyMeasure) -> pl.Expr:
-    top = pl.col(RANK) <= spec.k if spec.k is not None else pl.col(RANK).is_not_null()
-    click = pl.when(top).then(pl.col(GRADE).fill_null(0).cast(pl.Float64)).otherwise(0.0)
-    clicked_rank = pl.when(top & (pl.col(GRADE).fill_null(0) > 0)).then(pl.col(RANK))
+    top, click = pl.col(_top_name(spec.k)), pl.col(_click_name(spec.k))
+    clicked_rank = pl.when(click > 0).then(pl.col(RANK))
     name = spec.NAME
     if getattr(spec, "is_ratio", False):
         return pl.struct(click.sum().alias(_X), top.sum().cast(pl.Float64).alias(_Y))
@@ -116,7 +134,7 @@ def polars_values(outputs: Outputs, frames: FamilyFrames) -> pl.LazyFrame:
     checks = _checked(outputs)
     # collected here (streaming, one row per ranking), so that the checks read their counts
     # before any value is returned
-    per = run.group_by(keys).agg(*(_polars(spec).alias(label) for label, spec in outputs),
+    per = run.with_columns(_per_row({spec.k for _, spec in outputs})).group_by(keys).agg(*(_polars(spec).alias(label) for label, spec in outputs),
                                  *(_bad(p) for p in checks)).collect(engine="streaming")
     _raise_bad(per, outputs, checks, q, frames.columns)
     ratios = [label for label, spec in outputs if getattr(spec, "is_ratio", False)]
