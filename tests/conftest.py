@@ -121,8 +121,10 @@ def _spark_tests(tree: ast.Module) -> set[str]:
 def units(root: Path) -> dict[str, str]:
     """Test file (relative path), or ``file::test`` for a test that takes Spark -> its work unit.
 
-    ``spark:<file>`` for the tests of a file that take the Spark session (a worker that runs any
-    starts one JVM, ~10 CPU s: the Spark units are large, so both workers may take some), the file
+    ``spark:all`` for every test that takes the Spark session: one worker starts one JVM (~10 CPU s,
+    and its compiler warms up on the first statements), the other runs everything else meanwhile
+    (one unit of ~380 worker-seconds of ~1,050: quiet suite 531 -> 515 s against one Spark unit
+    per file, where both workers started a JVM); the file
     itself for a file with a fixture of module scope (a docs build, a notebook kernel, a report is
     made once).  A test found in neither is sent on its own to whichever worker is free.
     """
@@ -130,7 +132,7 @@ def units(root: Path) -> dict[str, str]:
     for path in sorted((root / "tests").rglob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         relative = path.relative_to(root).as_posix()
-        found |= {f"{relative}::{name}": f"spark:{relative}" for name in _spark_tests(tree)}
+        found |= {f"{relative}::{name}": "spark:all" for name in _spark_tests(tree)}
         if _shares_a_fixture(tree):
             found[relative] = relative
     return found
