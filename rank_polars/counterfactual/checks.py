@@ -14,6 +14,8 @@ from .plan import B, C, D, E, P, Q, R, T, Plan
 
 #: Every check streams the log (bounded memory whatever its size), as the estimate does.
 STREAMING = "streaming"
+# no common-subplan caching: plans that share a scan of the log would otherwise cache it whole
+NO_CACHE = pl.QueryOptFlags(comm_subplan_elim=False)
 
 
 def check_arguments(clip: Any, ci: Any, n_resamples: Any, min_clicks: Any) -> None:
@@ -137,7 +139,7 @@ def check_coverage(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame) -> No
     cand_in = candidate.select(Q, D).join(queries, on=Q, how="semi")
     # the log probes the (smaller) candidate: how many of the candidate's pairs it shows
     seen = log.select(Q, D).join(cand_in, on=[Q, D], how="inner").unique()
-    total, shown, extra, unranked = (f.item() for f in pl.collect_all(engine=STREAMING, lazy_frames=[
+    total, shown, extra, unranked = (f.item() for f in pl.collect_all(engine=STREAMING, optimizations=NO_CACHE, lazy_frames=[
         cand_in.select(pl.len()), seen.select(pl.len()),
         candidate.select(Q).unique().join(queries, on=Q, how="anti").select(pl.len()),
         queries.join(candidate.select(Q).unique(), on=Q, how="anti").select(pl.len())]))
