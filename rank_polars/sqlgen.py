@@ -152,10 +152,7 @@ def to_sql(
 
 class _Tables(FamilySql):
     """A family's tables in ``to_sql``: each auxiliary table a SQL table expression carried by
-    the spec (``rp.novelty(k=10, history="train")``), placed as given; nothing is read.
-    ``dialect``: the SQL's target (see ``_families_sql``)."""
-
-    dialect: str = "duckdb"
+    the spec (``rp.novelty(k=10, history="train")``), placed as given; nothing is read."""
 
     def source(self, spec: FamilyMeasure, name: str) -> str:
         table = spec.sources.get(name)
@@ -182,8 +179,8 @@ def _families_sql(q: Query, families: list, src: Source, value: dict[str, str], 
     q.add(run, ranked_cte(Source(run="", qrels=None, by=list(src.by), order=src.order)))
     columns = Columns(src.query, src.item, src.position, src.score, src.relevance)
     tables = _Tables(run=quote(run), qrels=quote(QRELS) if src.qrels is not None else None, universe=quote(UNIVERSE),
-                     keys=src.keys, columns=columns, relation=None, query=None)  # type: ignore[arg-type]
-    tables.dialect = dialect
+                     keys=src.keys, columns=columns, relation=None, query=None,  # type: ignore[arg-type]
+                     dialect=dialect)
     joins = []
     for i, (module, catalog, outputs) in enumerate(family_groups(families)):
         name, alias = f"__rp_family{i}", f"f{i}"

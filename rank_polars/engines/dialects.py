@@ -94,8 +94,7 @@ def _spark_functions(tree: exp.Expression) -> exp.Expression:
     """DuckDB functions Spark lacks, said with Spark's.
 
     ``isinf(x)`` as ``abs(x) = inf``; the 64-bit ``hash`` as ``xxhash64`` (Spark's ``hash``
-    has 32 bits: collisions among a ranking's items would read as duplicates); ``error(m)``
-    (a check that stops the statement) as ``raise_error(m)``; ``list_slice(l, b, e)`` (1-based,
+    has 32 bits: collisions among a ranking's items would read as duplicates); ``list_slice(l, b, e)`` (1-based,
     inclusive) as ``slice(l, b, e - b + 1)``; ``list_sum(l)`` as a left fold from 0.0 (the
     sums added in list order, as DuckDB's)."""
 
@@ -108,8 +107,6 @@ def _spark_functions(tree: exp.Expression) -> exp.Expression:
             return exp.EQ(this=exp.Abs(this=node.this.transform(swap)), expression=inf)
         if name == "hash":
             return exp.Anonymous(this="XXHASH64", expressions=args)
-        if name == "error" and len(args) == 1:
-            return exp.Anonymous(this="RAISE_ERROR", expressions=args)
         if name == "list_slice" and len(args) == 3:
             begin, end = args[1], args[2]
             length = exp.Add(this=exp.Sub(this=end, expression=begin.copy()), expression=exp.Literal.number(1))
@@ -152,14 +149,15 @@ def _spark(tree: exp.Expression) -> exp.Expression:
 
 
 # How a dialect stops a statement with a message (DuckDB's ``error(m)``, the checks that the
-# families' SQL carries): Trino's ``fail``; Spark's ``raise_error`` (in ``_spark_functions``);
-# BigQuery's own ``ERROR``.  A dialect with no such function (PostgreSQL, Snowflake, ...) casts
-# the message to a number, which fails there with the message quoted in the error (``invalid
-# input syntax for type double precision: "rank_polars: ..."``), and only when a check's branch
-# is taken: good data is never stopped.  sqlglot writes an unknown ``error`` as is, which those
-# dialects would refuse on any data.
-_STOP = {"trino": "FAIL", "presto": "FAIL", "athena": "FAIL", "bigquery": "ERROR"}
-_STOPS_ALREADY = ("duckdb", "spark", "databricks")
+# families' SQL carries): Trino's ``fail``, Spark's ``raise_error``, BigQuery's own ``ERROR``.  A
+# dialect with no such function (PostgreSQL, Snowflake, ...) casts the message to a number, which
+# fails there with the message quoted in the error (``invalid input syntax for type double
+# precision: "rank_polars: ..."``), and only when a check's branch is taken: good data is never
+# stopped.  sqlglot writes an unknown ``error`` as is, which those dialects would refuse on any data.
+_STOP = {"trino": "FAIL", "presto": "FAIL", "athena": "FAIL", "bigquery": "ERROR",
+         "spark": "RAISE_ERROR", "databricks": "RAISE_ERROR"}
+# the dialects that build DuckDB's message as it is (printf, and list functions after Spark's rewrites)
+_FULL_MESSAGE = ("spark", "databricks")
 
 
 def _portable_message(message: exp.Expression) -> exp.Expression:
@@ -167,7 +165,7 @@ def _portable_message(message: exp.Expression) -> exp.Expression:
     and list functions that few dialects share, so elsewhere it keeps its text and its count,
     with ``...`` where the examples go (the DuckDB, Spark and Polars engines give them in
     full).  Never a constant: PostgreSQL folds a constant cast while planning, which would stop
-    the statement on good data."""
+    the statement on good data.  A message not built by ``printf`` is kept as it is."""
     args = message.expressions
     if _name(message) == "printf" and len(args) >= 2 and args[0].is_string:
         before, _, after = re.split(r"(%[,0-9.]*[ds])", args[0].this, maxsplit=1)
@@ -178,17 +176,18 @@ def _portable_message(message: exp.Expression) -> exp.Expression:
     return message
 
 
-def _stop_statement(dialect: str):  # type: ignore[no-untyped-def]
-    def rewrite(tree: exp.Expression) -> exp.Expression:
-        def swap(node: exp.Expression) -> exp.Expression:
-            if _name(node) != "error" or len(node.expressions) != 1:
-                return node
-            message = _portable_message(node.expressions[0])
-            if dialect in _STOP:
-                return exp.Anonymous(this=_STOP[dialect], expressions=[message])
-            return exp.cast(message, exp.DataType.build("DOUBLE"))
-        return tree.transform(swap)
-    return rewrite
+def _stop_statement(tree: exp.Expression, dialect: str) -> exp.Expression:
+    """Each ``error(m)`` as ``dialect`` stops a statement (see :data:`_STOP`)."""
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        if _name(node) != "error" or len(node.expressions) != 1:
+            return node
+        message = node.expressions[0] if dialect in _FULL_MESSAGE else _portable_message(node.expressions[0])
+        if dialect in _STOP:
+            return exp.Anonymous(this=_STOP[dialect], expressions=[message])
+        return exp.cast(message, exp.DataType.build("DOUBLE"))
+
+    return tree.transform(swap)
 
 
 # Rewrites a dialect needs before generation (on the DuckDB tree).  Databricks runs Spark SQL:
@@ -215,8 +214,8 @@ def transpile(sql: str, dialect: str, statement: type[exp.Expression] = exp.Quer
         rewrite = _REWRITES.get(dialect)
         if rewrite is not None:
             tree = rewrite(tree)
-        if dialect not in _STOPS_ALREADY:
-            tree = _stop_statement(dialect)(tree)
+        if dialect != "duckdb":
+            tree = _stop_statement(tree, dialect)
         out = target.generate(tree, unsupported_level=ErrorLevel.RAISE, pretty=False)
         back = sqlglot.parse_one(out, read=dialect)
     except SqlglotError as e:

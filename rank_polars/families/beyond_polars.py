@@ -346,25 +346,24 @@ def ils_vectors(label: str, spec: Beyond, ctx: Ctx, info: Features) -> pl.LazyFr
         last = max(first + 1, int(np.searchsorted(ends, (ends[first - 1] if first else 0) + ILS_CHUNK, side="right")))
         bounds.append((first, last))
         first = last
-    with ThreadPoolExecutor(max_workers=min(len(bounds), os.cpu_count() or 1) or 1) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, min(len(bounds), os.cpu_count() or 1))) as pool:
         list(pool.map(lambda b: chunk(*b), bounds))
     return _ils_frame(label, spec, ctx, lists, n, ss, diag)
 
 
 def _list_sums(u: Any, lengths: Any) -> Any:
     """The sums of ``u``'s rows list by list (each list's rows contiguous, in order): the lists
-    of each length at once, as a (lists, length, d) array summed over its middle axis (row after
-    row, the order ``np.add.reduceat`` adds in; 3x faster than it, which loops per list)."""
+    of each length at once, as a (lists, length, d) array summed over its middle axis, row after
+    row (3x faster than ``np.add.reduceat``, which loops per list; its sums may differ in the
+    last bit)."""
     import numpy as np
 
+    if len(lengths) and lengths[0] > 0 and (lengths == lengths[0]).all():  # the usual case at a cutoff
+        return u.reshape(len(lengths), int(lengths[0]), -1).sum(axis=1)
     out = np.zeros((len(lengths), u.shape[1]))
     starts = np.cumsum(lengths) - lengths
-    for size in np.unique(lengths):
-        if size == 0:
-            continue
+    for size in np.unique(lengths[lengths > 0]):
         which = np.flatnonzero(lengths == size)
-        if len(which) == len(lengths):  # every list this long (the usual case at a cutoff): no gather
-            return u.reshape(len(lengths), size, -1).sum(axis=1)
         rows = (starts[which][:, None] + np.arange(size)).ravel()
         out[which] = u[rows].reshape(len(which), size, -1).sum(axis=1)
     return out

@@ -39,9 +39,10 @@ PROBLEMS = (
 
 _SHOWN, _X, _Y = "__rp_shown", "__rp_x", "__rp_y"
 
-#: The ``to_sql`` dialects whose translation of DuckDB's ``error()`` stops a statement (Spark's
-#: ``raise_error``); other dialects have no such function under that name, so their SQL computes
-#: without the checks rather than failing on good data.
+#: The ``to_sql`` dialects that can build this check's message: it is a concatenation with
+#: ``printf`` and list functions (the examples), which DuckDB and Spark have; elsewhere the SQL
+#: computes without the checks rather than failing on good data.  (How each dialect stops a
+#: statement is :mod:`rank_polars.engines.dialects`'s, for every family.)
 CHECKED_DIALECTS = ("duckdb", "spark")
 
 
@@ -134,8 +135,9 @@ def polars_values(outputs: Outputs, frames: FamilyFrames) -> pl.LazyFrame:
     checks = _checked(outputs)
     # collected here (streaming, one row per ranking), so that the checks read their counts
     # before any value is returned
-    per = run.with_columns(_per_row({spec.k for _, spec in outputs})).group_by(keys).agg(*(_polars(spec).alias(label) for label, spec in outputs),
-                                 *(_bad(p) for p in checks)).collect(engine="streaming")
+    rows = run.with_columns(_per_row({spec.k for _, spec in outputs}))
+    per = rows.group_by(keys).agg(*(_polars(spec).alias(label) for label, spec in outputs),
+                                  *(_bad(p) for p in checks)).collect(engine="streaming")
     _raise_bad(per, outputs, checks, q, frames.columns)
     ratios = [label for label, spec in outputs if getattr(spec, "is_ratio", False)]
     per = per.drop(f"__rp_bad_{p}" for p in checks)
@@ -220,8 +222,7 @@ def sql_values(outputs: Outputs, tables: FamilySql) -> str:
            f"FROM {run} AS t GROUP BY {', '.join(keys)}")
     # the check stops the statement with error() (an engine's statement, DuckDB's or Spark's, or
     # to_sql's in a dialect that can say it); the others compute without it
-    dialect = getattr(tables, "dialect", "duckdb")
-    checked = dialect in CHECKED_DIALECTS
+    checked = tables.dialect in CHECKED_DIALECTS
     check = _check_sql(outputs, checks, q, tables.columns) if checked else "(SELECT 0.0 AS __rp_check)"
     ratios = [label for label, spec in outputs if getattr(spec, "is_ratio", False)]
     if not ratios:
