@@ -242,11 +242,14 @@ def stat_exprs(names: list[str]) -> list[pl.Expr]:
 
 
 def run_stats_polars(inputs: Inputs, duplicates: str, plan: Plan, proof: PositionProof | None = None,
-                     extra: Sequence[pl.Expr] = ()) -> pl.LazyFrame:
+                     extra: Sequence[pl.Expr] = (), rows: Sequence[pl.Expr] = ()) -> pl.LazyFrame:
     """One row per ranking: its length and every check's count of offending rows (and, with
-    ``proof``, its columns: see :mod:`rank_polars.proof`; and the ``extra`` aggregates)."""
+    ``proof``, its columns: see :mod:`rank_polars.proof`; and the ``extra`` aggregates, which
+    may read the per-row columns ``rows``)."""
     aggs = [pl.len().alias(N_RET), *stat_exprs(stat_names(inputs, duplicates, plan)), *extra]
     run = inputs.run if proof is None else proof.with_word(inputs.run)
+    if rows:
+        run = run.with_columns(rows)
     return run.group_by(inputs.keys).agg(*aggs, *(proof.aggs() if proof is not None else []))
 
 

@@ -81,6 +81,10 @@ def test_click_metrics_by_name_match_definitions_in_both_engines_and_sql(rows: l
     want = reference(rows, k)
     for engine in ("polars", "duckdb"):
         _check(rp.evaluate(log, names, by="arm", engine=engine), want, names)
+    # ranked by score, Polars computes the click metrics in a pass of their own (by position,
+    # in its checking pass): both paths against the reference
+    by_score = log.with_columns((-pl.col("position")).alias("score")).drop("position")
+    _check(rp.evaluate(by_score, names, by="arm", order="score"), want, names)
     con = duckdb.connect()
     con.register("log", log.to_arrow())
     _check(con.sql(rp.to_sql(names, table="log", by="arm")).pl(), want, names)

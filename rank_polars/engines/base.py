@@ -16,6 +16,16 @@ module with two functions, one per kind of engine:
 ``sql_values(outputs, tables: FamilySql) -> str``
     A ``SELECT`` (DuckDB dialect; Spark's is translated) over the names ``tables`` gives.
 
+and optionally a third, for a family whose values are aggregates of each ranking's own rows:
+
+``polars_ranking_aggs(outputs) -> tuple[list[pl.Expr], list[pl.Expr]] | None``
+    Per-row columns and per-ranking aggregates over the run's rows (keys, ``ITEM``,
+    ``RANK``, ``GRADE``), which the Polars engine computes in its checking pass (one row per
+    ranking, over every row of the run) instead of a pass of the family's own, when the run
+    is ranked by position and carries its labels; ``polars_values`` then finds them collected
+    in ``frames.per_ranking``.  The click family is one: its six online metrics cost one pass
+    over a 200M-row log, not two.
+
 Both return the keys (``frames.keys``: the group columns then the query) and one Float64
 column per label when the specs' ``AGGREGATE`` is a mean/sum/gmean over queries, or the
 group columns alone (``frames.groups``) and one column per label for ``"catalog"``.  The
@@ -96,7 +106,9 @@ class FamilyFrames:
 
     ``run``: the run ranked (keys, ``ITEM``, ``RANK``, and ``GRADE`` when the run's labels are
     read); ``qrels``: the judgments (``Q``, ``ITEM``, ``GRADE``) or None; ``universe``: the
-    evaluated (group, query) pairs with ``N_RET``, after ``missing``.
+    evaluated (group, query) pairs with ``N_RET``, after ``missing``; ``per_ranking``: the
+    keys and the family's ``polars_ranking_aggs``, when the engine computed them in its
+    checking pass (one row per ranking of the run), else None.
     """
 
     run: pl.LazyFrame
@@ -104,6 +116,7 @@ class FamilyFrames:
     universe: pl.DataFrame
     keys: list[str]
     columns: Columns
+    per_ranking: pl.DataFrame | None = None
 
     @property
     def groups(self) -> list[str]:
@@ -188,6 +201,25 @@ def attach(table: pl.DataFrame, results: Sequence[tuple[bool, Outputs, pl.DataFr
     return table
 
 
+def ranking_aggs(families: Outputs, inputs: Inputs) -> tuple[list[pl.Expr], list[pl.Expr]] | None:
+    """The per-row columns and per-ranking aggregates of every family in the call, for the
+    Polars engine's checking pass; None unless each family offers them
+    (``polars_ranking_aggs``) and the run carries its labels and its positions (no judgments
+    to join, no rank to compute from scores)."""
+    if not families or inputs.qrels is not None or not inputs.run_labels or inputs.order != "position":
+        return None
+    rows: list[pl.Expr] = []
+    aggs: list[pl.Expr] = []
+    for module, _, outputs in family_groups(families):
+        hook = getattr(module, "polars_ranking_aggs", None)
+        found = hook(outputs) if hook is not None else None
+        if found is None:
+            return None
+        rows += found[0]
+        aggs += found[1]
+    return rows, aggs
+
+
 def polars_family_values(families: Outputs, frames: FamilyFrames, streaming: bool = True) -> list[tuple[bool, Outputs, pl.DataFrame]]:
     """Every family's values, computed by its ``polars_values``, collected together."""
     groups = family_groups(families)
@@ -204,4 +236,4 @@ def sql_family_values(families: Outputs, tables: FamilySql, render: Callable[[st
 
 
 __all__ = ["Engine", "FamilyFrames", "FamilySql", "attach", "family_groups", "polars_family_values",
-           "split_outputs", "sql_family_values"]
+           "ranking_aggs", "split_outputs", "sql_family_values"]

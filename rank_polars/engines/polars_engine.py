@@ -44,7 +44,7 @@ from ..validate import (
     stat_exprs,
     universe,
 )
-from .base import Engine, FamilyFrames, Outputs, attach, polars_family_values
+from .base import Engine, FamilyFrames, Outputs, attach, polars_family_values, ranking_aggs
 
 
 def _col(n: d.Node) -> pl.Expr:
@@ -343,7 +343,10 @@ class PolarsEngine(Engine):
         proof = PositionProof() if "rank_dup" in repeat_checks(inputs.run_labels, checks) else None
         # without judgments, the rows the metric pass will hold are counted in the same pass
         held_count = [contributes_expr(plan).sum().alias(HELD)] if inputs.qrels is None else []
-        passes = [run_stats_polars(inputs, duplicates, plan, proof, held_count)]
+        # the families' per-ranking aggregates (the click metrics) ride along the same pass
+        riding = ranking_aggs(families, inputs)
+        family_rows, family_aggs = riding if riding is not None else ([], [])
+        passes = [run_stats_polars(inputs, duplicates, plan, proof, [*held_count, *family_aggs], family_rows)]
         if inputs.qrels is not None:
             passes.append(qrels_stats_polars(inputs, contributes_expr(plan)))
         repeat_passes = repeat_sources(plan, inputs, checks)
@@ -357,6 +360,10 @@ class PolarsEngine(Engine):
                                           optimizations=no_cache)
         judged = rest[0] if inputs.qrels is not None else None
         shown = rest[len(rest) - len(repeat_passes):] if repeat_passes else []
+        per_ranking = None
+        if riding is not None:
+            names = [e.meta.output_name() for e in family_aggs]
+            per_ranking, stats = stats.select(*inputs.keys, *names), stats.drop(names)
         check_run(stats, inputs)
         unproven = None
         if proof is not None:
@@ -378,7 +385,7 @@ class PolarsEngine(Engine):
         table = check_contributing(pl.concat(tables), inputs, checks)
         if not families:
             return table
-        frames = FamilyFrames(ranked_run(inputs), inputs.qrels, uni, inputs.keys, inputs.columns)
+        frames = FamilyFrames(ranked_run(inputs), inputs.qrels, uni, inputs.keys, inputs.columns, per_ranking)
         with display.phase(f"measure families ({len(families)} metrics)"):
             return attach(table, polars_family_values(families, frames, self.streaming), inputs.keys)
 

@@ -3,7 +3,9 @@ over the run's label column read as click counts.
 
 One aggregation per ranking gives every requested metric, the ratio CTR's numerator and
 denominator, and the counts of bad click values; the checks read those counts, so they cost
-no second pass over the log. Both engines refuse the same values with the same message
+no second pass over the log.  In Polars that aggregation is the engine's own checking pass
+when the log is ranked by position and carries its clicks (:func:`polars_ranking_aggs`): the
+click metrics then read the log once in all, as ``rr`` does. Both engines refuse the same values with the same message
 (:func:`message`): a null position, negative or non-whole clicks, and for a CTR a count above 1
 on a row (null clicks are refused before, by the run's label check). The SQL engines and
 ``to_sql`` carry the same checks as every measure family's SQL (:mod:`.beyond_sql`): a one-row
@@ -124,20 +126,36 @@ def _linearised(x: pl.Expr, y: pl.Expr, groups: list[str]) -> pl.Expr:
     return ratio + (x - ratio * y) / over(y.mean())
 
 
+def polars_ranking_aggs(outputs: Outputs) -> tuple[list[pl.Expr], list[pl.Expr]]:
+    """Per row, each cutoff's columns; per ranking, every requested metric (under
+    :func:`_per_ranking_name`) and the counts of bad click values: what the Polars engine's
+    checking pass computes with its own counts (:mod:`rank_polars.engines.base`)."""
+    return (_per_row({spec.k for _, spec in outputs}),
+            [*(_polars(spec).alias(_per_ranking_name(label)) for label, spec in outputs),
+             *(_bad(p) for p in _checked(outputs))])
+
+
+def _per_ranking_name(label: str) -> str:
+    return f"__rp_clicks_{label}"
+
+
 def polars_values(outputs: Outputs, frames: FamilyFrames) -> pl.LazyFrame:
-    # one pass over the ranked run for every requested click metric and the checks
+    # one pass over the ranked run for every requested click metric and the checks (or none:
+    # the engine's checking pass computed them)
     run, keys, q = frames.run, frames.keys, frames.keys[-1]
-    joined = GRADE not in run.collect_schema().names() and frames.qrels is not None
-    if joined:
-        # qrels given: the clicks are their labels, joined to the shown rows (0 where absent)
-        run = run.join(frames.qrels.select(Q, ITEM, GRADE), left_on=[q, ITEM], right_on=[Q, ITEM], how="left")
-        run = run.with_columns(pl.col(GRADE).fill_null(0))
     checks = _checked(outputs)
-    # collected here (streaming, one row per ranking), so that the checks read their counts
-    # before any value is returned
-    rows = run.with_columns(_per_row({spec.k for _, spec in outputs}))
-    per = rows.group_by(keys).agg(*(_polars(spec).alias(label) for label, spec in outputs),
-                                  *(_bad(p) for p in checks)).collect(engine="streaming")
+    if frames.per_ranking is not None:
+        per = frames.per_ranking.rename({_per_ranking_name(label): label for label, _ in outputs})
+    else:
+        if GRADE not in run.collect_schema().names() and frames.qrels is not None:
+            # qrels given: the clicks are their labels, joined to the shown rows (0 where absent)
+            run = run.join(frames.qrels.select(Q, ITEM, GRADE), left_on=[q, ITEM], right_on=[Q, ITEM], how="left")
+            run = run.with_columns(pl.col(GRADE).fill_null(0))
+        # collected here (streaming, one row per ranking), so that the checks read their counts
+        # before any value is returned
+        rows, aggs = polars_ranking_aggs(outputs)
+        per = run.with_columns(rows).group_by(keys).agg(aggs).collect(engine="streaming")
+        per = per.rename({_per_ranking_name(label): label for label, _ in outputs})
     _raise_bad(per, outputs, checks, q, frames.columns)
     ratios = [label for label, spec in outputs if getattr(spec, "is_ratio", False)]
     per = per.drop(f"__rp_bad_{p}" for p in checks)
