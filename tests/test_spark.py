@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import random
 import warnings
+from typing import Callable
 
 import polars as pl
 import pytest
@@ -81,6 +82,28 @@ def batches(metrics: list[str]) -> list[list[str]]:
     return out
 
 
+def share(metrics: list[str], cases: list[Callable[[str], bool]]) -> list[list[str]]:
+    """``metrics`` dealt over the cases (each metric to the case, among those that take it
+    (``cases[i](metric)``), holding the fewest so far): every metric is compared once in Spark
+    per test, every case with a share of them.
+
+    Why not every metric in every case: each case changes the statement's shared parts (the
+    ranking by score or position, missing rankings, per-query output, labels from the run,
+    repeated rows), each metric its own formula; a Spark statement costs seconds of planning
+    whatever its data, and every (metric, case) pair is compared in DuckDB and to_sql's SQL
+    by tests/test_sql_engine.py's generated cases.  Dealt in order, so each case holds metrics
+    of every family.
+
+    >>> share(["a", "b", "c", "infap"], [lambda m: True, lambda m: m != "infap"])
+    [['a', 'c', 'infap'], ['b']]
+    """
+    out: list[list[str]] = [[] for _ in cases]
+    for metric in metrics:
+        takers = [i for i, takes in enumerate(cases) if takes(metric)]
+        out[min(takers, key=lambda i: len(out[i]))].append(metric)
+    return out
+
+
 def spark_result(spark, sql: str) -> pl.DataFrame:
     return pl.DataFrame([r.asDict() for r in spark.sql(sql).collect()])
 
@@ -93,14 +116,14 @@ def test_spark_matches_polars(spark):
     run, qrels = log()
     to_spark(spark, run, "logs")
     to_spark(spark, qrels, "judgments")
-    for with_qrels, order, missing, per_query in CASES:
+    for (with_qrels, order, missing, per_query), metrics in zip(CASES, share(ALL_METRICS, [lambda m: True] * len(CASES))):
         judgments = qrels if with_qrels else None
         source = run.drop("score" if order == "position" else "position")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            want = rp.evaluate(source, ALL_METRICS, by="model", qrels=judgments, missing=missing, per_query=per_query)
-        keys = [c for c in want.columns if c not in ALL_METRICS]
-        for part in batches(ALL_METRICS):
+            want = rp.evaluate(source, metrics, by="model", qrels=judgments, missing=missing, per_query=per_query)
+        keys = [c for c in want.columns if c not in metrics]
+        for part in batches(metrics):
             sql = to_sql(part, table="logs", by="model", qrels="judgments" if with_qrels else None,
                          missing=missing, per_query=per_query, order=order, dialect="spark")
             got = spark_result(spark, sql)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import warnings
 from pathlib import Path
+from typing import Callable
 
 import polars as pl
 import pytest
@@ -20,7 +21,7 @@ import rank_polars as rp
 from rank_polars.errors import RankPolarsError
 
 from .sql_cases import ALL_METRICS
-from .test_spark import batches, log, spark  # noqa: F401  (the module's session fixture)
+from .test_spark import batches, log, share, spark  # noqa: F401  (the module's session fixture)
 
 CONFORMANCE = Path(__file__).parent / "data" / "conformance" / "trec_eval"
 TREC_METRICS = ["ndcg", "ndcg@10", "ap", "ap@100", "rr", "p@5", "r@100", "rprec", "bpref", "success@10"]
@@ -67,6 +68,17 @@ CASES = [  # (with qrels, order, missing, per_query, labels, duplicates)
 ]
 
 
+def _takes(case: tuple) -> Callable[[str], bool]:
+    # infAP reads a negative label as "in the pool, not judged" (trec_eval's -1), which a row
+    # absent from the qrels is not: with the run's labels every engine refuses that
+    # disagreement (tested below), so that case takes no infAP
+    return (lambda m: not m.startswith("infap")) if case[4] == "run" else (lambda m: True)
+
+
+# every metric in one of the cases (tests/test_spark.py's share: why)
+SHARES = dict(zip(CASES, share(ALL_METRICS, [_takes(case) for case in CASES])))
+
+
 @pytest.mark.parametrize("with_qrels, order, missing, per_query, labels, duplicates", CASES)
 def test_generated_logs_equal_polars(spark, with_qrels, order, missing, per_query, labels, duplicates):
     run, qrels = log()
@@ -77,12 +89,14 @@ def test_generated_logs_equal_polars(spark, with_qrels, order, missing, per_quer
         run = pl.concat([run, run.filter(pl.col("position") == 2).with_columns(pl.col("position") + 20)])
     source = run.drop("score" if order == "position" else "position")
     kwargs = dict(by="model", missing=missing, per_query=per_query, labels=labels, duplicates=duplicates)
-    metrics = ALL_METRICS
-    if labels == "run":
-        # infAP reads a negative label as "in the pool, not judged" (trec_eval's -1), which a row
-        # absent from the qrels is not: every engine refuses that disagreement (tested below)
-        metrics = [m for m in ALL_METRICS if not m.startswith("infap")]
+    metrics = SHARES[(with_qrels, order, missing, per_query, labels, duplicates)]
     both_in_batches(source, metrics, spark, qrels=qrels if with_qrels else None, **kwargs)
+
+
+def test_every_metric_is_compared_in_spark():
+    """The shares cover every metric, in this file's cases and in tests/test_spark.py's."""
+    assert sorted(m for part in SHARES.values() for m in part) == sorted(ALL_METRICS)
+    assert all(len(part) >= len(ALL_METRICS) // len(CASES) for part in SHARES.values())
 
 
 def test_infap_with_run_labels_refuses_unjudged_rows_labelled_negative(spark):

@@ -29,9 +29,10 @@ _SHAPE = (
 def _shape(tree: exp.Expression) -> Counter[str]:
     counts: Counter[str] = Counter()
     for node in tree.walk():
-        for kind in _SHAPE:
-            if isinstance(node, kind):
-                counts[kind.__name__] += 1
+        if isinstance(node, _SHAPE):  # most nodes are none of them: one test before the loop
+            for kind in _SHAPE:
+                if isinstance(node, kind):
+                    counts[kind.__name__] += 1
     return counts
 
 
@@ -44,7 +45,7 @@ def _log2_as_ln(tree: exp.Expression) -> exp.Expression:
             return exp.Div(this=exp.Ln(this=arg.copy()), expression=exp.Ln(this=base.copy()))
         return node
 
-    return tree.transform(swap)
+    return tree.transform(swap, copy=False)  # the tree is transpile's own parse
 
 
 def _by_name_leaves(node: exp.Expression) -> list[exp.Expression]:
@@ -83,7 +84,7 @@ def _union_by_name(tree: exp.Expression) -> exp.Expression:
         assert out is not None
         return out
 
-    return tree.transform(swap)
+    return tree.transform(swap, copy=False)  # the tree is transpile's own parse
 
 
 def _name(node: exp.Expression) -> str:
@@ -101,10 +102,10 @@ def _spark_functions(tree: exp.Expression) -> exp.Expression:
     def swap(node: exp.Expression) -> exp.Expression:
         name = _name(node)
         # a replaced node is not walked again: its arguments are rewritten here
-        args = [e.transform(swap) for e in node.expressions] if isinstance(node, exp.Anonymous) else []
+        args = [e.transform(swap, copy=False) for e in node.expressions] if isinstance(node, exp.Anonymous) else []
         if isinstance(node, exp.IsInf):
             inf = exp.cast(exp.Literal.string("Infinity"), exp.DataType.build("DOUBLE"))
-            return exp.EQ(this=exp.Abs(this=node.this.transform(swap)), expression=inf)
+            return exp.EQ(this=exp.Abs(this=node.this.transform(swap, copy=False)), expression=inf)
         if name == "hash":
             return exp.Anonymous(this="XXHASH64", expressions=args)
         if name == "list_slice" and len(args) == 3:
@@ -118,7 +119,7 @@ def _spark_functions(tree: exp.Expression) -> exp.Expression:
             return exp.Anonymous(this="AGGREGATE", expressions=[args[0], zero, fold])
         return node
 
-    return tree.transform(swap)
+    return tree.transform(swap, copy=False)  # the tree is transpile's own parse
 
 
 def _unique_cte_names(tree: exp.Expression) -> exp.Expression:
@@ -187,7 +188,7 @@ def _stop_statement(tree: exp.Expression, dialect: str) -> exp.Expression:
             return exp.Anonymous(this=_STOP[dialect], expressions=[message])
         return exp.cast(message, exp.DataType.build("DOUBLE"))
 
-    return tree.transform(swap)
+    return tree.transform(swap, copy=False)  # the tree is transpile's own parse
 
 
 # Rewrites a dialect needs before generation (on the DuckDB tree).  Databricks runs Spark SQL:
