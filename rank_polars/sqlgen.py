@@ -127,7 +127,7 @@ def to_sql(
     q = per_query_query(plan, src, None, missing)
     # the plan's metrics by their column, a measure family's by its statement joined below
     value = {label: f"p.{quote(metric_column(i))}" for i, (label, _) in enumerate(plan_outputs)}
-    joins = _families_sql(q, families, src, value, dialect)
+    joins = _families_sql(q, families, src, value)
 
     internal = [f"p.{quote(k)}" for k in src.keys[:-1]]
     groups = [f"{k} AS {quote(c)}" for k, c in zip(internal, by_cols)]
@@ -164,12 +164,11 @@ class _Tables(FamilySql):
         return f"(SELECT *, {extra} FROM {table} AS {quote('__rp_t')})"
 
 
-def _families_sql(q: Query, families: list, src: Source, value: dict[str, str], dialect: str = "duckdb") -> str:
+def _families_sql(q: Query, families: list, src: Source, value: dict[str, str]) -> str:
     """Each measure family's statement as a CTE (its ``sql_values``, over the ranked run, the
     judgments and the universe), and the joins that bring its values to the per-query rows:
     0 where it returned no row (as ``engines.base.attach``), per group for catalogue ones.
-    ``dialect`` (the target) is the tables' ``dialect``: a family's data checks stop the statement
-    only where the translation can say so (``families.clicks.CHECKED_DIALECTS``)."""
+    A family's data checks stop the statement in every dialect (``engines.dialects``)."""
     if not families:
         return ""
     from .engines.base import family_groups
@@ -179,8 +178,7 @@ def _families_sql(q: Query, families: list, src: Source, value: dict[str, str], 
     q.add(run, ranked_cte(Source(run="", qrels=None, by=list(src.by), order=src.order)))
     columns = Columns(src.query, src.item, src.position, src.score, src.relevance)
     tables = _Tables(run=quote(run), qrels=quote(QRELS) if src.qrels is not None else None, universe=quote(UNIVERSE),
-                     keys=src.keys, columns=columns, relation=None, query=None,  # type: ignore[arg-type]
-                     dialect=dialect)
+                     keys=src.keys, columns=columns, relation=None, query=None)  # type: ignore[arg-type]
     joins = []
     for i, (module, catalog, outputs) in enumerate(family_groups(families)):
         name, alias = f"__rp_family{i}", f"f{i}"

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from polars.testing import assert_frame_equal
+
 import rank_polars as rp
-from rank_polars.families.clicks import CHECKED_DIALECTS
 from rank_polars.measures import parse
 from rank_polars.measures.clicks import CTR, Abandonment, ClickRR, Clicks, LastClickRR
 
@@ -184,12 +185,29 @@ def test_bad_clicks_are_refused_alike_in_every_engine_and_to_sql(spark, change: 
     assert str(failed.value) == f"Invalid Input Error: rank_polars: {text}"
 
 
-def test_to_sql_keeps_the_click_checks_where_the_dialect_can_stop_a_statement() -> None:
-    """Spark's translation stops with raise_error; a dialect without such a function (Trino,
-    Postgres, Snowflake, BigQuery) computes unchecked rather than failing on good data."""
-    for dialect in ("duckdb", "spark", "trino", "postgres", "snowflake", "bigquery"):
-        sql = rp.to_sql(["clicks", "ctr@2"], table="logs", by="model", dialect=dialect).lower()
-        assert ("raise_error(" in sql if dialect == "spark" else "error(" in sql) == (dialect in CHECKED_DIALECTS)
+@pytest.mark.parametrize("dialect, stop", [("spark", "RAISE_ERROR("), ("databricks", "RAISE_ERROR("), ("trino", "FAIL("),
+                                           ("presto", "FAIL("), ("bigquery", "ERROR("),
+                                           ("postgres", "AS DOUBLE PRECISION)"), ("snowflake", "AS DOUBLE)")])
+def test_to_sql_keeps_the_click_checks_in_every_dialect(dialect: str, stop: str) -> None:
+    """A negative click stops the translated statement with the check's message (Spark's
+    ``raise_error``, Trino's ``fail``; elsewhere the message cast to a number, which fails with
+    it quoted: its count and text, "..." for the examples); good clicks give the values.  Run
+    here in DuckDB, which reads the PostgreSQL/Snowflake/Trino forms (``fail`` spelt as DuckDB's
+    ``error``).  Before, those dialects computed unchecked."""
+    sql = rp.to_sql(["clicks", "ctr@2"], table="logs", by="model", dialect=dialect)
+    assert stop in sql and "error(" not in sql.lower().replace(stop.lower(), "")
+    if dialect not in ("postgres", "snowflake", "trino"):
+        return  # the text is all this machine can check of them
+    # Snowflake escapes a quote in a string with a backslash, DuckDB by doubling it
+    sql = sql.replace("FAIL(", "error(").replace("\\'", "''")
+    want = rp.evaluate(LOG, ["clicks", "ctr@2"], by="model").drop("queries").sort("model")
+    con = duckdb.connect()
+    con.register("logs", LOG.to_arrow())
+    assert_frame_equal(con.sql(sql).pl().drop("queries").sort("model"), want, check_dtypes=False)
+    con.register("logs", LOG.with_columns(click=pl.Series([0, -1, 1, 0, 0, 0])).to_arrow())
+    with pytest.raises(duckdb.Error, match=r"rank_polars: clicks: 1 row with a negative click count \(column 'click'\), "
+                                           r"e\.g\. in query \.\.\."):
+        con.sql(sql).pl()
 
 
 def test_null_clicks_are_refused_by_the_label_check() -> None:

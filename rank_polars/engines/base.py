@@ -149,9 +149,6 @@ class FamilySql:
     # for an engine without recursive CTEs (Spark): a table expression of (q, pos, g), the
     # greedy ideal of the relevant pairs a SELECT gives, for (alpha, depth); None: SQL computes it
     ideal: Callable[[str, float, int | None], str] | None = None
-    # the dialect the statement ends in (``to_sql``'s target; the engines' statements are
-    # DuckDB's, translated): a family whose checks only some dialects can say reads it
-    dialect: str = "duckdb"
     _names: dict[int, str] = field(default_factory=dict)
 
     @property

@@ -5,15 +5,14 @@ One aggregation per ranking gives every requested metric, the ratio CTR's numera
 denominator, and the counts of bad click values; the checks read those counts, so they cost
 no second pass over the log.  In Polars that aggregation is the engine's own checking pass
 when the log is ranked by position and carries its clicks (:func:`polars_ranking_aggs`): the
-click metrics then read the log once in all, as ``rr`` does. Both engines refuse the same values with the same message
-(:func:`message`): a null position, negative or non-whole clicks, and for a CTR a count above 1
-on a row (null clicks are refused before, by the run's label check). The SQL engines and
-``to_sql`` carry the same checks as every measure family's SQL (:mod:`.beyond_sql`): a one-row
-relation that stops the statement with ``error('rank_polars: <message>')`` (Spark's
-``raise_error``, translated by :mod:`rank_polars.engines.dialects`), which the engine turns into
-the same :class:`DataError`.  ``to_sql`` keeps the check in the dialects with a function that
-stops a statement as the translation spells it (DuckDB, Spark); elsewhere its SQL computes the
-values unchecked (:data:`CHECKED_DIALECTS`).
+click metrics then read the log once in all, as ``rr`` does.  Every engine refuses the same
+values with the same message (:func:`message`): a null position, negative or non-whole clicks,
+and for a CTR a count above 1 on a row (null clicks are refused before, by the run's label
+check).  The SQL engines and ``to_sql`` carry the checks as every measure family's SQL does
+(:mod:`.beyond_sql`): a one-row relation that stops the statement with
+``error('rank_polars: <message>')``, which the engine turns into the same :class:`DataError`;
+``to_sql`` spells the stop as each dialect can (Spark's ``raise_error``, Trino's ``fail``,
+elsewhere the message cast to a number: :mod:`rank_polars.engines.dialects`).
 """
 
 from __future__ import annotations
@@ -40,13 +39,6 @@ PROBLEMS = (
 )
 
 _SHOWN, _X, _Y = "__rp_shown", "__rp_x", "__rp_y"
-
-#: The ``to_sql`` dialects that can build this check's message: it is a concatenation with
-#: ``printf`` and list functions (the examples), which DuckDB and Spark have; elsewhere the SQL
-#: computes without the checks rather than failing on good data.  (How each dialect stops a
-#: statement is :mod:`rank_polars.engines.dialects`'s, for every family.)
-CHECKED_DIALECTS = ("duckdb", "spark")
-
 
 def message(label: str, columns: Columns, problem: str, rows: int, queries: Sequence[str], n_queries: int) -> str:
     """The error both engines raise for bad click values (the DuckDB statement spells the same)."""
@@ -205,22 +197,28 @@ def _bad_sql(problem: str) -> str:
 
 
 def _check_sql(outputs: Outputs, checks: list[str], q: str, columns: Columns) -> str:
-    """A one-row relation whose ``__rp_check`` is 0.0, or stops the statement with :func:`message`."""
+    """A one-row relation whose ``__rp_check`` is 0.0, or stops the statement with :func:`message`.
+
+    Each message is one ``printf`` whose first argument is the count, the examples (a scalar
+    subquery with list functions) the second: a dialect without ``printf`` or lists keeps the
+    text and the count, with ``...`` for the examples (:mod:`rank_polars.engines.dialects`)."""
+    per = quote("__rp_click_per")
     counts, cases = [], []
     for i, problem in enumerate(checks):
         col = quote(f"__rp_bad_{problem}")
-        counts.append(f"SUM({col}) AS n{i}, list_sort(list(DISTINCT CAST({q} AS VARCHAR)) FILTER (WHERE {col} > 0)) AS q{i}")
+        counts.append(f"SUM({col}) AS n{i}")
         label = next(lab for lab, spec in outputs if problem != "above1" or spec.NAME == "ctr")
-        some = f"array_to_string(list_transform(list_slice(q{i}, 1, 5), lambda v: '''' || v || ''''), ', ')"
+        some = "array_to_string(list_transform(list_slice(l, 1, 5), lambda v: '''' || v || ''''), ', ')"
         # array_length, not len: sqlglot writes len as Spark's LENGTH, which reads strings only
-        more = f"CASE WHEN array_length(q{i}) > 5 THEN ' (and ' || (array_length(q{i}) - 5) || ' more)' ELSE '' END"
+        more = "CASE WHEN array_length(l) > 5 THEN ' (and ' || (array_length(l) - 5) || ' more)' ELSE '' END"
+        examples = (f"(SELECT {some} || {more} FROM (SELECT list_sort(list(DISTINCT CAST({q} AS VARCHAR)) "
+                    f"FILTER (WHERE {col} > 0)) AS l FROM {per}) AS e)")
         # printf's '%,d' (thousands separators, as errors.plural) is also Spark's (Java's Formatter)
-        rows = f"printf('%,d', n{i}) || CASE WHEN n{i} = 1 THEN ' row' ELSE ' rows' END"
-        text = f"{label}: ".replace("'", "''")
-        tail = f" with {_what(problem, columns)}, e.g. in {columns.query} ".replace("'", "''")
-        cases.append(f"WHEN n{i} > 0 THEN error('rank_polars: {text}' || {rows} || '{tail}' || {some} || {more})")
-    return (f"(SELECT CASE {' '.join(cases)} ELSE 0.0 END AS __rp_check FROM "
-            f"(SELECT {', '.join(counts)} FROM {quote('__rp_click_per')}) AS n)")
+        for when, rows in ((f"n{i} = 1", "row"), (f"n{i} > 1", "rows")):
+            said = [part.replace("%", "%%") for part in (label, _what(problem, columns), columns.query)]
+            text = f"rank_polars: {said[0]}: %,d {rows} with {said[1]}, e.g. in {said[2]} %s"
+            cases.append(f"WHEN {when} THEN error(printf('{text.replace(chr(39), chr(39) * 2)}', n{i}, {examples}))")
+    return f"(SELECT CASE {' '.join(cases)} ELSE 0.0 END AS __rp_check FROM (SELECT {', '.join(counts)} FROM {per}) AS n)"
 
 
 def sql_values(outputs: Outputs, tables: FamilySql) -> str:
@@ -238,10 +236,8 @@ def sql_values(outputs: Outputs, tables: FamilySql) -> str:
     values = ", ".join(f"{expr} AS {quote(label + part)}" for label, part, expr in parts)
     per = (f"SELECT {', '.join(keys)}, {values}, TRUE AS {quote(_SHOWN)}, {', '.join(_bad_sql(p) for p in checks)} "
            f"FROM {run} AS t GROUP BY {', '.join(keys)}")
-    # the check stops the statement with error() (an engine's statement, DuckDB's or Spark's, or
-    # to_sql's in a dialect that can say it); the others compute without it
-    checked = tables.dialect in CHECKED_DIALECTS
-    check = _check_sql(outputs, checks, q, tables.columns) if checked else "(SELECT 0.0 AS __rp_check)"
+    # the check stops the statement with error(), as each dialect spells it
+    check = _check_sql(outputs, checks, q, tables.columns)
     ratios = [label for label, spec in outputs if getattr(spec, "is_ratio", False)]
     if not ratios:
         selected = ", ".join(f"p.{quote(label)} + c.__rp_check AS {quote(label)}" for label, _ in outputs)

@@ -20,7 +20,7 @@ the plan because the ratio form needs each group's sums (a second aggregation ov
 rankings) and the click counts are checked as counts (not negative, whole, not null; at most
 one per shown row for a CTR), which the plan's grades are not.  Polars, DuckDB, Spark (the
 translated SQL) and ``to_sql``; the click values are checked in every engine and in ``to_sql``'s
-SQL for DuckDB and Spark (:data:`rank_polars.families.clicks.CHECKED_DIALECTS`).
+SQL in every dialect.
 
 >>> import polars as pl, rank_polars as rp
 >>> log = pl.DataFrame({"query": ["a", "a", "a", "b", "b"], "item": ["x", "y", "z", "x", "y"],
