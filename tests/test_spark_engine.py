@@ -13,11 +13,14 @@ import warnings
 from pathlib import Path
 from typing import Callable
 
+import duckdb
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
 import rank_polars as rp
+from rank_polars.engines import spark_engine
+from rank_polars.engines.spark_engine import to_spark_sql
 from rank_polars.errors import RankPolarsError
 
 from .sql_cases import ALL_METRICS
@@ -224,3 +227,33 @@ def test_physical_plan_never_sorts_the_log(spark, tmp_path, with_qrels):
         narrowed = any(text.startswith(("ShuffledHashJoin", "BroadcastHashJoin", "SortMergeJoin")) and "LeftSemi" not in text
                        for text in below) or any(text.startswith("Filter") and "relevance" in text for text in below)
         assert narrowed, f"{nodes[i][1]} reads the whole log:\n{plan}"
+
+
+def test_ordered_sums_give_duckdbs_bits_in_spark(spark):
+    """``SUM(x ORDER BY k)`` (the engines' sums in rank order: the same bits every run) has no
+    Spark spelling; its translation collects, sorts and folds.  One group spread over three
+    partitions so that the order the partitions deliver it (k = 3, 1, 2) is not k's: a plain
+    SUM gives (-1e16 + 1e16) + 1 = 1, the ordered one (1e16 + 1) - 1e16 = 0, as DuckDB's."""
+    rows = [("g", 3, -1e16), ("g", 1, 1e16), ("g", 2, 1.0), ("h", 1, None)]
+    spark.createDataFrame(rows, "g STRING, k INT, x DOUBLE").repartition(3).createOrReplaceTempView("rp_ordered")
+    sql = "SELECT g, SUM(x ORDER BY k) AS s, SUM(x) AS plain FROM rp_ordered GROUP BY g ORDER BY g"
+    con = duckdb.connect()
+    con.register("rp_ordered", pl.DataFrame(rows, schema=["g", "k", "x"], orient="row").to_arrow())
+    want = con.sql(sql).fetchall()
+    got = [tuple(r) for r in spark.sql(to_spark_sql(sql)).collect()]
+    assert [(g, s) for g, s, _ in got] == [(g, s) for g, s, _ in want] == [("g", 0.0), ("h", None)]
+
+
+def test_the_spark_engine_adds_its_sums_in_rank_order(spark, monkeypatch):
+    """The metric pass the Spark engine runs carries the ordered sums (as the DuckDB engine's)."""
+    seen = []
+
+    def spy(sql: str) -> str:
+        seen.append(sql)
+        return to_spark_sql(sql)
+
+    monkeypatch.setattr(spark_engine, "to_spark_sql", spy)
+    run, qrels = log()
+    rp.evaluate(run.drop("score"), ["ap", "ndcg@5"], qrels=qrels, by="model", engine="spark", spark=spark)
+    assert any("ORDER BY" in sql and "SUM(" in sql and spark_engine.PER_QUERY in sql for sql in seen)
+    assert any("ARRAY_SORT(COLLECT_LIST" in to_spark_sql(sql) for sql in seen)

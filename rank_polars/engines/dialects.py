@@ -91,15 +91,40 @@ def _name(node: exp.Expression) -> str:
     return str(node.this).lower() if isinstance(node, exp.Anonymous) else ""
 
 
+def _ordered_sum(value: exp.Expression, order: list[exp.Expression]) -> exp.Expression:
+    """DuckDB's ``SUM(x ORDER BY k)`` (the engines' sums added in a fixed order, the same bits
+    every run) in Spark SQL, which has no ordered aggregate: the non-null (k, x) pairs collected,
+    sorted, and added left to right from 0.0; NULL when there are none, as SUM.
+
+    Sorted by k, then by x: the orders the engines give (a ranking's positions, an ideal rank)
+    are distinct within a group, and where they are not the values decide, so the sum never
+    depends on the order the rows arrived in."""
+    keys = [o.this if isinstance(o, exp.Ordered) else o for o in order]
+    fields = [exp.PropertyEQ(this=exp.to_identifier(f"k{i}"), expression=k.copy()) for i, k in enumerate(keys)]
+    fields.append(exp.PropertyEQ(this=exp.to_identifier("v"), expression=value.copy()))
+    pair = exp.Struct(expressions=fields)
+    present = exp.Not(this=exp.Is(this=value.copy(), expression=exp.null()))
+    collected = exp.Anonymous(this="COLLECT_LIST", expressions=[exp.Case(ifs=[exp.If(this=present, true=pair)])])
+    a, e = exp.to_identifier("__rp_a"), exp.to_identifier("__rp_e")
+    add = exp.Lambda(this=exp.Add(this=exp.column(a), expression=exp.Dot(this=exp.column(e), expression=exp.to_identifier("v"))),
+                     expressions=[a, e])
+    zero = exp.cast(exp.Literal.number(0), exp.DataType.build("DOUBLE"))
+    folded = exp.Anonymous(this="AGGREGATE", expressions=[exp.Anonymous(this="ARRAY_SORT", expressions=[collected]), zero, add])
+    any_value = exp.GT(this=exp.Count(this=value.copy()), expression=exp.Literal.number(0))
+    return exp.Case(ifs=[exp.If(this=any_value, true=folded)])
+
+
 def _spark_functions(tree: exp.Expression) -> exp.Expression:
     """DuckDB functions Spark lacks, said with Spark's.
 
     ``isinf(x)`` as ``abs(x) = inf``; the 64-bit ``hash`` as ``xxhash64`` (Spark's ``hash``
     has 32 bits: collisions among a ranking's items would read as duplicates); ``list_slice(l, b, e)`` (1-based,
     inclusive) as ``slice(l, b, e - b + 1)``; ``list_sum(l)`` as a left fold from 0.0 (the
-    sums added in list order, as DuckDB's)."""
+    sums added in list order, as DuckDB's); ``SUM(x ORDER BY k)`` as :func:`_ordered_sum`."""
 
     def swap(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Sum) and isinstance(node.this, exp.Order):
+            return _ordered_sum(node.this.this.transform(swap, copy=False), node.this.expressions)
         name = _name(node)
         # a replaced node is not walked again: its arguments are rewritten here
         args = [e.transform(swap, copy=False) for e in node.expressions] if isinstance(node, exp.Anonymous) else []

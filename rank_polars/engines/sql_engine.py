@@ -213,7 +213,8 @@ class Source:
     labels: str = "qrels"  # with qrels: "run" takes the shown rows' grades from the run's labels
     unlabelled: bool = False  # no relevance column, none needed: every shown row's grade is 1
     # sums added in a fixed order (``SUM(x ORDER BY rank)``), so that every run gives the same
-    # bits whatever the threads (the DuckDB engine; Spark has no ordered aggregate)
+    # bits whatever the threads (the DuckDB and Spark engines; Spark's translation collects,
+    # sorts and folds: dialects._ordered_sum)
     ordered: bool = False
 
     @property
