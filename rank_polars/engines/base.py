@@ -149,6 +149,10 @@ class FamilySql:
     # for an engine without recursive CTEs (Spark): a table expression of (q, pos, g), the
     # greedy ideal of the relevant pairs a SELECT gives, for (alpha, depth); None: SQL computes it
     ideal: Callable[[str, float, int | None], str] | None = None
+    # the engines' statements add sums of fractions in a fixed order (``SUM(x ORDER BY k)``: the
+    # same bits every run, as the plan's, see sql_engine.Source); to_sql's plain SUM reads in
+    # every dialect (Snowflake and BigQuery have no ordered SUM)
+    ordered: bool = False
     _names: dict[int, str] = field(default_factory=dict)
 
     @property

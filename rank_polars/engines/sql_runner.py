@@ -136,7 +136,7 @@ class SqlRunner(Engine):
         tables = FamilySql(run=quote(FAMILY_RUN), qrels=quote(QRELS) if inputs.qrels is not None else None,
                            universe=quote(UNIVERSE), keys=inputs.keys, columns=inputs.columns,
                            relation=self.auxiliary, query=self.query,
-                           ideal=None if self.recursive_ctes else self.ideal_table)
+                           ideal=None if self.recursive_ctes else self.ideal_table, ordered=True)
         with self.progress.phase(f"measure families ({len(families)} metrics)"):
             return attach(table, sql_family_values(families, tables, ctes.render), inputs.keys)
 

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from ..engines.polars_engine import ordered_sum
 from ..errors import RankPolarsError
 from ..measures.diversity import ideal_ideal
 from ..plan import ITEM, Q, RANK
@@ -157,13 +158,14 @@ def nrbp_depth(beta: float, most: int) -> int | None:
 
 def _gain_exprs(alpha: float, beta: float | None, k: int | None, kind: str, rank: str) -> pl.Expr:
     """The per-list sum behind ``kind`` over rows carrying ``G`` at ``rank``."""
+    # added in rank order (ordered_sum): the same bits whatever order the rows arrive in
     cut = pl.col(rank) <= k if k is not None else pl.lit(True)
     if kind in ("dcg", "ndcg"):
-        return (pl.col(G) / (pl.col(rank) + 1).cast(pl.Float64).log(2)).filter(cut).sum()
+        return ordered_sum(pl.when(cut).then(pl.col(G) / (pl.col(rank) + 1).cast(pl.Float64).log(2)), rank)
     if kind in ("err", "nerr"):
-        return (pl.col(G) / pl.col(rank)).filter(cut).sum()
+        return ordered_sum(pl.when(cut).then(pl.col(G) / pl.col(rank)), rank)
     assert beta is not None
-    return (pl.col(G) * pl.lit(beta, pl.Float64).pow(pl.col(rank) - 1)).sum()
+    return ordered_sum(pl.col(G) * pl.lit(beta, pl.Float64).pow(pl.col(rank) - 1), rank)
 
 
 def _key(spec: Any) -> tuple[Any, ...]:
@@ -193,7 +195,10 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
             .with_columns((pl.col(RANK).rank("ordinal").over([*keys, SUB]) - 1).alias(C)))
     gains = (rows.sort(*keys, RANK, SUB)
              .group_by(*keys, RANK, maintain_order=True)
-             .agg(pl.lit(1.0 - alpha, pl.Float64).pow(pl.col(C)).sum().alias(G)))
+             .agg(pl.lit(1.0 - alpha, pl.Float64).pow(pl.col(C)).alias(G))
+             # a rank's few subtopic terms added in ascending order: the same bits whatever
+             # order they arrive in (a sort per list is cheaper than ordered_sum's per group)
+             .with_columns(pl.col(G).list.sort().list.sum()))
     kinds = {spec.KIND for _, spec in outputs}
     need_ideal = kinds & {"ndcg", "nerr", "nnrbp"}
     ideal = None
@@ -225,8 +230,9 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
         table = part if table is None else table.join(part, on=keys, how="full", coalesce=True, nulls_equal=True)
     if "map" in kinds:
         ap = (rows.join(per_sub, on=[Q, SUB])
-              .group_by([*keys, SUB]).agg(((pl.col(C) + 1) / pl.col(RANK)).sum().truediv(pl.col("__R").first()).alias("__ap"))
-              .group_by(keys).agg(pl.col("__ap").sum().alias("__map")))
+              .group_by([*keys, SUB]).agg(ordered_sum((pl.col(C) + 1) / pl.col(RANK), RANK)
+                                          .truediv(pl.col("__R").first()).alias("__ap"))
+              .group_by(keys).agg(ordered_sum(pl.col("__ap"), SUB).alias("__map")))
         table = ap if table is None else table.join(ap, on=keys, how="full", coalesce=True, nulls_equal=True)
     assert table is not None
     table = table.join(size, on=Q, how="left")
@@ -288,7 +294,7 @@ def _subtopic_table(source: pl.LazyFrame, spec: Any, columns: Any) -> pl.LazyFra
 # -- DuckDB ----------------------------------------------------------------------------------
 
 
-def _sql_sum(kind: str, k: int | None, beta: float | None, rank: str, gain: str) -> str:
+def _sql_sum(kind: str, k: int | None, beta: float | None, rank: str, gain: str, ordered: bool) -> str:
     cut = f"{rank} <= {k}" if k is not None else "TRUE"
     if kind in ("dcg", "ndcg"):
         term = f"{gain} / LOG2({rank} + 1)"
@@ -296,7 +302,18 @@ def _sql_sum(kind: str, k: int | None, beta: float | None, rank: str, gain: str)
         term = f"{gain} / {rank}"
     else:
         term, cut = f"{gain} * POW({float(beta)!r}, {rank} - 1)", "TRUE"
-    return f"COALESCE(SUM(CASE WHEN {cut} THEN {term} END), 0.0)"
+    return f"COALESCE(SUM(CASE WHEN {cut} THEN {term} END{_order(rank, ordered)}), 0.0)"
+
+
+def _rank_gain(alpha: float, ordered: bool) -> str:
+    """The gain at a rank: its subtopics' (1 - alpha)^c summed (in ascending order when ``ordered``)."""
+    term = f"POW({1.0 - alpha!r}, c)"
+    return f"list_sum(list_sort(LIST({term})))" if ordered else f"SUM({term})"
+
+
+def _order(column: str, ordered: bool) -> str:
+    """An ordered aggregate's ``ORDER BY`` in the engines' statements (``FamilySql.ordered``)."""
+    return f" ORDER BY {column}" if ordered else ""
 
 
 def ideal_sql(pairs: str, alpha: float, depth: int | None) -> str:
@@ -373,6 +390,7 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> s
                             relevance)
     keys = [quote(k) for k in tables.keys]
     keylist = ", ".join(keys)
+    ordered = getattr(tables, "ordered", False)  # sums in a fixed order in the engines' statements
     where = f"{grade} > 0" if rel is None else f"{grade} >= {float(rel)!r}"
     run = f"(SELECT {keylist}, {item}, {rank} FROM {tables.run})"
     if first.params["judged_only"]:
@@ -387,7 +405,9 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> s
         f"__rp_rows AS (SELECT {', '.join('r.' + k for k in keys)}, r.{rank}, p.{sub},"
         f" ROW_NUMBER() OVER (PARTITION BY {', '.join('r.' + k for k in keys)}, p.{sub} ORDER BY r.{rank}) - 1 AS c"
         f" FROM {run} AS r JOIN __rp_pairs AS p ON r.{q} = p.{q} AND r.{item} = p.{item})",
-        f"__rp_gains AS (SELECT {keylist}, {rank}, SUM(POW({1.0 - alpha!r}, c)) AS g FROM __rp_rows"
+        # a rank's few subtopic terms added in ascending order in the engines (a sorted list's
+        # left fold: cheaper than an ordered SUM per group, the same bits as the Polars engine)
+        f"__rp_gains AS (SELECT {keylist}, {rank}, {_rank_gain(alpha, ordered)} AS g FROM __rp_rows"
         f" GROUP BY {keylist}, {rank})",
     ]
     recursive = False
@@ -408,9 +428,9 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> s
     for i, (label, spec) in enumerate(outputs):
         kind, k, beta = spec.KIND, spec.k, spec.params.get("beta")
         if kind in ("dcg", "ndcg", "err", "nerr", "nrbp", "nnrbp"):
-            sums.append(f"{_sql_sum(kind, k, beta, rank, 'g')} AS v{i}")
+            sums.append(f"{_sql_sum(kind, k, beta, rank, 'g', ordered)} AS v{i}")
         if kind in ("ndcg", "nerr", "nnrbp"):
-            ideal_sums.append(f"{_sql_sum(kind, k, beta, 'pos', 'g')} AS i{i}")
+            ideal_sums.append(f"{_sql_sum(kind, k, beta, 'pos', 'g', ordered)} AS i{i}")
         if kind == "p":
             counts.append(f"CAST(COUNT(*) FILTER (WHERE {rank} <= {k}) AS DOUBLE) AS v{i}")
         elif kind == "strec":
@@ -422,8 +442,8 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> s
         parts.append(f"(SELECT {keylist}, {', '.join(counts)} FROM __rp_rows GROUP BY {keylist})")
     if "map" in kinds:
         parts.append(
-            f"(SELECT {keylist}, SUM(ap) AS vmap FROM (SELECT {', '.join('w.' + k for k in keys)}, w.{sub},"
-            f" SUM((w.c + 1.0) / w.{rank}) / ANY_VALUE(n.r) AS ap FROM __rp_rows AS w JOIN"
+            f"(SELECT {keylist}, SUM(ap{_order(sub, ordered)}) AS vmap FROM (SELECT {', '.join('w.' + k for k in keys)},"
+            f" w.{sub}, SUM((w.c + 1.0) / w.{rank}{_order('w.' + rank, ordered)}) / ANY_VALUE(n.r) AS ap FROM __rp_rows AS w JOIN"
             f" (SELECT {q}, {sub}, CAST(COUNT(*) AS DOUBLE) AS r FROM __rp_pairs GROUP BY {q}, {sub}) AS n"
             f" ON w.{q} = n.{q} AND w.{sub} = n.{sub} GROUP BY {', '.join('w.' + k for k in keys)}, w.{sub}) AS a"
             f" GROUP BY {keylist})")
