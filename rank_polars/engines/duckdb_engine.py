@@ -157,7 +157,6 @@ class DuckDBEngine(SqlRunner):
 
     def source(self, inputs: Inputs, duplicates: str) -> Source:
         src = super().source(inputs, duplicates)
-        src.ordered = True  # the same bits every run: sums in rank order (sql_engine.Source)
         if src.run_labels and not src.unlabelled:
             assert self.con is not None
             src.run = _bool_labels_as_numbers(self.con, src.run, src.relevance)

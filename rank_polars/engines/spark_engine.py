@@ -46,7 +46,7 @@ from ..progress import NoProgress, Progress
 from ..validate import Missing, check_contributing, check_values, check_column
 from .base import Outputs
 from .dialects import transpile
-from .sql_engine import Source, metric_column, quote
+from .sql_engine import metric_column, quote
 from .sql_runner import PER_QUERY, SqlRunner, labelled, reads_files, stream_to_parquet
 
 if TYPE_CHECKING:  # pyspark is an optional extra: rank-polars[spark]
@@ -269,13 +269,6 @@ class SparkEngine(SqlRunner):
             run_frame, qrels_frame = _cast(run_frame, casts), _cast(qrels_frame, casts)
         inputs.run_source, inputs.qrels_source = run_frame, qrels_frame
         return inputs
-
-    def source(self, inputs: Inputs, duplicates: str) -> Source:
-        src = super().source(inputs, duplicates)
-        # the same bits every run, however the rows are partitioned: sums in rank order, as the
-        # DuckDB engine's (sql_engine.Source; Spark's translation in dialects._ordered_sum)
-        src.ordered = True
-        return src
 
     def query(self, sql: str) -> pl.DataFrame:
         with no_pandas_warning():

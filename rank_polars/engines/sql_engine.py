@@ -46,6 +46,12 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def quoted_examples(values: str) -> str:
+    """The first five of a SQL list of texts ``values``, each in single quotes, joined by ``, ``:
+    the examples of a check's message (DuckDB's list functions; Spark's through the translation)."""
+    return f"array_to_string(list_transform(list_slice({values}, 1, 5), lambda v: '''' || v || ''''), ', ')"
+
+
 def literal(text: str) -> str:
     """A SQL string literal (quotes doubled; DuckDB strings have no backslash escapes)."""
     if "\x00" in text:

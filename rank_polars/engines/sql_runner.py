@@ -102,6 +102,9 @@ class SqlRunner(Engine):
             by=list(inputs.by), order=inputs.order, query=c.query, item=c.item, position=c.position,
             score=c.score, relevance=c.relevance, dedupe=duplicates == "first", labels=inputs.labels,
             unlabelled=inputs.unlabelled,
+            # the same bits every run, whatever the threads or partitions: sums in rank order
+            # (Spark's translation: dialects._ordered_sum)
+            ordered=True,
         )
 
     def checked_pass(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> tuple[Query, list[str]]:

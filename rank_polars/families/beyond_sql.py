@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..engines.base import FamilySql, Outputs
-from ..engines.sql_engine import quote
+from ..engines.sql_engine import quote, quoted_examples
 from ..measures.beyond import Beyond
 from ..plan import GRADE, ITEM, Q, RANK
 from .beyond_checks import MARKER, Features, catalogue
@@ -74,8 +74,7 @@ def check_missing(label: str, shown: str, table: str, what: str, consequence: st
     message of :func:`rank_polars.families.beyond_polars.missing_message`."""
     absent = f"(SELECT DISTINCT {I} FROM {shown} AS s WHERE {I} NOT IN (SELECT {I} FROM {table} AS t WHERE {I} IS NOT NULL))"
     text = (f"{MARKER}{label}: %d shown items have no row in the {what} table, e.g. %s: {consequence}").replace("'", "''")
-    some = ("array_to_string(list_transform(list_slice(list_sort(list(CAST(" + I + " AS VARCHAR))), 1, 5), "
-            "lambda v: '''' || v || ''''), ', ')")
+    some = quoted_examples(f"list_sort(list(CAST({I} AS VARCHAR)))")
     return (f"(SELECT CASE WHEN count(*) > 0 THEN error(printf('{text}', count(*), {some})) ELSE 0.0 END AS __rp_check "
             f"FROM {absent} AS a)")
 

@@ -22,7 +22,7 @@ from typing import Sequence
 import polars as pl
 
 from rank_polars.engines.base import FamilyFrames, FamilySql, Outputs
-from rank_polars.engines.sql_engine import quote
+from rank_polars.engines.sql_engine import quote, quoted_examples
 from rank_polars.errors import DataError, plural
 from rank_polars.inputs import Columns
 from rank_polars.measures.base import FamilyMeasure
@@ -208,7 +208,7 @@ def _check_sql(outputs: Outputs, checks: list[str], q: str, columns: Columns) ->
         col = quote(f"__rp_bad_{problem}")
         counts.append(f"SUM({col}) AS n{i}")
         label = next(lab for lab, spec in outputs if problem != "above1" or spec.NAME == "ctr")
-        some = "array_to_string(list_transform(list_slice(l, 1, 5), lambda v: '''' || v || ''''), ', ')"
+        some = quoted_examples("l")
         # array_length, not len: sqlglot writes len as Spark's LENGTH, which reads strings only
         more = "CASE WHEN array_length(l) > 5 THEN ' (and ' || (array_length(l) - 5) || ' more)' ELSE '' END"
         examples = (f"(SELECT {some} || {more} FROM (SELECT list_sort(list(DISTINCT CAST({q} AS VARCHAR)) "

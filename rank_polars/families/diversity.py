@@ -390,7 +390,7 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> s
                             relevance)
     keys = [quote(k) for k in tables.keys]
     keylist = ", ".join(keys)
-    ordered = getattr(tables, "ordered", False)  # sums in a fixed order in the engines' statements
+    ordered = tables.ordered  # sums in a fixed order in the engines' statements
     where = f"{grade} > 0" if rel is None else f"{grade} >= {float(rel)!r}"
     run = f"(SELECT {keylist}, {item}, {rank} FROM {tables.run})"
     if first.params["judged_only"]:
