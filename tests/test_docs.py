@@ -282,7 +282,7 @@ def test_readme_opens_with_the_pitch_and_the_two_commands():
     assert first_block is not None and first_block.group(1) == "bash"
     assert first_block.group(2).splitlines() == [
         "pip install . && rank-polars demo",
-        'pip install ".[test]" && python -m pytest',
+        'pip install uv && python -m uv pip install ".[test]" && python -m pytest',
     ]
     before = README[: first_block.start()]
     assert "trec_eval's numbers" in before and len(before.splitlines()) <= 8

@@ -280,3 +280,42 @@ def test_duckdb_reads_a_lazy_scan_and_cleans_up(tmp_path):
     key = list(want.columns[:1])
     assert_frame_equal(got.sort(key), want.sort(key), check_dtypes=False)
     assert not list(spill.rglob("*.parquet"))
+
+
+def test_duckdb_sessions_share_one_database_each_with_its_own_tables():
+    """Calls reuse the process's database (a connection each, ~1 ms instead of ~30 ms for a new
+    database) and never see one another's registered frames; the default spill folder lives as
+    long as the process."""
+    from rank_polars.engines.duckdb_engine import DuckDBEngine
+
+    first, second = DuckDBEngine(), DuckDBEngine()
+    with first.session(), second.session():
+        first.register("logs", pl.DataFrame({"x": [1]}))
+        assert first.query("SELECT x FROM logs").item() == 1
+        with pytest.raises(duckdb.CatalogException):
+            second.query("SELECT x FROM logs")
+        assert first.con is not second.con and first._spill == second._spill
+    with DuckDBEngine(memory_limit="300MiB").session() as small:
+        assert small.query("SELECT current_setting('memory_limit') AS m").item() in ("300.0 MiB", "314.5 MB")
+    with DuckDBEngine().session() as again:  # closed sessions left nothing behind
+        with pytest.raises(duckdb.CatalogException):
+            again.query("SELECT x FROM logs")
+
+
+def test_duckdb_default_spill_folder_is_removed_when_the_process_exits(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os, rank_polars as rp, polars as pl\n"
+            "from rank_polars.engines import duckdb_engine as d\n"
+            "run = pl.DataFrame({'query': ['q'], 'item': ['a'], 'position': [1], 'relevance': [1]})\n"
+            "rp.evaluate(run, ['ndcg'], engine='duckdb')\n"
+            "spill = d._SPILL[os.getpid()]\n"
+            "assert os.path.isdir(spill)\n"
+            "print(spill)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    spill = done.stdout.strip()
+    assert spill.startswith(str(tmp_path)) and not os.path.exists(spill)

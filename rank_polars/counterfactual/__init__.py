@@ -234,26 +234,24 @@ def counterfactual(log: Any, candidate: Any, metrics: Metrics | None = None, *, 
 
 def _duckdb_parts(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame | None, examination: pl.LazyFrame | None
                   ) -> pl.DataFrame:
-    """The parts in DuckDB.  The log and the candidate are streamed by Polars into Parquet files in
-    a temporary folder and read there by DuckDB (as the DuckDB engine of ``evaluate`` reads a
-    LazyFrame): handing DuckDB the frames held the whole log in memory (20M rows: 2.3 GiB)."""
+    """The parts in DuckDB, in a session of ``evaluate``'s DuckDB engine (its memory limit and spill
+    folder).  The log and the candidate are streamed by Polars into Parquet files in a temporary
+    folder and read there by DuckDB (as the DuckDB engine of ``evaluate`` reads a LazyFrame):
+    handing DuckDB the frames held the whole log in memory (20M rows: 2.3 GiB)."""
     import tempfile
 
-    import duckdb
+    from ..engines.duckdb_engine import DuckDBEngine
 
-    with tempfile.TemporaryDirectory(prefix="rank_polars-counterfactual-") as folder:
-        con = duckdb.connect(config={"temp_directory": folder})
-        try:
-            for name, frame in (("log", log), ("candidate", candidate)):
-                if frame is not None:
-                    path = f"{folder}/{name}.parquet"
-                    frame.sink_parquet(path)
-                    con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
-            if examination is not None:
-                con.register("examination", examination.collect())
-            return con.sql(sql.parts_sql(plan)).pl()
-        finally:
-            con.close()
+    with DuckDBEngine().session() as eng, tempfile.TemporaryDirectory(prefix="rank_polars-counterfactual-") as folder:
+        assert eng.con is not None
+        for name, frame in (("log", log), ("candidate", candidate)):
+            if frame is not None:
+                path = f"{folder}/{name}.parquet"
+                frame.sink_parquet(path)
+                eng.con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM read_parquet('{path}')")
+        if examination is not None:
+            eng.con.register("examination", examination.collect())
+        return eng.query(sql.parts_sql(plan))
 
 
 def counterfactual_sql(metrics: Metrics | None = None, *, estimator: str = "ips", by: str | Sequence[str] | None = None,
