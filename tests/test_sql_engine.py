@@ -151,9 +151,11 @@ def test_every_dialect_translates_and_parses_back(dialect, with_qrels):
     sql = to_sql(ALL_METRICS, table="logs", by=["model", "day"], qrels="judgments" if with_qrels else None,
                  dialect=dialect, order="score")
     tree = sqlglot.parse_one(sql, read=dialect)
-    # a stable round trip: the tree written again in the dialect reads back as the same tree
-    # (one parse of the regenerated text; each parse of this ~140 KB statement takes seconds)
-    assert sqlglot.parse_one(tree.sql(dialect), read=dialect) == tree
+    # a stable round trip: the tree written again in the dialect reads back as the same tree.  Each
+    # parse of this ~140 KB statement takes a second or more: where the text written again is the
+    # text itself (sqlglot wrote it), it reads back as the same tree without a second parse
+    again = tree.sql(dialect)
+    assert again == sql or sqlglot.parse_one(again, read=dialect) == tree
     assert tree.find(sqlglot.exp.Window) is not None and tree.find(sqlglot.exp.Pow) is not None
     for name in ALL_METRICS:
         assert name in sql
