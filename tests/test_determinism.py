@@ -36,8 +36,8 @@ WORKER = textwrap.dedent('''
     folder, threads, metrics = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
     connect = DuckDBEngine.connect
 
-    def with_threads(self, temp):
-        con = connect(self, temp)
+    def with_threads(self):
+        con = connect(self)
         con.execute(f"SET threads = {threads}")
         return con
 

@@ -156,8 +156,19 @@ def nrbp_depth(beta: float, most: int) -> int | None:
     return int(math.ceil(math.log(_TAIL * (1.0 - beta) / max(most, 1)) / math.log(beta))) + 2
 
 
-def _gain_exprs(alpha: float, beta: float | None, k: int | None, kind: str, rank: str) -> pl.Expr:
-    """The per-list sum behind ``kind`` over rows carrying ``G`` at ``rank``."""
+def _products(factor: float, n: int) -> list[float]:
+    """``factor^0 .. factor^(n-1)`` by repeated multiplication, as ndeval's loops compute them
+    (``pow`` can differ from the product in the last bit)."""
+    out = [1.0]
+    for _ in range(n - 1):
+        out.append(out[-1] * factor)
+    return out
+
+
+def _gain_exprs(alpha: float, beta: float | None, k: int | None, kind: str, rank: str,
+                ranks: int | None = None) -> pl.Expr:
+    """The per-list sum behind ``kind`` over rows carrying ``G`` at ``rank`` (``ranks``: see
+    :func:`run_values`)."""
     # added in rank order (ordered_sum): the same bits whatever order the rows arrive in
     cut = pl.col(rank) <= k if k is not None else pl.lit(True)
     if kind in ("dcg", "ndcg"):
@@ -165,6 +176,9 @@ def _gain_exprs(alpha: float, beta: float | None, k: int | None, kind: str, rank
     if kind in ("err", "nerr"):
         return ordered_sum(pl.when(cut).then(pl.col(G) / pl.col(rank)), rank)
     assert beta is not None
+    if ranks is not None:
+        decay = (pl.col(rank) - 1).replace_strict(list(range(ranks)), _products(beta, ranks), return_dtype=pl.Float64)
+        return ordered_sum(pl.col(G) * decay, rank)
     return ordered_sum(pl.col(G) * pl.lit(beta, pl.Float64).pow(pl.col(rank) - 1), rank)
 
 
@@ -174,10 +188,15 @@ def _key(spec: Any) -> tuple[Any, ...]:
 
 
 def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], outputs: Sequence[tuple[str, Any]],
-               relevance: str) -> pl.LazyFrame:
+               relevance: str, ranks: int | None = None) -> pl.LazyFrame:
     """The keys and one column per ``(label, spec)``: every spec shares ``alpha``, ``rel``,
     ``judged_only`` and its judgments.  ``run``: keys, ``ITEM``, ``RANK`` (1, 2, ... per list);
-    ``subtopics``: ``Q``, the spec's subtopic column, ``ITEM``, ``relevance``."""
+    ``subtopics``: ``Q``, the spec's subtopic column, ``ITEM``, ``relevance``.
+
+    ``ranks`` (the run's largest rank, known to ``rank-polars ndeval``): ndeval's own arithmetic
+    for its bytes, where a last bit can move a printed digit: a run's gains ``(1 - alpha)^c`` and
+    NRBP's ``beta^(r-1)`` by repeated multiplication, a rank's gains added in subtopic order.
+    Otherwise ``pow``, and a rank's gains in ascending order (the same bits in every engine)."""
     first = outputs[0][1]
     alpha, rel = first.params["alpha"], first.params["rel"]
     column = first.params["subtopic"]
@@ -193,12 +212,18 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     per_sub = pairs.group_by(Q, SUB).agg(pl.len().cast(pl.Float64).alias("__R"))
     rows = (run.select(*keys, ITEM, RANK).join(pairs, on=[Q, ITEM], how="inner")
             .with_columns((pl.col(RANK).rank("ordinal").over([*keys, SUB]) - 1).alias(C)))
-    gains = (rows.sort(*keys, RANK, SUB)
-             .group_by(*keys, RANK, maintain_order=True)
-             .agg(pl.lit(1.0 - alpha, pl.Float64).pow(pl.col(C)).alias(G))
-             # a rank's few subtopic terms added in ascending order: the same bits whatever
-             # order they arrive in (a sort per list is cheaper than ordered_sum's per group)
-             .with_columns(pl.col(G).list.sort().list.sum()))
+    if ranks is None:
+        gains = (rows.sort(*keys, RANK, SUB)
+                 .group_by(*keys, RANK, maintain_order=True)
+                 .agg(pl.lit(1.0 - alpha, pl.Float64).pow(pl.col(C)).alias(G))
+                 # a rank's few subtopic terms added in ascending order: the same bits whatever
+                 # order they arrive in (a sort per list is cheaper than ordered_sum's per group)
+                 .with_columns(pl.col(G).list.sort().list.sum()))
+    else:
+        most = int(pairs_df.group_by(Q, SUB).len().get_column("len").max() or 0) + 1
+        power = pl.col(C).replace_strict(list(range(most)), _products(1.0 - alpha, most), return_dtype=pl.Float64)
+        gains = (rows.group_by(*keys, RANK)
+                 .agg(ordered_sum(power, SUB).alias(G)))
     kinds = {spec.KIND for _, spec in outputs}
     need_ideal = kinds & {"ndcg", "nerr", "nnrbp"}
     ideal = None
@@ -215,7 +240,7 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
         kind, k = spec.KIND, spec.k
         beta = spec.params.get("beta")
         if kind in ("dcg", "ndcg", "err", "nerr", "nrbp", "nnrbp"):
-            aggs.append(_gain_exprs(alpha, beta, k, kind, RANK).alias(f"__v{i}"))
+            aggs.append(_gain_exprs(alpha, beta, k, kind, RANK, ranks).alias(f"__v{i}"))
         if kind in ("ndcg", "nerr", "nnrbp"):
             ideal_aggs.append(_gain_exprs(alpha, beta, k, kind, POS).alias(f"__i{i}"))
     table = gains.group_by(keys).agg(aggs) if aggs else None
@@ -249,7 +274,8 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
         elif kind in ("ndcg", "nerr", "nnrbp"):
             out = pl.when(v > 0).then(v / pl.col(f"__i{i}")).otherwise(0.0)
         elif kind == "nrbp":
-            out = v * (1.0 - (1.0 - alpha) * spec.params["beta"]) / s
+            # ndeval's order: the factor over |S| first, then the sum times it
+            out = v * (pl.lit(1.0 - (1.0 - alpha) * spec.params["beta"], pl.Float64) / s)
         elif kind == "p":
             out = v / (k * s)
         else:  # strec, map
@@ -465,7 +491,7 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> s
         elif kind in ("ndcg", "nerr", "nnrbp"):
             out = f"CASE WHEN {v} > 0 THEN {v} / i{i} ELSE 0.0 END"
         elif kind == "nrbp":
-            out = f"{v} * {1.0 - (1.0 - alpha) * spec.params['beta']!r} / z.s"
+            out = f"{v} * ({1.0 - (1.0 - alpha) * spec.params['beta']!r} / z.s)"
         elif kind == "p":
             out = f"{v} / ({k} * z.s)"
         else:

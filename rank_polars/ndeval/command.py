@@ -235,7 +235,8 @@ def topic_values(qrels: pl.DataFrame, run: pl.DataFrame, o: Options) -> dict[int
     specs = _specs(o)
     labels = [label for label, _ in specs]
     subtopics = qrels.rename({"rel": "relevance"})
-    table = run_values(run.lazy(), subtopics.lazy(), [Q], specs, "relevance").collect()
+    ranks = int(run.get_column(RANK).max() or 0) + 1  # ndeval's arithmetic (see run_values)
+    table = run_values(run.lazy(), subtopics.lazy(), [Q], specs, "relevance", ranks=ranks).collect()
     got = {row[0]: list(row[1:]) for row in table.select(Q, *labels).iter_rows()}
     judged = set(qrels[Q].unique().to_list())
     relevant = set(qrels.filter(pl.col("rel") > 0)[Q].unique().to_list())
