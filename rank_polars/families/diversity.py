@@ -165,12 +165,31 @@ def _products(factor: float, n: int) -> list[float]:
     return out
 
 
+def _ndeval_discount(rank: int) -> float:
+    """ndeval's DCG discount at a 1-based rank: ``log(2)/log(rank + 1)``, 1 at rank 1."""
+    return 1.0 if rank == 1 else math.log(2.0) / math.log(rank + 1.0)
+
+
+def _ndeval_ideal_ideal(size: int, alpha: float, k: int, kind: str) -> float:
+    """ndeval's "ideal ideal" at depth ``k`` for ``size`` subtopics, added as it adds: the
+    gain ``size * (1 - alpha)^i`` by repeated multiplication, over the discount, summed."""
+    gain, total = float(size), 0.0
+    for i in range(k):
+        total += gain * _ndeval_discount(i + 1) if kind == "dcg" else gain / float(i + 1)
+        gain *= 1.0 - alpha
+    return total
+
+
 def _gain_exprs(alpha: float, beta: float | None, k: int | None, kind: str, rank: str,
                 ranks: int | None = None) -> pl.Expr:
     """The per-list sum behind ``kind`` over rows carrying ``G`` at ``rank`` (``ranks``: see
     :func:`run_values`)."""
     # added in rank order (ordered_sum): the same bits whatever order the rows arrive in
     cut = pl.col(rank) <= k if k is not None else pl.lit(True)
+    if kind in ("dcg", "ndcg") and ranks is not None:
+        discount = pl.col(rank).replace_strict(list(range(1, ranks + 1)), [_ndeval_discount(r) for r in range(1, ranks + 1)],
+                                               return_dtype=pl.Float64)
+        return ordered_sum(pl.when(cut).then(pl.col(G) * discount), rank)
     if kind in ("dcg", "ndcg"):
         return ordered_sum(pl.when(cut).then(pl.col(G) / (pl.col(rank) + 1).cast(pl.Float64).log(2)), rank)
     if kind in ("err", "nerr"):
@@ -227,13 +246,17 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     kinds = {spec.KIND for _, spec in outputs}
     need_ideal = kinds & {"ndcg", "nerr", "nnrbp"}
     ideal = None
+    ideal_ranks: int | None = None
     if need_ideal:
         depth: int | None = max((spec.k or 0 for _, spec in outputs if spec.KIND in ("ndcg", "nerr")), default=0)
         if "nnrbp" in kinds:
             most = pairs_df.group_by(Q).agg(pl.col(SUB).n_unique()).get_column(SUB).max() if pairs_df.height else 1
             deep = [nrbp_depth(spec.params["beta"], int(most or 1)) for _, spec in outputs if spec.KIND == "nnrbp"]
             depth = None if None in deep else max([depth or 0, *[d for d in deep if d is not None]])
-        ideal = ideal_gains(pairs_df, alpha, depth).lazy()
+        ideal_df = ideal_gains(pairs_df, alpha, depth)
+        ideal = ideal_df.lazy()
+        if ranks is not None:  # the ideal list's decays by the same products
+            ideal_ranks = int(ideal_df.get_column(POS).max() or 0) + 1
     aggs: list[pl.Expr] = []
     ideal_aggs: list[pl.Expr] = []
     for i, (label, spec) in enumerate(outputs):
@@ -242,7 +265,7 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
         if kind in ("dcg", "ndcg", "err", "nerr", "nrbp", "nnrbp"):
             aggs.append(_gain_exprs(alpha, beta, k, kind, RANK, ranks).alias(f"__v{i}"))
         if kind in ("ndcg", "nerr", "nnrbp"):
-            ideal_aggs.append(_gain_exprs(alpha, beta, k, kind, POS).alias(f"__i{i}"))
+            ideal_aggs.append(_gain_exprs(alpha, beta, k, kind, POS, ideal_ranks).alias(f"__i{i}"))
     table = gains.group_by(keys).agg(aggs) if aggs else None
     counted = []
     for i, (label, spec) in enumerate(outputs):
@@ -263,11 +286,22 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     table = table.join(size, on=Q, how="left")
     if ideal_aggs:
         table = table.join(ideal.group_by(Q).agg(ideal_aggs), on=Q, how="left")
+    sizes = sorted(int(x) for x in size.collect().get_column("__S").unique().drop_nulls()) if ranks is not None else []
     values = []
     for i, (label, spec) in enumerate(outputs):
         kind, k = spec.KIND, spec.k
         v, s = pl.col(f"__v{i}") if kind != "map" else pl.col("__map"), pl.col("__S")
-        if kind == "dcg":
+        if ranks is not None and kind in ("dcg", "err", "ndcg", "nerr"):
+            # ndeval's: each list over its ideal ideal (|S| inside the sum), nDCG and nERR the
+            # run's normalised value over the ideal list's, at depth 1 neither divided
+            norm = kind.removeprefix("n")
+            ideal_ideal_k = s.replace_strict(sizes, [_ndeval_ideal_ideal(n, alpha, k, norm) for n in sizes],
+                                              return_dtype=pl.Float64) if k > 1 else pl.lit(1.0)
+            out = v / ideal_ideal_k if k > 1 else v
+            if kind in ("ndcg", "nerr"):
+                iv = pl.col(f"__i{i}")
+                out = pl.when(v > 0).then(out / (iv / ideal_ideal_k if k > 1 else iv)).otherwise(0.0)
+        elif kind == "dcg":
             out = v / (s * ideal_ideal(alpha, k, "log2")) if k > 1 else v
         elif kind == "err":
             out = v / (s * ideal_ideal(alpha, k, "rank")) if k > 1 else v

@@ -1,7 +1,8 @@
 """``rank-polars ndeval``: ndeval 4.5's command line and CSV, byte for byte.
 
 The numbers come from :func:`rank_polars.families.diversity.run_values` (the library's
-measures); this module reproduces ndeval's reading of its files (its messages, exit status
+measures, added with ndeval's own arithmetic: its products, discounts and normalisations, so that
+a value on a rounding edge prints ndeval's digit); this module reproduces ndeval's reading of its files (its messages, exit status
 and line numbers), its run order (by rank; ``-traditional``: score then docno, both
 descending), ``-M``, ``-c``, its risk-sensitive rows (``-baseline``, ``-riskAlpha``) and its
 printing, including its quirks:
