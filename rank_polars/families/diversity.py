@@ -294,13 +294,14 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
         if ranks is not None and kind in ("dcg", "err", "ndcg", "nerr"):
             # ndeval's: each list over its ideal ideal (|S| inside the sum), nDCG and nERR the
             # run's normalised value over the ideal list's, at depth 1 neither divided
-            norm = kind.removeprefix("n")
-            ideal_ideal_k = s.replace_strict(sizes, [_ndeval_ideal_ideal(n, alpha, k, norm) for n in sizes],
-                                              return_dtype=pl.Float64) if k > 1 else pl.lit(1.0)
-            out = v / ideal_ideal_k if k > 1 else v
+            out, iv = v, pl.col(f"__i{i}")
+            if k > 1:
+                norm = kind.removeprefix("n")
+                ideal_ideal_k = s.replace_strict(sizes, [_ndeval_ideal_ideal(n, alpha, k, norm) for n in sizes],
+                                                  return_dtype=pl.Float64)
+                out, iv = out / ideal_ideal_k, iv / ideal_ideal_k
             if kind in ("ndcg", "nerr"):
-                iv = pl.col(f"__i{i}")
-                out = pl.when(v > 0).then(out / (iv / ideal_ideal_k if k > 1 else iv)).otherwise(0.0)
+                out = pl.when(v > 0).then(out / iv).otherwise(0.0)
         elif kind == "dcg":
             out = v / (s * ideal_ideal(alpha, k, "log2")) if k > 1 else v
         elif kind == "err":
