@@ -49,14 +49,21 @@ JUDGED_ONLY = Param(flag, False, "drop the items not judged for the query (any s
 SUBTOPIC = Param(str, "subtopic", "the subtopic column of the judgments")
 
 
-def ideal_ideal(alpha: float, k: int, discount: str) -> float:
-    """ndeval's "ideal ideal" divisor over |S| = 1 at cutoff k (computed as ndeval does, rank
-    by rank): every subtopic covered at every rank; 1 at k = 1, which ndeval leaves undivided."""
+def ndeval_discount(rank: int) -> float:
+    """ndeval's DCG discount at a 1-based rank: ``log(2)/log(rank + 1)``, 1 at rank 1."""
+    return 1.0 if rank == 1 else math.log(2.0) / math.log(rank + 1.0)
+
+
+def ideal_ideal(alpha: float, k: int, discount: str, size: float = 1.0) -> float:
+    """ndeval's "ideal ideal" divisor at cutoff k for ``size`` subtopics (|S| = 1 by default; the
+    engines multiply by |S| afterwards), computed as ndeval does, rank by rank: every subtopic
+    covered at every rank, the gain by repeated multiplication; 1 at k = 1, which ndeval leaves
+    undivided."""
     if k == 1:
         return 1.0
-    gain, total = 1.0, 0.0
+    gain, total = float(size), 0.0
     for i in range(k):
-        total += gain * (math.log(2.0) / math.log(i + 2.0) if discount == "log2" else 1.0 / (i + 1))
+        total += gain * ndeval_discount(i + 1) if discount == "log2" else gain / (i + 1)
         gain *= 1.0 - alpha
     return total
 
