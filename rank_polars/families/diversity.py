@@ -23,7 +23,7 @@ import polars as pl
 
 from ..engines.polars_engine import ordered_sum
 from ..errors import RankPolarsError
-from ..measures.diversity import ideal_ideal
+from ..measures.diversity import ideal_ideal, ndeval_discount
 from ..plan import ITEM, Q, RANK
 
 SUB = "__rp_subtopic"
@@ -165,21 +165,6 @@ def _products(factor: float, n: int) -> list[float]:
     return out
 
 
-def _ndeval_discount(rank: int) -> float:
-    """ndeval's DCG discount at a 1-based rank: ``log(2)/log(rank + 1)``, 1 at rank 1."""
-    return 1.0 if rank == 1 else math.log(2.0) / math.log(rank + 1.0)
-
-
-def _ndeval_ideal_ideal(size: int, alpha: float, k: int, kind: str) -> float:
-    """ndeval's "ideal ideal" at depth ``k`` for ``size`` subtopics, added as it adds: the
-    gain ``size * (1 - alpha)^i`` by repeated multiplication, over the discount, summed."""
-    gain, total = float(size), 0.0
-    for i in range(k):
-        total += gain * _ndeval_discount(i + 1) if kind == "dcg" else gain / float(i + 1)
-        gain *= 1.0 - alpha
-    return total
-
-
 def _gain_exprs(alpha: float, beta: float | None, k: int | None, kind: str, rank: str,
                 ranks: int | None = None) -> pl.Expr:
     """The per-list sum behind ``kind`` over rows carrying ``G`` at ``rank`` (``ranks``: see
@@ -187,7 +172,7 @@ def _gain_exprs(alpha: float, beta: float | None, k: int | None, kind: str, rank
     # added in rank order (ordered_sum): the same bits whatever order the rows arrive in
     cut = pl.col(rank) <= k if k is not None else pl.lit(True)
     if kind in ("dcg", "ndcg") and ranks is not None:
-        discount = pl.col(rank).replace_strict(list(range(1, ranks + 1)), [_ndeval_discount(r) for r in range(1, ranks + 1)],
+        discount = pl.col(rank).replace_strict(list(range(1, ranks + 1)), [ndeval_discount(r) for r in range(1, ranks + 1)],
                                                return_dtype=pl.Float64)
         return ordered_sum(pl.when(cut).then(pl.col(G) * discount), rank)
     if kind in ("dcg", "ndcg"):
@@ -296,8 +281,8 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
             # run's normalised value over the ideal list's, at depth 1 neither divided
             out, iv = v, pl.col(f"__i{i}")
             if k > 1:
-                norm = kind.removeprefix("n")
-                ideal_ideal_k = s.replace_strict(sizes, [_ndeval_ideal_ideal(n, alpha, k, norm) for n in sizes],
+                discount = "log2" if kind.endswith("dcg") else "rank"
+                ideal_ideal_k = s.replace_strict(sizes, [ideal_ideal(alpha, k, discount, n) for n in sizes],
                                                   return_dtype=pl.Float64)
                 out, iv = out / ideal_ideal_k, iv / ideal_ideal_k
             if kind in ("ndcg", "nerr"):
