@@ -147,6 +147,8 @@ import warnings  # noqa: E402
 import duckdb  # noqa: E402
 import pytrec_eval  # noqa: E402
 
+from .sql_cases import sql_frame  # noqa: E402
+
 ENGINES = ["polars", "duckdb"]
 # the log: two queries, graded labels in the run
 BASE = pl.DataFrame({"query": ["q1", "q1", "q1", "q2", "q2"], "item": list("abcde"), "position": [1, 2, 3, 1, 2],
@@ -174,7 +176,7 @@ def run_sql(sql: str, **tables: pl.DataFrame) -> pl.DataFrame:
     con = duckdb.connect()
     for name, frame in tables.items():
         con.register(name, frame.to_arrow())
-    return con.sql(sql).pl()
+    return sql_frame(con, sql)
 
 
 @pytest.mark.parametrize("engine", [*ENGINES, "to_sql"])

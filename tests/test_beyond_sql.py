@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import rank_polars as rp
 from rank_polars.errors import RankPolarsError
 
+from .sql_cases import sql_frame
 from .test_beyond_reference import SETTINGS, logs
 
 FEW = settings(SETTINGS, max_examples=4)
@@ -58,7 +59,7 @@ def test_to_sql_equals_evaluate(data: dict[str, Any], k: int, per_query: bool) -
         if per_query and make is _catalog_specs:
             continue
         sql = rp.to_sql(["ndcg@3", *make(k, named)], table="logs", by="model", query="user", per_query=per_query)
-        got = con.sql(sql).pl()
+        got = sql_frame(con, sql)
         want = rp.evaluate(data["log"], ["ndcg@3", *make(k, frames)], by="model", query="user", per_query=per_query)
         _same(got.cast({"queries": pl.UInt32} if "queries" in got.columns else {}), want)
 
@@ -88,7 +89,7 @@ def test_to_sql_by_name_reads_the_catalogue_from_the_log() -> None:
     con = duckdb.connect()
     con.register("logs", log.to_arrow())
     names = ["ndcg@3", "catalog_coverage@1", "gini@2", "exposure_gini@2", "entropy@2"]
-    got = con.sql(rp.to_sql(names, table="logs", by="model", query="user")).pl()
+    got = sql_frame(con, rp.to_sql(names, table="logs", by="model", query="user"))
     want = rp.evaluate(log, names, by="model", query="user")
     _same(got.cast({"queries": pl.UInt32}), want)
     # 4 items in the log (w, x, y, z): version a shows x, z at rank 1, b shows x, w
@@ -123,7 +124,7 @@ def test_the_catalogue_check_stops_the_statement_in_every_dialect(dialect: str, 
         con.register("logs", logs.to_arrow())
         con.register("catalog", pl.DataFrame({"item": catalog}).to_arrow())
         if want is not None:
-            assert con.sql(sql).pl().rows() == [("a", 1, want)]
+            assert sql_frame(con, sql).rows() == [("a", 1, want)]
             continue
         with pytest.raises(duckdb.Error, match="rank_polars: catalog_coverage@10: 2 shown items have no row in the catalog"):
-            con.sql(sql).pl()
+            sql_frame(con, sql)

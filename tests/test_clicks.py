@@ -20,6 +20,7 @@ import rank_polars as rp
 from rank_polars.measures import parse
 from rank_polars.measures.clicks import CTR, Abandonment, ClickRR, Clicks, LastClickRR
 
+from .sql_cases import sql_frame
 from .test_spark import spark  # noqa: F401  (the module's session fixture)
 
 NAMES = ["ctr", "ctr(agg=ratio)", "clicks", "impressions", "abandonment", "click_rr", "last_click_rr"]
@@ -88,7 +89,7 @@ def test_click_metrics_by_name_match_definitions_in_both_engines_and_sql(rows: l
     _check(rp.evaluate(by_score, names, by="arm", order="score"), want, names)
     con = duckdb.connect()
     con.register("log", log.to_arrow())
-    _check(con.sql(rp.to_sql(names, table="log", by="arm")).pl(), want, names)
+    _check(sql_frame(con, rp.to_sql(names, table="log", by="arm")), want, names)
 
 
 def test_click_counts_in_the_count_metrics() -> None:
@@ -203,11 +204,11 @@ def test_to_sql_keeps_the_click_checks_in_every_dialect(dialect: str, stop: str)
     want = rp.evaluate(LOG, ["clicks", "ctr@2"], by="model").drop("queries").sort("model")
     con = duckdb.connect()
     con.register("logs", LOG.to_arrow())
-    assert_frame_equal(con.sql(sql).pl().drop("queries").sort("model"), want, check_dtypes=False)
+    assert_frame_equal(sql_frame(con, sql).drop("queries").sort("model"), want, check_dtypes=False)
     con.register("logs", LOG.with_columns(click=pl.Series([0, -1, 1, 0, 0, 0])).to_arrow())
     with pytest.raises(duckdb.Error, match=r"rank_polars: clicks: 1 row with a negative click count \(column 'click'\), "
                                            r"e\.g\. in query \.\.\."):
-        con.sql(sql).pl()
+        sql_frame(con, sql)
 
 
 def test_null_clicks_are_refused_by_the_label_check() -> None:

@@ -15,6 +15,8 @@ import rank_polars as rp
 from rank_polars.errors import RankPolarsError
 from rank_polars.measures import parse
 
+from .sql_cases import sql_frame
+
 OURS = {"alpha-DCG": "alpha_dcg", "alpha-nDCG": "alpha_ndcg", "ERR-IA": "err_ia", "nERR-IA": "nerr_ia",
         "P-IA": "p_ia", "strec": "strec"}
 FLAT = {"NRBP": "nrbp", "nNRBP": "nnrbp", "MAP-IA": "map_ia"}
@@ -186,7 +188,7 @@ def test_to_sql_run_in_duckdb_equals_the_engines(data: tuple) -> None:
     con.register("judged", subtopics.group_by("query", "item").agg(pl.col("relevance").max()).to_arrow())
     specs = [parse(n).replace(subtopics="subs") for n in names]
     sql = rp.to_sql(specs, table="logs", qrels="judged", by="model", per_query=True)
-    got = con.sql(sql).pl().sort("model", "query")
+    got = sql_frame(con, sql).sort("model", "query")
     assert got.select("model", "query").rows() == want.select("model", "query").rows()
     for name, spec in zip(names, specs):
         assert got[repr(spec)].to_list() == pytest.approx(want[name].to_list(), abs=1e-12), name

@@ -23,6 +23,8 @@ from polars.testing import assert_frame_equal
 import rank_polars as rp
 from rank_polars.errors import DataError, RankPolarsError
 
+from .sql_cases import sql_frame
+
 METRICS = ["ndcg@3", "ap", "rr", "p@2", "err@3", "ndcg(gain=exp)"]
 JUDGED_METRICS = [*METRICS, "bpref"]
 
@@ -125,7 +127,7 @@ def test_engines_and_sql_agree_on_odd_logs(data, by, per_query, checks, labels, 
         con.register("judgments", judgments.to_arrow())
     sql = rp.to_sql(metrics, table="logs", qrels="judgments" if judgments is not None else None, by=by,
                     per_query=per_query)
-    from_sql = con.sql(sql).pl()
+    from_sql = sql_frame(con, sql)
     event("to_sql compared")
     assert_frame_equal(from_sql, want, check_dtypes=False, abs_tol=1e-9, rel_tol=1e-9)
 

@@ -17,7 +17,7 @@ import rank_polars as rp
 from rank_polars.errors import DataError, RankPolarsError
 from rank_polars.sqlgen import to_sql
 
-from .sql_cases import ALL_METRICS, CUT_METRICS, batched_cases
+from .sql_cases import ALL_METRICS, CUT_METRICS, batched_cases, sql_frame
 
 DIALECTS = ["spark", "databricks", "trino", "presto", "bigquery", "snowflake", "postgres", "duckdb"]
 
@@ -36,7 +36,7 @@ def run_to_sql(run: pl.DataFrame, judgments: pl.DataFrame | None, metrics, **kw)
     if judgments is not None:
         con.register("judgments", judgments.to_arrow())
     sql = to_sql(metrics, table="logs", qrels="judgments" if judgments is not None else None, **kw)
-    return con.sql(sql).pl()
+    return sql_frame(con, sql)
 
 
 # each example costs three plans of every metric (Polars, DuckDB, the SQL of to_sql), whatever
@@ -201,7 +201,7 @@ def test_hostile_column_names_are_quoted(tmp_path):
     con.register("logs", hostile_run.to_arrow())
     con.register("judgments", hostile_qrels.to_arrow())
     sql = to_sql(["ndcg@10", "ap", "mrr"], table="logs", qrels="judgments", by=HOSTILE["model"], **names)
-    got = con.sql(sql).pl()
+    got = sql_frame(con, sql)
     assert con.sql("SELECT count(*) FROM sentinel").fetchall() == [(1,)]
     assert got.columns[0] == HOSTILE["model"]
     assert_frame_equal(got.rename({HOSTILE["model"]: "model"}), want, check_dtypes=False, abs_tol=1e-12)

@@ -17,6 +17,7 @@ import rank_polars as rp
 from rank_polars.io import read_trec_qrels, read_trec_run
 from rank_polars.measures import parse
 
+from .sql_cases import sql_frame
 from .test_reference_pytrec_eval import assert_agrees, batches, to_frames
 from .trec_eval_files import TEST_DIR, read_expected
 
@@ -147,7 +148,7 @@ def test_engines_and_to_sql_agree(data) -> None:
     con.register("run", run_df.to_arrow())
     con.register("qrels", qrels_df.to_arrow())
     sql = rp.to_sql(names, table="run", qrels="qrels", per_query=True, order="score")
-    from_sql = con.sql(sql).pl().sort("query")
+    from_sql = sql_frame(con, sql).sort("query")
     for other in (duck_side, from_sql):
         assert other["query"].to_list() == polars_side["query"].to_list()
         for name in names:
