@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 
 import sqlglot
 from sqlglot import ErrorLevel, exp
@@ -223,11 +224,18 @@ _REWRITES = {"postgres": _log2_as_ln, "spark": _spark, "databricks": _spark}
 _EVERYWHERE = (_union_by_name,)
 
 
-def transpile(sql: str, dialect: str, statement: type[exp.Expression] = exp.Query) -> str:
+def transpile(
+    sql: str,
+    dialect: str,
+    statement: type[exp.Expression] = exp.Query,
+    engine_rewrite: Callable[[exp.Expression], exp.Expression] | None = None,
+) -> str:
     """``sql`` (DuckDB) in ``dialect``, or :class:`RankPolarsError` if it cannot be said there.
 
     ``statement``: what the text must be on both sides, one statement of that kind (``to_sql``
-    asks for one SELECT)."""
+    asks for one SELECT).  ``engine_rewrite``: an engine's own change to the translated tree
+    (the Spark engine's join hints), made before the text is written and checked, so the
+    statement is not parsed once more for it."""
     try:
         target = sqlglot.Dialect.get_or_raise(dialect)
     except (ValueError, SqlglotError) as e:
@@ -242,12 +250,14 @@ def transpile(sql: str, dialect: str, statement: type[exp.Expression] = exp.Quer
             tree = rewrite(tree)
         if dialect != "duckdb":
             tree = _stop_statement(tree, dialect)
+        if engine_rewrite is not None:
+            tree = engine_rewrite(tree)
         out = target.generate(tree, unsupported_level=ErrorLevel.RAISE, pretty=False)
         back = sqlglot.parse_one(out, read=dialect)
     except SqlglotError as e:
         raise RankPolarsError(f"the metrics' SQL cannot be expressed in {dialect}: {e}") from None
-    # one SELECT statement on both sides (what sqlgen.one_select checks of DuckDB's text: the
-    # trees are at hand here, and a 100 KB statement takes seconds to parse again)
+    # one SELECT statement on both sides (the trees are at hand here, and a 100 KB statement
+    # takes seconds to parse again)
     for side, parsed in (("generated", tree), (dialect, back)):
         if not isinstance(parsed, statement):
             raise RankPolarsError(f"the {side} SQL must be one {statement.__name__.upper()} statement, "

@@ -35,7 +35,6 @@ import warnings
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import polars as pl
-import sqlglot
 from sqlglot import exp
 
 from .. import io as rio
@@ -154,8 +153,7 @@ def _hint_log_joins(tree: exp.Expression) -> exp.Expression:
 
 def to_spark_sql(sql: str) -> str:
     """The generated DuckDB ``sql`` as Spark SQL (checked by :func:`dialects.transpile`)."""
-    spark_sql = transpile(sql, "spark")
-    return _hint_log_joins(sqlglot.parse_one(spark_sql, read="spark")).sql(dialect="spark")
+    return transpile(sql, "spark", engine_rewrite=_hint_log_joins)
 
 
 # --- sources -----------------------------------------------------------------------------
