@@ -198,8 +198,9 @@ def _families_sql(q: Query, families: list, src: Source, value: dict[str, str]) 
 
 def check_table_expression(name: str, value: object) -> None:
     """``value`` is one table reference (a name, ``db.schema.name`` or a table function such
-    as ``read_parquet('logs/*.parquet')``), with nothing after it: no alias, join, clause or
-    second statement.  It is placed in the SQL as given, so anything else is refused."""
+    as ``read_parquet('logs/*.parquet')``), with nothing after it: no alias, join, clause,
+    second statement or comment (a ``--`` comment would swallow the rest of its line in the
+    generated SQL).  It is placed in the SQL as given, so anything else is refused."""
     if not isinstance(value, str) or not value.strip():
         raise RankPolarsError(f"{name} must be a SQL table expression (a non-empty string), got {value!r}")
     try:
@@ -213,6 +214,7 @@ def check_table_expression(name: str, value: object) -> None:
         and not any(tree.args.get(c) for c in clauses)
         and isinstance(tree.args["from_"].this, exp.Table)
         and tree.args["from_"].this.args.get("alias") is None
+        and not any(node.comments for node in tree.walk())
     )
     if not ok:
         raise RankPolarsError(

@@ -348,6 +348,8 @@ INJECTIONS = [
     "logs, sentinel",
     "logs WHERE 1 = 1",
     "(SELECT * FROM logs)",
+    "logs -- the rest of the line",  # would comment out what the generated SQL puts after it
+    "logs /* a comment */",
 ]
 
 
@@ -364,7 +366,8 @@ def test_to_sql_accepts_table_names_and_table_functions(tmp_path):
     con = duckdb.connect()
     con.execute("CREATE SCHEMA s; CREATE TABLE s.logs AS SELECT * FROM read_parquet(?)", [str(tmp_path / "log.parquet")])
     want = trec_means(BASE, {"ndcg@3": "ndcg_cut_3"})["ndcg@3"]
-    for table in ["s.logs", '"s"."logs"', f"read_parquet('{tmp_path / 'log.parquet'}')"]:
+    (tmp_path / "a--b.parquet").write_bytes((tmp_path / "log.parquet").read_bytes())  # "--" in a string: no comment
+    for table in ["s.logs", '"s"."logs"', f"read_parquet('{tmp_path / 'log.parquet'}')", f"read_parquet('{tmp_path / 'a--b.parquet'}')"]:
         sql = rp.to_sql(["ndcg@3"], table=table)
         assert len(__import__("sqlglot").parse(sql, read="duckdb")) == 1
         assert con.sql(sql).fetchall()[0][1] == pytest.approx(want, abs=1e-12)
