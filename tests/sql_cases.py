@@ -2,26 +2,12 @@
 
 from __future__ import annotations
 
-import warnings
-
-import duckdb
 import polars as pl
 from hypothesis import strategies as st
 
+from rank_polars.engines.duckdb_engine import fetch as sql_frame  # noqa: F401  (to_sql's text, run as the engine runs its own)
 from rank_polars.measures import MEASURES
 from rank_polars.measures.base import FamilyMeasure
-
-
-def sql_frame(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
-    """The rows of ``sql`` (to_sql's text) run in DuckDB, as a Polars frame.
-
-    ``con.execute``, not ``con.sql(sql).pl()``: DuckDB 2's relation tokenises the text in Python
-    and binds the statement twice (to learn its columns, then to run it), which on these
-    statements of every metric at once cost a third of a generated test's time."""
-    con.execute(sql)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)
-        return pl.DataFrame(pl.from_arrow(con.to_arrow_table()))
 
 
 # Every metric of the registry, with the options that change its SQL (cutoffs, gains,

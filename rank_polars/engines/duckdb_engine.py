@@ -134,6 +134,22 @@ def database(memory_limit: str, temp_directory: str | None) -> tuple[duckdb.Duck
         return _DATABASES[key], spill
 
 
+def fetch(con: duckdb.DuckDBPyConnection, sql: str) -> pl.DataFrame:
+    """``sql``'s rows as a Polars frame.  Run with ``execute``, not ``con.sql(sql).pl()``: DuckDB
+    2's relation tokenises the text in Python and binds the statement once to learn its columns
+    and again to run it, and these statements cost their planning (every metric at once: 0.89 ->
+    0.65 CPU s).  Their result is a few rows per ranking, so the extra Arrow copy DuckDB warns
+    about on this path costs little."""
+    try:
+        con.execute(sql)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)
+            return pl.DataFrame(pl.from_arrow(con.to_arrow_table()))
+    except BaseException:
+        con.abort()  # a result left pending would refuse the connection's next statement
+        raise
+
+
 class DuckDBEngine(SqlRunner):
     """Evaluate a plan in an embedded DuckDB connection (one per call), bounded in memory.
 
@@ -163,7 +179,7 @@ class DuckDBEngine(SqlRunner):
     def query(self, sql: str) -> pl.DataFrame:
         assert self.con is not None
         try:
-            return self._fetched(sql)
+            return fetch(self.con, sql)
         except duckdb.InvalidInputException as e:
             # a measure family's check stops its statement with error('rank_polars: ...')
             if "rank_polars: " not in str(e):
@@ -176,21 +192,6 @@ class DuckDBEngine(SqlRunner):
                 "a duckdb_temp_directory= on a disk with more room, or use engine='polars' (streaming). "
                 f"DuckDB said: {str(e).splitlines()[0]}"
             ) from None
-
-    def _fetched(self, sql: str) -> pl.DataFrame:
-        """``sql``'s rows.  Run with ``execute``, not ``con.sql(sql).pl()``: a relation binds its
-        statement once to learn its columns and again to run it, and these statements cost their
-        planning (every metric at once: 0.89 -> 0.65 CPU s).  Their result is a few rows per
-        ranking, so the extra Arrow copy DuckDB warns about on this path costs little."""
-        assert self.con is not None
-        try:
-            self.con.execute(sql)
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)
-                return pl.from_arrow(self.con.to_arrow_table())  # type: ignore[return-value]
-        except BaseException:
-            self.con.abort()  # a result left pending would refuse the session's next statement
-            raise
 
     def register(self, name: str, frame: pl.DataFrame) -> str:
         assert self.con is not None
@@ -249,4 +250,4 @@ class DuckDBEngine(SqlRunner):
             self.con = None
 
 
-__all__ = ["DuckDBEngine", "available_memory", "default_memory_limit", "parquet_scan"]
+__all__ = ["DuckDBEngine", "available_memory", "default_memory_limit", "fetch", "parquet_scan"]
