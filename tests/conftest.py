@@ -155,6 +155,19 @@ def _slow_rank(unit: str) -> int | None:
 
 
 @pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than the cores this process may use.
+
+    A worker often waits on a process of its own rather than computing: the Spark worker on its
+    JVM (which does the work), others on trec_eval, ndeval, Chromium, a notebook kernel, a docs
+    build or a CLI child.  With one worker per core such a wait leaves a core idle; the extra
+    worker fills it (2 cores, quiet: 383 -> 355 s of pytest, the machine 98% busy instead of
+    ~90%, memory far below the machine's)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return cores + 1
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if config.getoption("dist") != "loadgroup":
         return None
