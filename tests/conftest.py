@@ -31,7 +31,7 @@ CONFORMANCE = Path(__file__).resolve().parent / "data" / "conformance"
 # the original, beside the repository in the workplace; absent from a user's clone
 SHARED_CONFORMANCE = Path(__file__).resolve().parents[2] / "shared" / "conformance"
 
-# No timing deadline: two workers on two cores (plus Spark's JVM) make a test's wall time
+# No timing deadline: three workers on two cores (plus Spark's JVM) make a test's wall time
 # depend on its neighbours.  A test's own @settings(max_examples=...) wins over the profile; a test
 # without one gets 50 examples here (each example runs an engine: the suite has to fit in minutes),
 # and 500 with RANK_POLARS_HYPOTHESIS_PROFILE=thorough.
