@@ -154,17 +154,18 @@ def _slow_rank(unit: str) -> int | None:
     return SLOW_FIRST.index(unit) if unit in SLOW_FIRST else None
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one worker more than the cores this process may use.
+@pytest.hookimpl(optionalhook=True, wrapper=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> Iterator[int]:
+    """``-n auto``: one worker more than xdist counts (its cores), unless
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` gives the number, which is taken as given.
 
     A worker often waits on a process of its own rather than computing: the Spark worker on its
     JVM (which does the work), others on trec_eval, ndeval, Chromium, a notebook kernel, a docs
     build or a CLI child.  With one worker per core such a wait leaves a core idle; the extra
     worker fills it (2 cores, quiet: 383 -> 355 s of pytest, the machine 98% busy instead of
     ~90%, memory far below the machine's)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return cores + 1
+    counted = yield  # xdist's own count: the variable, else the cores (logical ones for -n logical)
+    return counted if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") else counted + 1
 
 
 @pytest.hookimpl(optionalhook=True)
