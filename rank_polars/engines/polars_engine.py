@@ -68,8 +68,20 @@ def contributes_expr(plan: Plan) -> pl.Expr:
     return d.to_polars(plan.contributes, _label_leaf)
 
 
+_COMPILED: dict[str, pl.Expr] = {}
+
+
 def compile_expr(node: d.Node) -> pl.Expr:
-    return d.to_polars(node, _col)
+    """``node`` as a Polars expression over the planned columns.  Compiled once per formula: a
+    node's key is its canonical text (equal keys, equal formulas) and an expression is
+    immutable, so one serves every plan that holds the formula (a plan compiles hundreds)."""
+    key = node.key()
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        if len(_COMPILED) >= 4096:  # bounded: a long session plans many metric sets
+            _COMPILED.clear()
+        compiled = _COMPILED[key] = d.to_polars(node, _col)
+    return compiled
 
 
 def ordered_sum(values: pl.Expr, order: str | None = None) -> pl.Expr:
