@@ -118,6 +118,17 @@ def _spark_tests(tree: ast.Module) -> set[str]:
     return {f.name for f in functions if f.name.startswith("test") and needs & {a.arg for a in f.args.args}}
 
 
+def _generated_tests(tree: ast.Module) -> set[str]:
+    """Names of the file's test functions run by hypothesis (``@given``): each runs its examples,
+    seconds where most tests take milliseconds."""
+    def given(d: ast.expr) -> bool:
+        f = d.func if isinstance(d, ast.Call) else d
+        return getattr(f, "id", getattr(f, "attr", None)) == "given"
+
+    return {f.name for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name.startswith("test")
+            and any(given(d) for d in f.decorator_list)}
+
+
 def units(root: Path) -> dict[str, str]:
     """Test file (relative path), or ``file::test`` for a test that takes Spark -> its work unit.
 
@@ -126,22 +137,36 @@ def units(root: Path) -> dict[str, str]:
     (one unit of ~380 worker-seconds of ~1,050: quiet suite 531 -> 515 s against one Spark unit
     per file, where both workers started a JVM); the file
     itself for a file with a fixture of module scope (a docs build, a notebook kernel, a report is
-    made once).  A test found in neither is sent on its own to whichever worker is free.
+    made once).  A test found in neither is sent on its own to whichever worker is free, those
+    run by hypothesis (marked ``generated`` here) before the others: the quick ones then fill the
+    end of the run, where a worker left with a test of many examples kept the others waiting
+    (quiet: 9 s).
     """
     found = {}
     for path in sorted((root / "tests").rglob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         relative = path.relative_to(root).as_posix()
+        found |= {f"{relative}::{name}": GENERATED for name in _generated_tests(tree)}
         found |= {f"{relative}::{name}": "spark:all" for name in _spark_tests(tree)}
         if _shares_a_fixture(tree):
             found[relative] = relative
     return found
 
 
-def _unit(by_file: dict[str, str], nodeid: str) -> str:
+GENERATED = "generated"  # not a unit: a hypothesis test, sent on its own but early
+
+
+def _test(nodeid: str) -> str:
+    """``file::test`` of a node id (parameters and class dropped)."""
     path, _, rest = nodeid.partition("::")
-    test = f"{path}::{rest.split('::')[-1].split('[')[0]}"
-    return by_file.get(test) or by_file.get(path) or nodeid
+    return f"{path}::{rest.split('::')[-1].split('[')[0]}"
+
+
+def _unit(by_file: dict[str, str], nodeid: str) -> str:
+    unit = by_file.get(_test(nodeid))
+    if unit == GENERATED:
+        unit = None
+    return unit or by_file.get(nodeid.partition("::")[0]) or nodeid
 
 
 # the units that take longest (measured), sent first so that no worker is left alone on one at the end
@@ -187,8 +212,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Slow units first, then the other units, then single tests; stable, so every worker collects
-    the same order (xdist checks that)."""
+    """Slow units first, then the other units, then single tests (hypothesis's first); stable, so
+    every worker collects the same order (xdist checks that)."""
     by_file = units(config.rootpath)
 
     def rank(item: pytest.Item) -> int:
@@ -196,7 +221,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         slow = _slow_rank(unit)
         if slow is not None:
             return slow
-        return len(SLOW_FIRST) + (unit == item.nodeid)
+        if unit != item.nodeid:
+            return len(SLOW_FIRST)
+        return len(SLOW_FIRST) + (1 if by_file.get(_test(item.nodeid)) == GENERATED else 2)
 
     items.sort(key=rank)
 
