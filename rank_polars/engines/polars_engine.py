@@ -68,14 +68,15 @@ def contributes_expr(plan: Plan) -> pl.Expr:
     return d.to_polars(plan.contributes, _label_leaf)
 
 
-_COMPILED: dict[str, pl.Expr] = {}
+_COMPILED: dict[tuple[type, str], pl.Expr] = {}
 
 
 def compile_expr(node: d.Node) -> pl.Expr:
     """``node`` as a Polars expression over the planned columns.  Compiled once per formula: a
-    node's key is its canonical text (equal keys, equal formulas) and an expression is
-    immutable, so one serves every plan that holds the formula (a plan compiles hundreds)."""
-    key = node.key()
+    node's key is its canonical text (equal keys, equal formulas; with the node's type, as a
+    column's name is its whole key) and an expression is immutable, so one serves every plan
+    that holds the formula (a plan compiles hundreds)."""
+    key = (type(node), node.key())
     compiled = _COMPILED.get(key)
     if compiled is None:
         if len(_COMPILED) >= 4096:  # bounded: a long session plans many metric sets
