@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import sys
 from pathlib import Path
@@ -137,23 +138,31 @@ def units(root: Path) -> dict[str, str]:
     (one unit of ~380 worker-seconds of ~1,050: quiet suite 531 -> 515 s against one Spark unit
     per file, where both workers started a JVM); the file
     itself for a file with a fixture of module scope (a docs build, a notebook kernel, a report is
-    made once).  A test found in neither is sent on its own to whichever worker is free, those
-    run by hypothesis (marked ``generated`` here) before the others: the quick ones then fill the
-    end of the run, where a worker left with a test of many examples kept the others waiting
-    (quiet: 9 s).
+    made once).  A test found in neither is sent on its own to whichever worker is free.
     """
-    found = {}
+    return _scan(root)[0]
+
+
+def generated(root: Path) -> frozenset[str]:
+    """``file::test`` of every test run by hypothesis.  Sent on its own (unless a unit holds it)
+    but before the quick tests, which then fill the end of the run: a worker left with a test of
+    many examples kept the others waiting (quiet: 9 s)."""
+    return _scan(root)[1]
+
+
+@functools.lru_cache(maxsize=None)
+def _scan(root: Path) -> tuple[dict[str, str], frozenset[str]]:
+    """:func:`units` and :func:`generated`, from one parse of the test files."""
+    found: dict[str, str] = {}
+    given: set[str] = set()
     for path in sorted((root / "tests").rglob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         relative = path.relative_to(root).as_posix()
-        found |= {f"{relative}::{name}": GENERATED for name in _generated_tests(tree)}
         found |= {f"{relative}::{name}": "spark:all" for name in _spark_tests(tree)}
+        given |= {f"{relative}::{name}" for name in _generated_tests(tree)}
         if _shares_a_fixture(tree):
             found[relative] = relative
-    return found
-
-
-GENERATED = "generated"  # not a unit: a hypothesis test, sent on its own but early
+    return found, frozenset(given)
 
 
 def _test(nodeid: str) -> str:
@@ -163,10 +172,7 @@ def _test(nodeid: str) -> str:
 
 
 def _unit(by_file: dict[str, str], nodeid: str) -> str:
-    unit = by_file.get(_test(nodeid))
-    if unit == GENERATED:
-        unit = None
-    return unit or by_file.get(nodeid.partition("::")[0]) or nodeid
+    return by_file.get(_test(nodeid)) or by_file.get(nodeid.partition("::")[0]) or nodeid
 
 
 # the units that take longest (measured), sent first so that no worker is left alone on one at the end
@@ -214,7 +220,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Slow units first, then the other units, then single tests (hypothesis's first); stable, so
     every worker collects the same order (xdist checks that)."""
-    by_file = units(config.rootpath)
+    by_file, hypothesis_tests = units(config.rootpath), generated(config.rootpath)
 
     def rank(item: pytest.Item) -> int:
         unit = _unit(by_file, item.nodeid)
@@ -223,7 +229,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             return slow
         if unit != item.nodeid:
             return len(SLOW_FIRST)
-        return len(SLOW_FIRST) + (1 if by_file.get(_test(item.nodeid)) == GENERATED else 2)
+        return len(SLOW_FIRST) + (1 if _test(item.nodeid) in hypothesis_tests else 2)
 
     items.sort(key=rank)
 
