@@ -256,6 +256,6 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     installed = [*system_deps.INSTALLED, *_INSTALLED_ON_WORKERS]
     if installed:
-        terminalreporter.write_sep("-", f"Debian packages installed by this run: {len(installed)} (tests/system_deps.py)")
+        terminalreporter.write_sep("-", f"Packages installed by this run (Debian's; pip references without dependencies): {len(installed)}")
         for name, why in installed:
             terminalreporter.write_line(f"{name}: {why}")

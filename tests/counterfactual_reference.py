@@ -22,12 +22,13 @@ from __future__ import annotations
 import functools
 import importlib.util
 import math
-import subprocess
 import sys
 import types
 from typing import Any
 
 import numpy as np
+
+from . import system_deps
 
 OBP_VERSION = "0.5.7"
 
@@ -37,13 +38,9 @@ def obp_slate() -> types.ModuleType:
     """``obp.ope.estimators_slate``, loaded as described in the module docstring."""
     if "obp.ope.estimators_slate" in sys.modules:
         return sys.modules["obp.ope.estimators_slate"]
+    system_deps.ensure_reference("obp", f"obp=={OBP_VERSION}", "the slate estimators' reference; it pins Python < 3.11",
+                                 "--ignore-requires-python")
     spec = importlib.util.find_spec("obp")
-    if spec is None:
-        print(f"installing the test reference obp=={OBP_VERSION} with --no-deps --ignore-requires-python")
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--ignore-requires-python",
-                        f"obp=={OBP_VERSION}"], check=True)
-        importlib.invalidate_caches()
-        spec = importlib.util.find_spec("obp")
     assert spec is not None and spec.submodule_search_locations
     base = list(spec.submodule_search_locations)[0]
     for name, path in (("obp", base), ("obp.ope", base + "/ope")):
@@ -58,6 +55,10 @@ def obp_slate() -> types.ModuleType:
     try:
         importlib.import_module("obp.utils")
         module = importlib.import_module("obp.ope.estimators_slate")
+    except BaseException:
+        for name in ("obp.ope.estimators_slate", "obp.utils", "obp.ope", "obp"):  # a retry starts afresh
+            sys.modules.pop(name, None)
+        raise
     finally:
         if stand_in:
             del sys.modules["torch"]

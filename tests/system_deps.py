@@ -8,18 +8,25 @@ are missing (CI and a fresh machine run as root); ``.ci/run`` does the same up f
 dependencies) goes to the terminal, with the reason, even under pytest's output capture and in an
 xdist worker; the test session lists them again in its summary (``tests/conftest.py``).  A machine
 where installing is impossible fails those tests with this message: never a silent skip.
+
+The Python references whose pins are stale (obp, recommenders) are installed the same way, by
+:func:`ensure_reference`: with pip, without their dependency trees, one line each, and under the
+same lock, since two workers may want one at once (a worker importing files that another's pip is
+still writing fails).
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.util
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +61,14 @@ def _planned(package: str, env: dict[str, str]) -> list[str]:
     return re.findall(r"^Inst (\S+)", done.stdout, flags=re.M)
 
 
+@contextlib.contextmanager
+def _one_installer() -> Iterator[None]:
+    """One install at a time across xdist workers; the others wait, then find it installed."""
+    with open(Path(tempfile.gettempdir()) / "rank_polars_system_deps.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def ensure(command: str) -> str:
     """Path of ``command``, installing its Debian package first if needed (one line per package)."""
     found = shutil.which(command)
@@ -66,9 +81,7 @@ def ensure(command: str) -> str:
             "(CI's .ci/run does it as root)"
         )
     why = REASONS.get(command) or f"asked for by {os.environ.get('PYTEST_CURRENT_TEST', 'a test')}"
-    # xdist workers may want the same package at once: one apt-get at a time, the others then find it
-    with open(Path(tempfile.gettempdir()) / "rank_polars_system_deps.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _one_installer():
         found = shutil.which(command)
         if found:
             return found
@@ -85,6 +98,23 @@ def ensure(command: str) -> str:
     if not found:
         raise RuntimeError(f"installing {package!r} did not provide {command!r}")
     return found
+
+
+def ensure_reference(module: str, requirement: str, why: str, *pip_flags: str) -> None:
+    """Make ``module`` importable, installing ``requirement`` with ``pip --no-deps`` if needed."""
+    if importlib.util.find_spec(module) is not None:
+        return
+    with _one_installer():
+        importlib.invalidate_caches()  # another worker may have installed it while this one waited
+        if importlib.util.find_spec(module) is not None:
+            return
+        flags = ("--no-deps", *pip_flags)
+        say(f"tests/system_deps.py: pip install {' '.join(flags)} {requirement} ({why})")
+        INSTALLED.append((requirement, why))
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", *flags, requirement], check=True)
+        importlib.invalidate_caches()
+    if importlib.util.find_spec(module) is None:
+        raise RuntimeError(f"installing {requirement!r} did not provide the module {module!r}")
 
 
 if __name__ == "__main__":  # .ci/run: python3 tests/system_deps.py java chromium gcc make

@@ -29,8 +29,6 @@ import functools
 import importlib.util
 import math
 import re
-import subprocess
-import sys
 import types
 from collections import Counter
 from itertools import combinations
@@ -44,6 +42,8 @@ from hypothesis import strategies as st
 
 import rank_polars as rp
 from rank_polars.measures import beyond as b
+
+from . import system_deps
 
 ENGINES = ["polars", "duckdb"]
 TOL = 1e-9
@@ -62,9 +62,7 @@ def recommenders_eval() -> types.ModuleType:
     result is a label lookup (KeyError).  Exactly those two are rewritten to their pandas-3
     spelling (counted below), the rest of the file runs unchanged.
     """
-    if importlib.util.find_spec("recommenders") is None:
-        print("installing the test reference recommenders==1.2.1 with --no-deps (it pins pandas < 3)")
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "recommenders==1.2.1"], check=True)
+    system_deps.ensure_reference("recommenders", "recommenders==1.2.1", "the beyond-accuracy reference; it pins pandas < 3")
     spec = importlib.util.find_spec("recommenders.evaluation.python_evaluation")
     assert spec is not None and spec.origin is not None
     source = open(spec.origin, encoding="utf-8").read()
