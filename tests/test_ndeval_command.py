@@ -112,6 +112,9 @@ def test_byte_for_byte(binary: Path, tmp_path_factory: pytest.TempPathFactory, d
     ("1 1 d1 1\n", "2 Q0 d1 1 1 r\n", []),                       # no topic in common: amean 0/0
     ("1 1 d1 1\r\n1 2 d2 1\r\n", "1 Q0 d2 1 1 r\r\n", []),       # CRLF lines
     ("1 1 d1 1 extra\n", "1 Q0 d1 1 1 r extra\n", []),           # fields past the 4th / 6th are ignored
+    # -traditional's scores as glibc's %lf reads them: hexadecimal, a prefix ("1_000" is 1), inf
+    ("1 1 d1 1\n1 2 d2 1\n1 1 d3 1\n", "1 Q0 d1 1 0x10 r\n1 Q0 d2 2 1_000 r\n1 Q0 d3 3 0x.8p1 r\n", ["-traditional"]),
+    ("1 1 d1 1\n1 2 d2 1\n1 1 d3 1\n", "1 Q0 d1 1 -inf r\n1 Q0 d2 2 INFx r\n1 Q0 d3 3 2 r\n", ["-traditional"]),
 ])
 def test_errors_and_edges(binary: Path, tmp_path: Path, qrels: str, run: str, args: list[str]) -> None:
     (tmp_path / "qrels").write_text(qrels)

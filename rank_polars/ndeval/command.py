@@ -17,7 +17,9 @@ printing, including its quirks:
 
 Departures: a (topic, subtopic, docno) judged twice is kept once with its larger judgment
 (ndeval counts both in MAP-IA's R_s and keeps whichever its unstable sort puts last); a run
-score that is not a number ranks as 0 with ``-traditional`` (ndeval reads uninitialised memory).
+score that ``%lf`` cannot read ranks as 0 with ``-traditional`` (ndeval reads uninitialised
+memory), and a NaN score above every number (ndeval's comparison calls it equal to every score,
+so where glibc's merge sort leaves it depends on the line order), as in ``rank-polars trec-eval``.
 """
 
 from __future__ import annotations
@@ -41,7 +43,10 @@ HEADER = ("runid,topic,ERR-IA@5,ERR-IA@10,ERR-IA@20,nERR-IA@5,nERR-IA@10,nERR-IA
           "alpha-DCG@20,alpha-nDCG@5,alpha-nDCG@10,alpha-nDCG@20,NRBP,nNRBP,MAP-IA,P-IA@5,P-IA@10,P-IA@20,"
           "strec@5,strec@10,strec@20\n")
 _CUTS = (5, 10, 20)
-_FLOAT = re.compile(r"\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE)
+# glibc's %lf: decimal, hexadecimal ("0x1.8p1"), inf / infinity, nan; a prefix it starts and
+# cannot finish ("0x", "infin") is no conversion at all
+_FLOAT = re.compile(r"\s*([+-]?)(?:(0x(?:[0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?\d+)?)"
+                    r"|((?!0x)(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?|infinity|inf(?!i)|nan))", re.IGNORECASE)
 _INT = re.compile(r"\s*([+-]?\d+)")
 
 
@@ -69,7 +74,10 @@ class Options:
 def scan_float(text: str, default: float) -> float:
     """C's ``sscanf(text, "%lf", &x)``: the longest valid prefix, else ``x`` unchanged."""
     m = _FLOAT.match(text)
-    return float(m[1]) if m else default
+    if m is None:
+        return default
+    sign, hexadecimal, decimal = m.groups()
+    return float.fromhex(sign + hexadecimal) if hexadecimal else float(sign + decimal)
 
 
 def scan_int(text: str, default: int) -> int:

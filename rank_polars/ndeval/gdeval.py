@@ -8,11 +8,16 @@ files, its messages and exit status, ``-k``, ``-c`` and the risk-sensitive rows
 (``-baseline``, ``-riskAlpha``), and prints with ``%.5f``.  Only topics with a judgment above 0
 are scored.
 
+Numbers are read as Perl reads them: a field's numeric prefix (``"2abc"`` is 2, ``"Q0"`` in the
+``iter`` column is 0), Inf and NaN in Perl's spellings; Perl's "isn't numeric" warnings are not
+printed.
+
 Departures: a docno judged twice for a topic (gdeval counts both in the ideal and keeps the
-last) or shown twice in a run (gdeval scores both rows) is refused; a non-numeric score or
-``iter`` field (Perl reads it as 0, with a warning) is refused; ``.gz`` / ``.bz2`` files are not
-decompressed; with ``-c -baseline``, the warnings Perl prints for topics missing from the
-baseline are not printed.
+last) or shown twice in a run (gdeval scores both rows) is refused; a NaN score ranks above every
+number (Perl's comparison calls it equal to every score, so where Perl's merge sort leaves it
+depends on the line order), as in ``rank-polars trec-eval``; an infinite or NaN ``-k`` or
+``-riskAlpha`` is refused with the usage; ``.gz`` / ``.bz2`` files are not decompressed; with
+``-c -baseline``, the warnings Perl prints for topics missing from the baseline are not printed.
 """
 
 from __future__ import annotations
@@ -50,9 +55,13 @@ USAGE = """usage: {0} [options] qrels run
 """
 # gdeval builds its usage text before reading -k: it always says k=20
 # Perl's die: the exit status is errno when set (ENOENT after a failed open; ENOTTY once a
-# file has been opened, as Perl probes it), else 255
+# file has been opened, as Perl probes it), else 255.  Perl's read sets errno to 0 when it meets
+# the end of the file: a format error on a last line without its newline exits 255.
 _ENOENT, _ENOTTY, _NONE = 2, 25, 255
-_NUM = re.compile(r"\s*([+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))")
+# Perl 5.36's numeric value of a string (grok_number, grok_infnan): its longest numeric prefix,
+# or Inf / NaN in Perl's spellings; 0 where there is none (Perl warns and goes on).
+_PERL_NUMBER = re.compile(r"\s*([+-]?)(?:(1\.#(?:inf|ind|qnan|snan)|inf|[qs]?nan)|((?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?))",
+                          re.IGNORECASE)
 
 
 class Die(Exception):
@@ -69,10 +78,18 @@ class Options:
     risk_alpha: str = "0"
 
 
-def _number(text: str) -> float | None:
-    """Perl's numeric value of a string, when the whole string is a number."""
-    m = _NUM.fullmatch(text.strip()) if text.strip() else None
-    return float(m[1]) if m else None
+def perl_number(text: str) -> float:
+    """Perl's numeric value of ``text``: ``"2abc"`` is 2, ``"Q0"`` 0, ``"-Inf"`` and ``"1.#INF"``
+    minus and plus infinity, ``"nanq"`` NaN."""
+    m = _PERL_NUMBER.match(text)
+    if m is None:
+        return 0.0
+    sign, special, decimal = m.groups()
+    if special is None:
+        return float(sign + decimal)
+    if special.lower().lstrip("1.#").startswith("inf"):
+        return -math.inf if sign == "-" else math.inf
+    return math.nan
 
 
 def parse_args(argv: Sequence[str], out: IO[str]) -> Options | None:
@@ -93,18 +110,16 @@ def parse_args(argv: Sequence[str], out: IO[str]) -> Options | None:
         elif last >= 3 and args[0] in ("-k", "-baseline", "-riskAlpha"):
             value = args[1]
             if args[0] == "-k":
-                number = _number(value)
-                if number is None:
-                    raise usage  # Perl: int("x") is 0 (with a warning), below 1
+                number = perl_number(value)  # Perl: int("x") is 0 (with a warning), below 1
+                if not math.isfinite(number) or int(number) < 1:
+                    raise usage
                 o.k = int(number)
-                if o.k < 1:
-                    raise Die(USAGE.format(PROGRAM, 20), _NONE)
             elif args[0] == "-baseline":
                 o.baseline = value
             else:
-                number = _number(value)
-                if number is None or number < 0.0:
-                    raise Die(USAGE.format(PROGRAM, 20), _NONE)
+                number = perl_number(value)
+                if not math.isfinite(number) or number < 0.0:
+                    raise usage
                 o.risk_alpha = value
             del args[:2]
         else:
@@ -113,7 +128,8 @@ def parse_args(argv: Sequence[str], out: IO[str]) -> Options | None:
     return o
 
 
-def _read(path: str) -> list[str]:
+def _read(path: str) -> tuple[list[str], bool]:
+    """The lines of ``path``, and whether the last one lacks its newline."""
     try:
         with open(path, "rb") as f:
             text = f.read().decode("latin-1")
@@ -122,7 +138,12 @@ def _read(path: str) -> list[str]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return [line.replace("\r", "") for line in lines]
+    return [line.replace("\r", "") for line in lines], not text.endswith("\n")
+
+
+def _format_error(path: str, n: int, lines: list[str], unterminated: bool) -> Die:
+    status = _NONE if unterminated and n == len(lines) else _ENOTTY
+    return Die(f'{PROGRAM}: format error on line {n} of "{path}"\n', status)
 
 
 def _topic(field: str) -> str:
@@ -132,33 +153,39 @@ def _topic(field: str) -> str:
 def read_qrels(path: str) -> pl.DataFrame:
     """``query`` (the topic as written), ``item``, ``relevance``: the judgments above 0."""
     rows = []
-    for n, line in enumerate(_read(path), 1):
+    lines, unterminated = _read(path)
+    for n, line in enumerate(lines, 1):
         f = line.split()
         topic = _topic(f[0]) if f else ""
-        zero = _number(f[1]) if len(f) > 1 else 0.0
+        zero = perl_number(f[1]) if len(f) > 1 else 0.0
         ok = (len(f) >= 4 and re.fullmatch(r"[0-9]+", topic) is not None and zero == 0
               and re.fullmatch(r"-?[0-9]+", f[3]) is not None and int(f[3]) <= MAX_JUDGMENT)
         if not ok:
-            raise Die(f'{PROGRAM}: format error on line {n} of "{path}"\n', _ENOTTY)
+            raise _format_error(path, n, lines, unterminated)
         if int(f[3]) > 0:
             rows.append((topic, f[2], int(f[3])))
     return pl.DataFrame(rows, schema={"query": pl.String, "item": pl.String, "relevance": pl.Int64}, orient="row")
 
 
 def read_run(path: str) -> tuple[pl.DataFrame, str]:
-    """``query``, ``item``, ``score`` and the runid (of the last line, as gdeval keeps it)."""
+    """``query``, ``item``, ``position`` and the runid (of the last line, as gdeval keeps it)."""
     rows, runid = [], "?????"
-    for n, line in enumerate(_read(path), 1):
+    lines, unterminated = _read(path)
+    for n, line in enumerate(lines, 1):
         f = line.split()
         f += [""] * (6 - len(f))
         topic, runid = _topic(f[0]), f[5]
         ok = (re.fullmatch(r"[0-9]+", topic) is not None and f[1] == "Q0" and re.fullmatch(r"[0-9]+", f[3]) is not None
               and runid not in ("", "0"))
         if not ok:
-            raise Die(f'{PROGRAM}: format error on line {n} of "{path}"\n', _ENOTTY)
-        score = _number(f[4])
-        rows.append((topic, f[2], 0.0 if score is None else score))
-    return pl.DataFrame(rows, schema={"query": pl.String, "item": pl.String, "score": pl.Float64}, orient="row"), runid
+            raise _format_error(path, n, lines, unterminated)
+        rows.append((topic, f[2], perl_number(f[4])))
+    frame = pl.DataFrame(rows, schema={"query": pl.String, "item": pl.String, "score": pl.Float64}, orient="row")
+    # gdeval's order, score descending then docno descending (Perl's `lt` on bytes: the code
+    # points of the latin-1 text), as positions: a NaN score, which Perl's comparison calls
+    # equal to every score, ranks above every number, as in `rank-polars trec-eval`
+    frame = frame.sort("query", "score", "item", descending=[False, True, True])
+    return frame.select("query", "item", pl.int_range(1, pl.len() + 1).over("query").alias("position")), runid
 
 
 def topic_values(qrels: pl.DataFrame, run: pl.DataFrame, k: int) -> dict[str, tuple[float, float]]:
@@ -200,7 +227,7 @@ def main(argv: Sequence[str], out: IO[str], err: IO[str]) -> int:
         run, runid = read_run(run_path)
         values = topic_values(qrels, run, o.k)
         risky = o.baseline is not None
-        alpha = float(_number(o.risk_alpha) or 0.0)
+        alpha = perl_number(o.risk_alpha)
         name = f"{runid} (rel to. {basename}; rs=1+a; a={o.risk_alpha})" if risky else runid
         out.write(f"runid,topic,ndcg@{o.k},err@{o.k}\n")
         totals, count = [0.0, 0.0], 0
