@@ -106,8 +106,9 @@ def evaluate(
         repeated rows (duplicate positions or items within a ranking, which cost a distinct
         count per ranking) can only change a value where a row contributes, so ``"full"``
         (default) checks them among the contributing rows (relevant or judged rows, ~5% of a
-        log, inside the metric pass), or among all rows when ordering by score or when a
-        metric reads the ranking length: a position or an item that a contributing row shares
+        log, inside the metric pass), or among all rows when ordering by score, when a
+        metric reads the ranking length or when a measure family is asked for (clicks,
+        diversity, beyond accuracy: they read rows a relevance label does not mark): a position or an item that a contributing row shares
         with any other row of the ranking is refused (the order, or the rank, would be
         ambiguous); duplicate judgments are looked for among the contributing judgments.
         Repeats among rows that are neither relevant nor judged, and their null positions,
@@ -200,6 +201,7 @@ def evaluate(
     # only measure families requested: the plan still checks the inputs and gives the
     # universe of (group, query) pairs, with one free metric (num_q reads no row)
     plan = build_plan(plan_outputs or [(_UNIVERSE_ONLY, NumQ())])
+    plan.families = bool(families)
     if engine == "spark":  # Spark frames and table names too; the same schema checks
         from .engines.spark_engine import SparkEngine
 

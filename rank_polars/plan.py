@@ -49,6 +49,10 @@ class Plan:
     global_aggs: dict[str, d.Agg] = field(default_factory=dict)
     contributes: d.Node = field(default_factory=lambda: d.Lit(False))
     depth: int | None = None
+    #: a measure family is evaluated beside the plan (clicks, diversity, beyond accuracy): it
+    #: reads rows that ``contributes`` does not cover (a CTR counts every shown row, a
+    #: diversity measure rows relevant to a subtopic), so the ranking checks cover every row
+    families: bool = False
 
     @property
     def row_refs(self) -> set[str]:

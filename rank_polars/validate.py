@@ -126,9 +126,10 @@ def ranking_check_scope(inputs: Inputs, plan: Plan) -> Scope:
     metric reads the ranking's length, or ``checks="strict"`` (trec_eval refuses any
     repeated item).  So by default these checks run inside the metric pass over the
     contributing rows, ~5% of a log, and the pass over every row reads only the keys (and
-    the labels, when they come from the run).
+    the labels, when they come from the run).  A measure family beside the plan reads rows
+    the plan's contributing predicate does not know (``Plan.families``): every row then.
     """
-    if inputs.checks == "strict" or inputs.order == "score" or plan.reads_n_ret():
+    if inputs.checks == "strict" or inputs.order == "score" or plan.reads_n_ret() or plan.families:
         return "all"
     return "contributing"
 

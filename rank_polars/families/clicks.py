@@ -32,6 +32,7 @@ from rank_polars.plan import GRADE, ITEM, Q, RANK
 #: and ``{position}`` are the user's column names.
 PROBLEMS = (
     ("noposition", "a null {position!r} (the rank of a shown row is unknown)"),
+    ("below1", "a {position!r} below 1 (1 = shown first)"),
     ("negative", "a negative click count (column {click!r})"),
     ("fraction", "a click count that is not a whole number (column {click!r})"),
     ("above1", "more clicks than impressions (a count above 1 in column {click!r} on one shown row; a CTR is a "
@@ -96,7 +97,7 @@ def _polars(spec: FamilyMeasure) -> pl.Expr:
 
 def _bad(problem: str) -> pl.Expr:
     g = pl.col(GRADE).cast(pl.Float64)
-    return {"noposition": pl.col(RANK).is_null(), "negative": g < 0, "fraction": ~(g.is_finite() & (g == g.floor())),
+    return {"noposition": pl.col(RANK).is_null(), "below1": pl.col(RANK) < 1, "negative": g < 0, "fraction": ~(g.is_finite() & (g == g.floor())),
             "above1": g > 1}[problem].fill_null(False).sum().alias(f"__rp_bad_{problem}")
 
 
@@ -190,7 +191,7 @@ def _sql(spec: FamilyMeasure) -> dict[str, str]:
 
 def _bad_sql(problem: str) -> str:
     g = f"CAST({quote(GRADE)} AS DOUBLE)"
-    cond = {"noposition": f"{quote(RANK)} IS NULL", "negative": f"{g} < 0", "fraction": f"NOT ({g} - {g} = 0 AND {g} = floor({g}))",  # x - x: NaN when infinite
+    cond = {"noposition": f"{quote(RANK)} IS NULL", "below1": f"{quote(RANK)} < 1", "negative": f"{g} < 0", "fraction": f"NOT ({g} - {g} = 0 AND {g} = floor({g}))",  # x - x: NaN when infinite
             "above1": f"{g} > 1"}[problem]
     # a sum of 0/1 rather than COUNT(*) FILTER: sqlglot's Snowflake and BigQuery lose the filter
     return f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END) AS {quote('__rp_bad_' + problem)}"
