@@ -8,7 +8,7 @@ from typing import Any, Literal, Sequence
 import polars as pl
 
 from .engines.base import Engine as EngineBase
-from .engines.base import split_outputs
+from .engines.base import auxiliary_tables, split_outputs
 from .engines.polars_engine import PolarsEngine, ordered_sum
 from .errors import RankPolarsError
 from .families.diversity import bind_subtopics
@@ -213,7 +213,7 @@ def evaluate(
     # novelty, diversity: Measure.NEEDS_LABELS)
     needs_labels = any(spec.NEEDS_LABELS for _, spec in outputs)
     inputs = reading(run, qrels=qrels, by=by, columns=Columns(query, item, position, score, relevance), labels=labels,
-                     order=order, needs_labels=needs_labels)
+                     order=order, needs_labels=needs_labels, auxiliary=auxiliary_tables(families))
     display = spark_runner.progress if engine == "spark" else resolve(progress)
     inputs.checks = checks
     if duplicates == "first":

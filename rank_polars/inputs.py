@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence, Union
 
 import polars as pl
@@ -69,6 +69,9 @@ class Inputs:
     labels: str = "qrels"  # with qrels: "run" takes the shown rows' grades from the run's labels
     # the log has no relevance column and no measure needs one: every shown row's grade is 1
     unlabelled: bool = False
+    # the user's query and item columns -> the type the run's ids are read as (after the id rule
+    # against the judgments and a family's tables): what a family reads its tables' ids as
+    ids: dict[str, pl.DataType] = field(default_factory=dict)
 
     @property
     def run_labels(self) -> bool:
@@ -166,7 +169,12 @@ def prepare(
     labels: str = "qrels",
     order: str = "auto",
     needs_labels: bool = True,
+    auxiliary: Sequence[tuple[str, Source]] = (),
 ) -> Inputs:
+    """The checked inputs.  ``auxiliary``: the (name, table) pairs a measure family matches with
+    the run by its query or item ids (a history, a catalogue, subtopic judgments); the run and
+    the judgments are read with the id types the one rule (``io.id_casts``) gives against each
+    of them too, and ``Inputs.ids`` says what to read those tables' ids as."""
     numeric = rio.numeric_roles(columns.position, columns.score, columns.relevance)
     run_src = resolve(run, "run", numeric)
     qrels_src = None if qrels is None else resolve(qrels, "qrels", numeric)
@@ -188,6 +196,15 @@ def prepare(
         # ids read alike on both sides (io.id_casts: the one rule), in both engines
         casts = rio.id_casts(schema, qschema, (columns.query, columns.item))
         run_src, qrels_src = _with_casts(run_src, casts), _with_casts(qrels_src, casts)
+        schema = pl.Schema({**schema, **casts})
+    for what, source in auxiliary:  # a family's tables: the same rule, which may widen the run's ids
+        aschema = scan(source, what).collect_schema()
+        for col, role in ids:
+            if col in aschema:
+                _scalar(aschema[col], col, what, role)
+        casts = rio.id_casts(schema, aschema, [c for c in (columns.query, columns.item) if c in aschema], what)
+        run_src = _with_casts(run_src, casts)
+        qrels_src = None if qrels_src is None else _with_casts(qrels_src, casts)
         schema = pl.Schema({**schema, **casts})
     run_lf = lazy(run_src)
     if order not in ("auto", "position", "score"):
@@ -245,5 +262,6 @@ def prepare(
         # column does not reach the Parquet reader, and this one keeps ~95% of rows out
         grade = pl.col(columns.relevance)
         select.append((grade if dtype.is_integer() or dtype.is_float() else grade.cast(pl.Float64)).alias(GRADE))
+    ids_read = {c: schema[c] for c in (columns.query, columns.item)}
     return Inputs(run_lf.select(select), qrels_lf, by_cols, order, columns, run_src, qrels_src, labels=labels,
-                  unlabelled=unlabelled)
+                  unlabelled=unlabelled, ids=ids_read)

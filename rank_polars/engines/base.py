@@ -95,6 +95,17 @@ def _source(spec: FamilyMeasure, name: str) -> Any:
     return source
 
 
+def auxiliary_tables(families: Outputs) -> list[tuple[str, Any]]:
+    """Each table the families' specs carry, once, with its name for messages (``"novelty
+    history"``): :func:`rank_polars.inputs.prepare` reads the run's ids so that these match."""
+    seen: dict[int, tuple[str, Any]] = {}
+    for _, spec in families:
+        for name, source in spec.sources.items():
+            if source is not None and id(source) not in seen:
+                seen[id(source)] = (f"{spec.NAME} {name}", source)
+    return list(seen.values())
+
+
 def _internal(names: Sequence[str], columns: Columns) -> dict[str, str]:
     """The run's query / item column names in an auxiliary table, to the internal names."""
     return {user: internal for user, internal in ((columns.query, Q), (columns.item, ITEM)) if user in names}
@@ -117,6 +128,7 @@ class FamilyFrames:
     keys: list[str]
     columns: Columns
     per_ranking: pl.DataFrame | None = None
+    ids: dict[str, pl.DataType] = field(default_factory=dict)  # Inputs.ids
 
     @property
     def groups(self) -> list[str]:
@@ -126,7 +138,15 @@ class FamilyFrames:
         """The table ``spec`` carries as ``name`` (e.g. ``"history"``), its query and item
         columns renamed to ``Q`` / ``ITEM``."""
         frame = scan(_source(spec, name), f"{spec.NAME} {name}")
-        return frame.rename(_internal(frame.collect_schema().names(), self.columns))
+        return self.read_ids(frame.rename(_internal(frame.collect_schema().names(), self.columns)))
+
+    def read_ids(self, frame: pl.LazyFrame) -> pl.LazyFrame:
+        """``frame``'s ``Q`` / ``ITEM`` read as the run's are (the id rule, which ``prepare``
+        applied against every table of the families: text, or 64-bit integers)."""
+        ids = {Q: self.ids.get(self.columns.query), ITEM: self.ids.get(self.columns.item)}
+        schema = frame.collect_schema()
+        return frame.with_columns(pl.col(c).cast(t) for c, t in ids.items()
+                                  if t is not None and c in schema and schema[c] != t)
 
 
 @dataclass
@@ -153,6 +173,9 @@ class FamilySql:
     # same bits every run, as the plan's, see sql_engine.Source); to_sql's plain SUM reads in
     # every dialect (Snowflake and BigQuery have no ordered SUM)
     ordered: bool = False
+    # the run's ids read as text (Inputs.ids): a table's query / item ids are then cast to text
+    # (the id rule), instead of the database comparing text with numbers its own way
+    text_ids: tuple[str, ...] = ()
     _names: dict[int, str] = field(default_factory=dict)
 
     @property
@@ -170,7 +193,9 @@ class FamilySql:
             self._names[key] = self.relation(source, f"__rp_aux{len(self._names)}", f"{spec.NAME} {name}")
         table = self._names[key]
         names = self.query(f"SELECT * FROM {table} AS t LIMIT 0").columns
-        extra = ", ".join(f"{quote(user)} AS {quote(internal)}" for user, internal in _internal(names, self.columns).items())
+        extra = ", ".join(f"CAST({quote(user)} AS VARCHAR) AS {quote(internal)}" if user in self.text_ids
+                          else f"{quote(user)} AS {quote(internal)}"
+                          for user, internal in _internal(names, self.columns).items())
         return f"(SELECT *{', ' + extra if extra else ''} FROM {table} AS {quote('__rp_t')})"
 
 

@@ -398,7 +398,8 @@ class PolarsEngine(Engine):
         table = check_contributing(pl.concat(tables), inputs, checks)
         if not families:
             return table
-        frames = FamilyFrames(ranked_run(inputs), inputs.qrels, uni, inputs.keys, inputs.columns, per_ranking)
+        frames = FamilyFrames(ranked_run(inputs), inputs.qrels, uni, inputs.keys, inputs.columns, per_ranking,
+                              inputs.ids)
         with display.phase(f"measure families ({len(families)} metrics)"):
             return attach(table, polars_family_values(families, frames, self.streaming), inputs.keys)
 

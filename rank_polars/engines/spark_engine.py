@@ -252,19 +252,34 @@ class SparkEngine(SqlRunner):
         self.views: list[str] = []
 
     def prepare(self, run: Any, *, qrels: Any, by: str | Sequence[str] | None, columns: Columns, labels: str,
-                order: str, needs_labels: bool = True) -> Inputs:
+                order: str, needs_labels: bool = True, auxiliary: Sequence[tuple[str, Any]] = ()) -> Inputs:
         """:func:`rank_polars.inputs.prepare` on the Spark schemas (the same checks and
-        messages); the Spark frames, ids cast alike on both sides, kept as the sources."""
+        messages); the Spark frames, ids cast alike on both sides (and as a family's tables
+        need), kept as the sources."""
         with self.progress.phase("reading the run" + (" and judgments" if qrels is not None else "") + " into Spark"):
             run_frame = spark_frame(self.spark, run, "run")
             qrels_frame = None if qrels is None else spark_frame(self.spark, qrels, "qrels")
         run_schema = schema_frame(run_frame)
         qrels_schema = None if qrels_frame is None else schema_frame(qrels_frame)
+        from pyspark.sql import DataFrame as SparkFrame
+
+        # a family's tables by their schema: a Spark frame's or a catalog table's (read lazily),
+        # else the source itself (prepare scans it)
+        def schema_of(what: str, t: Any) -> Any:
+            in_spark = isinstance(t, SparkFrame) or (isinstance(t, str) and not os.path.exists(t) and not rio.is_glob(t))
+            return schema_frame(spark_frame(self.spark, t, what)) if in_spark else t
+
+        tables = [(what, schema_of(what, t)) for what, t in auxiliary]
         inputs = prepare(run_schema, qrels=qrels_schema, by=by, columns=columns, labels=labels, order=order,
-                         needs_labels=needs_labels)
+                         needs_labels=needs_labels, auxiliary=tables)
+
+        def casts(frame: pl.LazyFrame) -> dict[str, pl.DataType]:
+            schema = frame.collect_schema()
+            return {c: t for c, t in inputs.ids.items() if c in schema and schema[c] != t}
+
+        run_frame = _cast(run_frame, casts(run_schema))
         if qrels_frame is not None and qrels_schema is not None:
-            casts = rio.id_casts(run_schema.collect_schema(), qrels_schema.collect_schema(), (columns.query, columns.item))
-            run_frame, qrels_frame = _cast(run_frame, casts), _cast(qrels_frame, casts)
+            qrels_frame = _cast(qrels_frame, casts(qrels_schema))
         inputs.run_source, inputs.qrels_source = run_frame, qrels_frame
         return inputs
 

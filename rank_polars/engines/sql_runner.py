@@ -139,7 +139,8 @@ class SqlRunner(Engine):
         tables = FamilySql(run=quote(FAMILY_RUN), qrels=quote(QRELS) if inputs.qrels is not None else None,
                            universe=quote(UNIVERSE), keys=inputs.keys, columns=inputs.columns,
                            relation=self.auxiliary, query=self.query,
-                           ideal=None if self.recursive_ctes else self.ideal_table, ordered=True)
+                           ideal=None if self.recursive_ctes else self.ideal_table, ordered=True,
+                           text_ids=tuple(c for c, t in inputs.ids.items() if t == pl.String))
         with self.progress.phase(f"measure families ({len(families)} metrics)"):
             return attach(table, sql_family_values(families, tables, ctes.render), inputs.keys)
 

@@ -41,7 +41,8 @@ class Features:
 
 def aux(spec: Beyond, name: str, columns: Columns) -> pl.LazyFrame:
     """The table ``spec`` carries as ``name``, its query / item columns renamed to ``Q`` /
-    ``ITEM`` (as :meth:`FamilyFrames.source`), for the checks both engines share."""
+    ``ITEM`` (as :meth:`FamilyFrames.source`, without its id casts: the checks both engines
+    share read each table alone)."""
     source = spec.sources.get(name)
     if source is None:
         raise RankPolarsError(f"{spec.name} needs {name}= ({_ROLE_HINT[name]}): e.g. rp.{spec.NAME}(k=10, {name}=frame)")

@@ -20,7 +20,7 @@ from ..engines.base import FamilyFrames, Outputs
 from ..errors import DataError
 from ..measures.beyond import Beyond
 from ..plan import GRADE, ITEM, Q, RANK
-from .beyond_checks import Features, aux, catalogue, categories
+from .beyond_checks import Features, catalogue, categories
 
 POP, REL, DIM, W, DIAG = "__rp_pop", "__rp_rel", "__rp_dim", "__rp_w", "__rp_diag"
 HEAD_FLAG, CAT = "__rp_head", "__rp_cat"
@@ -40,7 +40,7 @@ class Ctx:
         return run
 
     def history(self, spec: Beyond) -> pl.LazyFrame:
-        return aux(spec, "history", self.frames.columns).select(Q, ITEM)
+        return self.frames.source(spec, "history").select(Q, ITEM)
 
     def items(self, spec: Beyond) -> pl.LazyFrame:
         """The catalogue: ``catalog=``, else the history's distinct items, else the log's
@@ -48,7 +48,7 @@ class Ctx:
         name = catalogue(spec)
         if name == "log":
             return self.frames.run.select(ITEM).unique()
-        return aux(spec, name, self.frames.columns).select(ITEM).unique()
+        return self.frames.source(spec, name).select(ITEM).unique()
 
     def labelled(self, top: pl.LazyFrame) -> pl.LazyFrame:
         """``REL``: 1.0 for a relevant row: the judgments' grade when there are judgments (with
@@ -275,7 +275,7 @@ class Vectors:
             self.table = ctx.history(spec).select(ITEM)
             return
         info: Features = ctx.checked[label]["features"]
-        features = aux(spec, "features", ctx.frames.columns)
+        features = ctx.frames.source(spec, "features")
         self.table = features.select(ITEM)
         if only is not None:  # only the items the lists show: a catalogue may be far larger
             features = features.join(only.select(ITEM).unique(), on=ITEM, how="semi")
@@ -320,7 +320,7 @@ def ils_vectors(label: str, spec: Beyond, ctx: Ctx, info: Features) -> pl.LazyFr
 
     idx = "__rp_idx"
     index = pl.DataFrame({ITEM: info.items, idx: np.arange(len(info.items), dtype=np.int64)})
-    lists, n = _lists(ctx, spec, index.lazy())
+    lists, n = _lists(ctx, spec, ctx.frames.read_ids(index.lazy()))
     absent = lists[ITEM].explode().drop_nulls().unique()
     if absent.len():
         raise DataError(missing_message(label, absent.len(), sorted(map(str, absent.to_list())), "features",
@@ -393,7 +393,7 @@ def ils_cooccurrence(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
     b = sparse.csr_array((cells[W].to_numpy(), (cells[idx].to_numpy(), cells[DIM].to_numpy())),
                          shape=(index.height, int(cells[DIM].max()) + 1))  # type: ignore[arg-type]
     diag = _row_sums_of_squares(b)
-    lists, n = _lists(ctx, spec, index.lazy())
+    lists, n = _lists(ctx, spec, ctx.frames.read_ids(index.lazy()))
     flat = lists[idx].explode()
     row = np.repeat(np.arange(lists.height, dtype=np.int64), n.astype(np.int64))
     seen = flat.is_not_null().to_numpy()

@@ -17,13 +17,15 @@ def _id_kind(dtype: pl.DataType) -> str:
     return str(dtype)
 
 
-def id_casts(run: pl.Schema, qrels: pl.Schema, columns: Sequence[str]) -> dict[str, pl.DataType]:
+def id_casts(run: pl.Schema, qrels: pl.Schema, columns: Sequence[str], what: str = "qrels") -> dict[str, pl.DataType]:
     """How to read id columns on which the run and the judgments disagree: the one rule.
 
     Integers of different widths are compared as Int64 (as text with a UInt64 or 128-bit side,
     whose values Int64 cannot hold); integers against text (a Parquet
     ``7`` against a TREC ``"7"``) as text, integers rendered without decimals; any other
     disagreement (e.g. float ids) is refused, since ``7.0`` and ``"7"`` have no one reading.
+    ``qrels`` may be any table matched with the run (``what`` names it): a measure family's
+    history, catalogue or subtopic judgments follow the same rule.
     """
     casts: dict[str, pl.DataType] = {}
     for col in columns:
@@ -36,7 +38,7 @@ def id_casts(run: pl.Schema, qrels: pl.Schema, columns: Sequence[str]) -> dict[s
             casts[col] = pl.String()
         else:
             raise RankPolarsError(
-                f"qrels: column {col!r} is {qrels[col]} but the run's is {run[col]}; ids are matched as text "
+                f"{what}: column {col!r} is {qrels[col]} but the run's is {run[col]}; ids are matched as text "
                 "or integers: cast one of them"
             )
     return casts

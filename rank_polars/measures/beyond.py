@@ -197,9 +197,11 @@ class PopRSP(PopREO):
     """pop_rsp@k = std/mean over {head, tail} of P(shown in top k | group) (Elliot's ``PopRSP``).
 
     The denominators count each group's items not in the user's history.  Catalogue-level.
+    It reads no relevance label (PopREO's conditioning on relevance is what it drops).
     """
 
     NAME = "pop_rsp"
+    NEEDS_LABELS = False
 
 
 class Novelty(Beyond):

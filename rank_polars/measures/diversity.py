@@ -71,6 +71,8 @@ def ideal_ideal(alpha: float, k: int, discount: str, size: float = 1.0) -> float
 class _Diversity(FamilyMeasure):
     FAMILY: ClassVar[str] = FAMILY
     SOURCES: ClassVar[dict[str, str]] = {"subtopics": "subtopics"}
+    # the grades are the subtopic judgments' (the spec's table, or qrels=): never the run's labels
+    NEEDS_LABELS: ClassVar[bool] = False
     PARAMS: ClassVar[dict[str, Param]] = {"alpha": ALPHA, "rel": REL, "judged_only": JUDGED_ONLY,
                                           "subtopic": SUBTOPIC}
     #: what the family computes for this spec (see rank_polars.families.diversity)
