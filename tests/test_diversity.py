@@ -141,6 +141,10 @@ def test_judged_only_drops_unjudged_items_first() -> None:
     ({"relevance": [-1, 1]}, "must be >= 0"),
     ({"item": ["x", "x"], "subtopic": [1, 1]}, "repeated (query, subtopic, item)"),
     ({"relevance": [None, 1]}, "null"),
+    # NaN is not 0: it counted as relevant (found by an adversarial pass, November 2026)
+    ({"relevance": [float("nan"), 1.0]}, "relevance must be a finite number; 1 rows with a NaN or infinite grade"),
+    ({"relevance": [float("inf"), 1.0]}, "relevance must be a finite number"),
+    ({"relevance": [float("-inf"), 1.0]}, "relevance must be a finite number"),
 ])
 def test_bad_subtopic_judgments_are_refused(engine: str, bad: dict, message: str) -> None:
     subtopics = pl.DataFrame({"query": ["1", "1"], "subtopic": [1, 2], "item": ["x", "y"], "relevance": [1, 1]})

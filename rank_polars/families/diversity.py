@@ -44,24 +44,34 @@ def relevant_pairs(subtopics: pl.LazyFrame, column: str, relevance: str, rel: fl
 
 
 def check_subtopics(subtopics: pl.LazyFrame, column: str, relevance: str) -> None:
-    """Refuse what ndeval would score silently wrong: null ids or grades, negative grades,
-    and a (query, subtopic, item) judged twice (ndeval counts it twice in R_s)."""
+    """Refuse what ndeval would score silently wrong: null ids or grades, NaN or infinite
+    grades (a NaN is not 0, so it counted as relevant), negative grades, and a (query,
+    subtopic, item) judged twice (ndeval counts it twice in R_s)."""
+    nulls = pl.any_horizontal(pl.col(Q, column, ITEM, relevance).is_null())
+    nonfinite = ~pl.col(relevance).cast(pl.Float64).is_finite()
     # distinct row hashes prove there is no repeat (one pass over 64-bit words, not a hash
     # table of the ids); only when some hashes repeat are the rows themselves compared
     stats = subtopics.select(
-        pl.any_horizontal(pl.col(Q, column, ITEM, relevance).is_null()).sum().alias("nulls"),
+        nulls.sum().alias("nulls"),
+        nonfinite.sum().alias("nonfinite"),
         (pl.col(relevance) < 0).sum().alias("negative"),
         (pl.len() - pl.struct(Q, column, ITEM).hash().n_unique()).alias("repeated"),
     ).collect().row(0, named=True)
     if stats["repeated"] and not stats["nulls"]:
         stats["repeated"] = subtopics.select(pl.len() - pl.struct(Q, column, ITEM).n_unique()).collect().item()
+
+    def queries(rows: pl.Expr) -> list[Any]:
+        return subtopics.filter(rows).select(Q).unique().sort(Q, nulls_last=True).head(3).collect()[Q].to_list()
+
     if stats["nulls"]:
         raise RankPolarsError(f"subtopic judgments: {stats['nulls']} rows with a null query, {column}, item or "
-                              f"{relevance}")
+                              f"{relevance}, e.g. queries {queries(nulls)}")
+    if stats["nonfinite"]:
+        raise RankPolarsError(f"subtopic judgments: {relevance} must be a finite number; {stats['nonfinite']} rows "
+                              f"with a NaN or infinite grade, e.g. queries {queries(nonfinite)}")
     if stats["negative"]:
-        bad = subtopics.filter(pl.col(relevance) < 0).select(Q).unique().head(3).collect()[Q].to_list()
         raise RankPolarsError(f"subtopic judgments: {relevance} must be >= 0 (ndeval refuses a negative judgment); "
-                              f"{stats['negative']} rows, e.g. queries {bad}")
+                              f"{stats['negative']} rows, e.g. queries {queries(pl.col(relevance) < 0)}")
     if stats["repeated"]:
         bad = (subtopics.group_by(Q, column, ITEM).len().filter(pl.col("len") > 1)
                .select(Q).unique().head(3).collect()[Q].to_list())
@@ -331,9 +341,8 @@ def _subtopic_table(source: pl.LazyFrame, spec: Any, columns: Any) -> pl.LazyFra
         if need not in names:
             raise RankPolarsError(f"{spec.NAME}: the subtopic judgments have no column {what!r} "
                                   f"(columns: {', '.join(n for n in names if not n.startswith('__rp'))})")
-    table = source.select(Q, column, ITEM, pl.col(columns.relevance).alias("__rp_relevance"))
-    check_subtopics(table, column, "__rp_relevance")
-    return table
+    check_subtopics(source.select(Q, column, ITEM, columns.relevance), column, columns.relevance)
+    return source.select(Q, column, ITEM, pl.col(columns.relevance).alias("__rp_relevance"))
 
 
 
@@ -428,9 +437,11 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> s
         stats = tables.query(
             f"SELECT COUNT(*) FILTER (WHERE {q} IS NULL OR {col} IS NULL OR {item} IS NULL OR {grade} IS NULL) AS nulls,"
             f" COUNT(*) FILTER (WHERE {grade} < 0) AS negative,"
+            # NaN and infinities: x - x is 0 for every finite number (a dialect-neutral isfinite)
+            f" COUNT(*) FILTER (WHERE CAST({grade} AS DOUBLE) - CAST({grade} AS DOUBLE) <> 0) AS nonfinite,"
             f" COUNT(*) - (SELECT COUNT(*) FROM (SELECT DISTINCT {q}, {col}, {item} FROM {source} AS u) AS d) AS repeated"
             f" FROM {source} AS t")
-        if stats.row(0, named=True) != {"nulls": 0, "negative": 0, "repeated": 0}:
+        if any(stats.row(0)):
             # the same messages as the Polars engine, from the same check
             check_subtopics(tables.query(f"SELECT {q}, {col}, {item}, {grade} FROM {source} AS t").lazy(), column,
                             relevance)
