@@ -239,3 +239,24 @@ def test_click_metrics_in_spark_equal_polars(spark_session) -> None:
     for g, w in zip(got, want):
         assert {k: v for k, v in g.items() if k != "model"} == pytest.approx(
             {k: v for k, v in w.items() if k != "model"}, rel=1e-9)
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb", "to_sql"])
+def test_a_ranking_without_a_row_in_its_top_k_has_no_ctr(engine: str) -> None:
+    """0 clicks over 0 rows shown is no CTR: null for that ranking and left out of the mean
+    (it was NaN, and so was the mean); a group with no row in any top k has no ratio CTR."""
+    log = pl.DataFrame({"model": ["a", "a", "a", "b"], "query": ["q1", "q1", "q2", "q1"], "item": ["x", "y", "x", "x"],
+                        "position": [1, 2, 3, 4], "click": [1, 0, 1, 1]})
+    names = ["ctr@2", "ctr(agg=ratio)@2", "clicks@2", "impressions@2"]
+    if engine == "to_sql":
+        con = duckdb.connect()
+        con.register("logs", log.to_arrow())
+        per = pl.from_arrow(con.sql(rp.to_sql(names, table="logs", by="model", per_query=True)).arrow())
+        means = pl.from_arrow(con.sql(rp.to_sql(names, table="logs", by="model")).arrow())
+    else:
+        per = rp.evaluate(log, names, by="model", engine=engine, per_query=True)
+        means = rp.evaluate(log, names, by="model", engine=engine)
+    per = per.sort("model", "query").select("model", "query", *(pl.col(n).cast(pl.Float64) for n in names))
+    assert per.rows() == [("a", "q1", 0.5, 0.5, 1.0, 2.0), ("a", "q2", None, 0.5, 0.0, 0.0),
+                          ("b", "q1", None, None, 0.0, 0.0)]
+    assert means.sort("model").select("ctr@2", "ctr(agg=ratio)@2").rows() == [(0.5, 0.5), (None, None)]

@@ -83,8 +83,8 @@ def _polars(spec: FamilyMeasure) -> pl.Expr:
     name = spec.NAME
     if getattr(spec, "is_ratio", False):
         return pl.struct(click.sum().alias(_X), top.sum().cast(pl.Float64).alias(_Y))
-    if name == "ctr":
-        return click.sum() / top.sum().cast(pl.Float64)
+    if name == "ctr":  # a ranking without a row in its top k has no CTR: null, not 0 / 0
+        return pl.when(top.sum() > 0).then(click.sum() / top.sum().cast(pl.Float64))
     if name == "clicks":
         return click.sum()
     if name == "impressions":
@@ -116,7 +116,8 @@ def _linearised(x: pl.Expr, y: pl.Expr, groups: list[str]) -> pl.Expr:
     def over(e: pl.Expr) -> pl.Expr:
         return e.over(groups) if groups else e
     ratio = over(x.sum()) / over(y.sum())
-    return ratio + (x - ratio * y) / over(y.mean())
+    # a group without a row in any top k has no CTR: null (left out of the mean), not 0 / 0
+    return pl.when(over(y.sum()) > 0).then(ratio + (x - ratio * y) / over(y.mean()))
 
 
 def polars_ranking_aggs(outputs: Outputs) -> tuple[list[pl.Expr], list[pl.Expr]]:
@@ -178,7 +179,7 @@ def _sql(spec: FamilyMeasure) -> dict[str, str]:
     if getattr(spec, "is_ratio", False):
         return {_X: x, _Y: y}
     if name == "ctr":
-        return {"": f"{x} / {y}"}
+        return {"": f"{x} / NULLIF({y}, 0.0)"}
     if name == "clicks":
         return {"": x}
     if name == "impressions":
@@ -252,7 +253,7 @@ def sql_values(outputs: Outputs, tables: FamilySql) -> str:
     for label, _ in outputs:
         if label in ratios:
             x, y = (f"COALESCE(p.{quote(label + part)}, 0.0)" for part in (_X, _Y))
-            ratio = f"(SUM({x}) {window} / SUM({y}) {window})"
+            ratio = f"(SUM({x}) {window} / NULLIF(SUM({y}) {window}, 0.0))"
             cols.append(f"{ratio} + ({x} - {ratio} * {y}) / AVG({y}) {window} + c.__rp_check AS {quote(label)}")
         else:
             cols.append(f"CASE WHEN p.{quote(_SHOWN)} IS NULL THEN 0.0 ELSE p.{quote(label)} END "
