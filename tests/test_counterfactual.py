@@ -282,7 +282,7 @@ EXAM = pl.DataFrame({"position": [1, 2], "examination": [1.0, 0.5]})
 
 
 @pytest.mark.parametrize("change, kwargs, message", [
-    ({"click": [1, -1, 0, 1]}, {}, r"1 row of the log have a null, negative or non-integer click count \('click'\) "
+    ({"click": [1, -1, 0, 1]}, {}, r"log rows that have a null, negative or non-integer click count \('click'\): 1 "
                                    r"\(queries 'a'\)"),
     ({"click": [1, 0.5, 0, 1]}, {}, r"non-integer click count"),
     ({"click": [1, None, 0, 1]}, {}, r"null, negative"),
@@ -292,11 +292,19 @@ EXAM = pl.DataFrame({"position": [1, 2], "examination": [1.0, 0.5]})
      r"the log has 2 rows repeating a key \(rows sharing a position"),
     ({"position": [1, None, 1, 2]}, {}, r"null or non-positive position"),
     ({"pscore": [0.5, 0.5, 0.0, 0.0]}, {"estimator": "standard_ips"},
-     r"2 rows .* logging propensity \('pscore'\) that is null or outside \(0, 1\] \(queries 'b'\)"),
+     r"log rows that .* logging propensity \('pscore'\) that is null or outside \(0, 1\]: 2 \(queries 'b'\)"),
     ({"pscore_item_position": [0.5, 1.5, 0.3, 0.9]}, {"estimator": "independent_ips"}, r"outside \(0, 1\]"),
     ({"pscore_cascade": [0.5, None, 0.3, 0.2]}, {"estimator": "rips"}, r"null or outside"),
     ({"pscore": [0.5, 0.4, 0.2, 0.2]}, {"estimator": "sn_standard_ips"}, r"not the same for the whole ranking"),
     ({"pscore_cascade": [0.3, 0.4, 0.3, 0.2]}, {"estimator": "rips"}, r"must not increase down a ranking"),
+    # found by an adversarial pass (November 2026): a null id made a ranking of its own or lost a
+    # click; a float position was truncated or raised Polars' own SchemaError; a text
+    # propensity raised Polars' own error
+    ({"query": ["a", "a", None, "b"]}, {}, r"log rows that have a null query or item \('query', 'item'\): 1"),
+    ({"item": ["x", None, "x", "y"]}, {}, r"null query or item"),
+    ({"position": [1.0, 2.0, 1.0, 2.0]}, {}, r"the log's 'position' \(a position\) must be an integer type, got Float64"),
+    ({"click": ["1", "0", "0", "1"]}, {}, r"the log's 'click' must be numeric, got String"),
+    ({"pscore": ["0.5", "0.5", "0.2", "0.2"]}, {"estimator": "standard_ips"}, r"the log's 'pscore' must be numeric"),
 ])
 def test_bad_log(change: dict[str, Any], kwargs: dict[str, Any], message: str) -> None:
     log = pl.DataFrame({**BASE_LOG, **change}, strict=False)
@@ -335,7 +343,7 @@ def test_bad_candidate_and_arguments() -> None:
     twice = pl.DataFrame({"query": ["a", "a"], "item": ["x", "x"], "position": [1, 2]})
     with pytest.raises(rp.RankPolarsError, match=r"the candidate has 2 rows repeating a key \(an item ranked twice for one query; queries 'a'\)"):
         counterfactual(log, twice, "dcg@2", examination=EXAM)
-    with pytest.raises(rp.RankPolarsError, match=r"1 row of the candidate have a null or non-positive position"):
+    with pytest.raises(rp.RankPolarsError, match=r"candidate rows that have a null or non-positive position: 1"):
         counterfactual(log, CAND.with_columns(position=pl.Series([1, None, 1, 2])), "dcg@1", examination=EXAM)
     with pytest.raises(rp.RankPolarsError, match="no additive form.*first relevant item is a maximum"):
         counterfactual(log, CAND, "rr", examination=EXAM)
@@ -429,3 +437,39 @@ def test_ips_rbp_equals_lenskit_ipsrbp(data, engine: str) -> None:
                                 estimator="ips", engine=engine)
     want = sum(lenskit_ipsrbp(recs, test, propensity, n, patience) for test, recs in users.values()) / len(users)
     assert got["estimate"][0] == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_positions_that_are_not_integers_are_refused_not_truncated(engine: str) -> None:
+    log = pl.DataFrame(BASE_LOG)
+    with pytest.raises(rp.RankPolarsError, match=r"the candidate's 'position' \(a position\) must be an integer type, "
+                                                 r"got Float64; cast it"):
+        counterfactual(log, CAND.with_columns(pl.Series("position", [1.7, 2.0, 1.0, 2.0])), "dcg@2", examination=EXAM,
+                       engine=engine)
+    with pytest.raises(rp.RankPolarsError, match=r"the examination frame's 'position' \(a position\) must be an integer"):
+        counterfactual(log, CAND, "dcg@2", examination=EXAM.with_columns(pl.col("position").cast(pl.Float64) + 0.5),
+                       engine=engine)
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.parametrize("tiny", [1e-300, 1e-320])
+def test_an_overflowing_weight_is_an_error_not_inf_or_nan(engine: str, tiny: float) -> None:
+    """1 / 1e-320 is infinite and 1 / 1e-300 squares to infinity in the ESS: the estimate was
+    inf or 1e300 with a NaN ESS.  Both position-based and slate estimators."""
+    log = pl.DataFrame(BASE_LOG)
+    exam = pl.DataFrame({"position": [1, 2], "examination": [1.0, tiny]})
+    with pytest.raises(rp.DataError, match=r"not a finite number: an importance weight overflows float64"):
+        counterfactual(log, CAND, "dcg@2", examination=exam, engine=engine, min_clicks=0)
+    slate = log.with_columns(pl.Series("pscore_item_position", [0.5, 0.4, 0.3, tiny]))  # b: y clicked at 2
+    with pytest.raises(rp.DataError, match=r"1 estimate \(clicks\) is not a finite number"):
+        counterfactual(slate, CAND, estimator="independent_ips", engine=engine, min_clicks=0)
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_an_empty_log_gives_an_empty_table_with_or_without_by(engine: str) -> None:
+    empty = pl.DataFrame(BASE_LOG).clear().with_columns(model=pl.lit("m"))
+    for by in (None, "model"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = counterfactual(empty, CAND, "dcg@2", examination=EXAM, engine=engine, by=by)
+        assert got.height == 0 and "estimate" in got.columns

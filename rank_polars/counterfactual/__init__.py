@@ -101,6 +101,7 @@ def _prepare(plan: Plan, log: Any, candidate: Any, examination: Any, names: dict
             roles[E] = names[E] = EVALUATION[SLATE[plan.estimator]]
     _columns(lf, [*plan.by, *plan.session, *roles.values()], "log")
     lf = lf.select(*plan.by, *plan.session, *(pl.col(col).alias(role) for role, col in roles.items()))
+    checks.check_types(lf, {P: names[P]}, {role: col for role, col in roles.items() if role in (C, B, E)}, "log")
     lf = lf.with_columns(pl.col(C).cast(pl.Float64))
     checks.check_log(plan, lf, names)
     cand = None
@@ -110,8 +111,9 @@ def _prepare(plan: Plan, log: Any, candidate: Any, examination: Any, names: dict
         _columns(cf, [names[Q], names[D], rank_col], "candidate")
         deepest = _deepest(plan)
         if score:
-            cf = cf.select(pl.col(names[Q]).alias(Q), pl.col(names[D]).alias(D), pl.col(score).cast(pl.Float64)
-                           .alias("_score"))
+            cf = cf.select(pl.col(names[Q]).alias(Q), pl.col(names[D]).alias(D), pl.col(score).alias("_score"))
+            checks.check_types(cf, {}, {"_score": score}, "candidate")
+            cf = cf.with_columns(pl.col("_score").cast(pl.Float64))
             checks.check_candidate(cf, by_score=True, slate=plan.slate)
             # ranks by score, highest first; ties by item, ascending (deterministic, as the SQL)
             cf = cf.sort([Q, "_score", D], descending=[False, True, False]).with_columns(
@@ -119,8 +121,9 @@ def _prepare(plan: Plan, log: Any, candidate: Any, examination: Any, names: dict
             if deepest is not None:
                 cf = cf.filter(pl.col(R) <= deepest)
         else:
-            cf = cf.select(pl.col(names[Q]).alias(Q), pl.col(names[D]).alias(D),
-                           pl.col(rank_col).cast(pl.Int64).alias(R))
+            cf = cf.select(pl.col(names[Q]).alias(Q), pl.col(names[D]).alias(D), pl.col(rank_col).alias(R))
+            checks.check_types(cf, {R: rank_col}, {}, "candidate")
+            cf = cf.with_columns(pl.col(R).cast(pl.Int64))
             if deepest is not None:  # null positions stay, for the check to name them
                 cf = cf.filter(pl.col(R).is_null() | (pl.col(R) <= deepest))
             checks.check_candidate(cf, by_score=False, slate=plan.slate)
@@ -135,8 +138,9 @@ def _prepare(plan: Plan, log: Any, candidate: Any, examination: Any, names: dict
     if plan.position_based:
         ef = _lazy(examination, "examination frame")
         _columns(ef, ["position", "examination"], "examination frame")
-        ex = ef.select(*plan.examination_by, pl.col("position").cast(pl.Int64).alias(P),
-                       pl.col("examination").cast(pl.Float64).alias(T))
+        ex = ef.select(*plan.examination_by, pl.col("position").alias(P), pl.col("examination").alias(T))
+        checks.check_types(ex, {P: "position"}, {T: "examination"}, "examination frame")
+        ex = ex.with_columns(pl.col(P).cast(pl.Int64), pl.col(T).cast(pl.Float64))
         checks.check_examination(plan, lf, cand, ex)  # type: ignore[arg-type]
     return lf, cand, ex
 

@@ -38,8 +38,8 @@ def _bad(frame: pl.LazyFrame, conditions: dict[str, pl.Expr], what: str) -> None
         count = int(counts[name][0])
         if count:
             queries = frame.filter(cond.fill_null(True)).select(Q).unique(maintain_order=True).head(6).collect(engine=STREAMING)
-            raise DataError(f"counterfactual: {plural(count, 'row')} of the {what} {name} "
-                            f"(queries {examples(queries[Q].to_list())})")
+            raise DataError(f"counterfactual: {what} rows that {name}: {count:,} (queries "
+                            f"{examples(queries[Q].to_list())})")
 
 
 def _repeated(frame: pl.LazyFrame, key: list[str], what: str, label: str) -> None:
@@ -53,9 +53,24 @@ def _repeated(frame: pl.LazyFrame, key: list[str], what: str, label: str) -> Non
                         f"{examples(queries)})")
 
 
+def check_types(frame: pl.LazyFrame, integers: dict[str, str], numbers: dict[str, str], what: str) -> None:
+    """Refuse a position that is not an integer type (a cast would truncate 1.7 to 1) and a
+    click count or probability that is not a number, by the user's column name."""
+    schema = frame.collect_schema()
+    for role, column in integers.items():
+        if role in schema and not schema[role].is_integer():
+            raise RankPolarsError(f"counterfactual: the {what}'s {column!r} (a position) must be an integer type, got "
+                                  f"{schema[role]}; cast it")
+    for role, column in numbers.items():
+        if role in schema and not (schema[role].is_numeric() or schema[role] == pl.Boolean):
+            raise RankPolarsError(f"counterfactual: the {what}'s {column!r} must be numeric, got {schema[role]}")
+
+
 def check_log(plan: Plan, log: pl.LazyFrame, names: dict[str, str]) -> None:
     c, p = pl.col(C), pl.col(P)
     conditions = {
+        # a null id would make a ranking of its own, or lose a click, without a word
+        f"have a null query or item ({names[Q]!r}, {names[D]!r})": pl.col(Q).is_null() | pl.col(D).is_null(),
         f"have a null, negative or non-integer click count ({names[C]!r})":
             c.is_null() | (c < 0) | (c != c.floor()) | ~c.is_finite(),
         f"have a null or non-positive position ({names[P]!r})": p.is_null() | (p < 1),

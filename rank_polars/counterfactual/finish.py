@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from ..errors import LowSupportWarning, examples, plural, warn
+from ..errors import DataError, LowSupportWarning, examples, plural, warn
 from ..resampling import percentile_ci
 from .plan import SLOT, Plan
 
@@ -40,7 +40,8 @@ def estimates(plan: Plan, parts: pl.DataFrame, *, ci: float | None, n_resamples:
               min_clicks: int) -> pl.DataFrame:
     """One row per group and metric: the estimate, its interval, support and ESS."""
     by = list(plan.by)
-    groups = parts.partition_by(by, maintain_order=True, as_dict=True) if by else {(): parts}
+    # no logged ranking, no group: an empty table (as with by=), not an estimate of nothing
+    groups = parts.partition_by(by, maintain_order=True, as_dict=True) if by else ({(): parts} if parts.height else {})
     rows: list[dict[str, Any]] = []
     for index, (key, frame) in enumerate(sorted(groups.items(), key=lambda kv: _sortable(kv[0]))):
         rows += _group(plan, dict(zip(by, key)), frame, ci, n_resamples, seed, index)
@@ -50,8 +51,23 @@ def estimates(plan: Plan, parts: pl.DataFrame, *, ci: float | None, n_resamples:
         schema |= {"ci_low": pl.Float64, "ci_high": pl.Float64}
     schema |= {"rankings": pl.Int64, "clicks": pl.Float64, "logged_clicks": pl.Float64, "ess": pl.Float64}
     out = pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+    _refuse_overflow(plan, out)
     _warn_support(plan, out, min_clicks)
     return out
+
+
+def _refuse_overflow(plan: Plan, out: pl.DataFrame) -> None:
+    """A weight of 1 / 1e-320 is infinite, and 1 / 1e-300 squares to infinity in the ESS: the
+    estimate is then not a number to print.  An error naming the metric, never inf or NaN."""
+    values = [c for c in ("estimate", "ci_low", "ci_high", "ess") if c in out.columns]
+    bad = out.filter(pl.any_horizontal(pl.col(values).is_not_null() & ~pl.col(values).is_finite()))
+    if bad.height:
+        shown = [f"{row['metric']}{' for ' + ', '.join(f'{b}={row[b]!r}' for b in plan.by) if plan.by else ''}"
+                 for row in bad.iter_rows(named=True)]
+        raise DataError(f"counterfactual: {plural(bad.height, 'estimate')} ({examples(shown, 3, quote=False)}) "
+                        f"{'is' if bad.height == 1 else 'are'} not a finite number: an importance weight overflows "
+                        "float64 (a propensity or examination probability near 1e-300 or below); clip the weights "
+                        "(clip=) or check those probabilities")
 
 
 def _sortable(key: tuple[Any, ...]) -> tuple[Any, ...]:
