@@ -301,10 +301,16 @@ def test_all_pairs_lands_near_the_toolkits_own_objective() -> None:
 def test_bad_input() -> None:
     log = pl.DataFrame({"query": ["q", "r"], "item": ["a", "b"], "position": [1, 1], "click": [-1, 0]})
     for engine in ("polars", "duckdb"):
-        with pytest.raises(RankPolarsError, match=r"1 row has a negative or non-integer 'click' \(queries 'q'\)"):
+        with pytest.raises(RankPolarsError, match=r"1 row has a negative, non-integer or non-finite 'click' \(queries 'q'\)"):
             position_bias(log, engine=engine)
         with pytest.raises(RankPolarsError, match="non-integer"):
             position_bias(log.with_columns(click=pl.lit(0.5)), engine=engine)
+        # NaN and infinities equal their floor: they reached a cast to integers (Polars' own error)
+        for odd in (float("nan"), float("inf")):
+            with pytest.raises(RankPolarsError, match=r"2 rows have a negative, non-integer or non-finite 'click'"):
+                position_bias(log.with_columns(click=pl.lit(odd)), engine=engine)
+        with pytest.raises(RankPolarsError, match="add up beyond a 64-bit integer"):
+            position_bias(log.with_columns(click=pl.lit(2**62 + 2**61)), engine=engine)  # two rows at position 1
         with pytest.raises(RankPolarsError, match="null position"):
             position_bias(log.with_columns(click=pl.lit(1), position=pl.Series([0, 1])), engine=engine)
         with pytest.raises(RankPolarsError, match="null 'query', 'item' or by column"):

@@ -111,6 +111,9 @@ def position_bias(log: Any, method: str = "ctr", *, by: str | list[str] | None =
     out = estimate(method, positions, pairs, internal)
     _warn_nulls(out, method)
     out = out.rename({"p": "position", **dict(zip(internal, groups))})
+    if out.height and not out["clicks"].is_null().all() and float(out["clicks"].max()) >= 2.0**63:  # type: ignore[arg-type]
+        raise RankPolarsError(f"position_bias: the {roles['click']!r} counts at one position add up beyond a 64-bit "
+                              f"integer ({float(out['clicks'].max()):.3g}): they are counts of clicks on one shown row")  # type: ignore[arg-type]
     out = out.with_columns(pl.col("support", "clicks").cast(pl.Int64))
     return out.drop("g0") if not groups else out
 
@@ -128,7 +131,7 @@ def _schema_check(schema: dict[str, pl.DataType], roles: dict[str, str], groups:
 
 
 #: the data checks: name -> (what is wrong, as said in the error)
-PROBLEMS = {"null_click": "a null {click!r}", "bad_click": "a negative or non-integer {click!r}",
+PROBLEMS = {"null_click": "a null {click!r}", "bad_click": "a negative, non-integer or non-finite {click!r}",
             "bad_position": "a null position or one below 1 in {position!r}",
             "null_key": "a null {query!r}, {item!r} or by column", "null_rand": "a null {randomized!r}"}
 
@@ -178,7 +181,9 @@ def _polars(log: Any, roles: dict[str, str], groups: list[str], randomized: str 
                      **({"rand": pl.col(randomized)} if randomized else {}))
     c, p = pl.col("c"), pl.col("p")
     key = pl.any_horizontal(pl.col("q", "i", *[f"g{j}" for j in range(len(groups))]).is_null())
-    bad = {"null_click": c.is_null(), "bad_click": (c < 0) | (c != c.floor()), "bad_position": p.is_null() | (p < 1),
+    # NaN equals its floor in Polars, and so does an infinity: they are checked as not finite
+    bad = {"null_click": c.is_null(), "bad_click": (c < 0) | (c != c.floor()) | ~c.is_finite(),
+           "bad_position": p.is_null() | (p < 1),
            "null_key": key, **({"null_rand": pl.col("rand").is_null()} if randomized else {})}
     internal = [f"g{j}" for j in range(max(len(groups), 1))]
     # the per-position counts and the checks' counts in one aggregation (one pass over the log)
@@ -208,7 +213,8 @@ def _duckdb(log: Any, roles: dict[str, str], groups: list[str], randomized: str 
         eng.con.execute(f"CREATE TEMP VIEW pb_rows AS SELECT {gs}, {quote(roles['query'])} AS q, {quote(roles['item'])} AS i, "
                         f"CAST({quote(roles['position'])} AS BIGINT) AS p, CAST({quote(roles['click'])} AS DOUBLE) AS c{rand} "
                         f"FROM {rel}")
-        bad = {"null_click": "c IS NULL", "bad_click": "c < 0 OR c <> floor(c)", "bad_position": "p IS NULL OR p < 1",
+        bad = {"null_click": "c IS NULL", "bad_click": "c < 0 OR c <> floor(c) OR NOT isfinite(c)",
+               "bad_position": "p IS NULL OR p < 1",
                "null_key": " OR ".join(f"{c} IS NULL" for c in ["q", "i", *[f"g{j}" for j in range(len(groups))]]), **({"null_rand": "rand IS NULL"} if randomized else {})}
         internal = [f"g{j}" for j in range(max(len(groups), 1))]
         keys = ", ".join([*internal, "p", *(["rand"] if randomized else [])])
