@@ -182,6 +182,29 @@ def test_empty_history_and_missing_tables(engine: str) -> None:
         run([rp.arp(k=3, history=HISTORY.rename({"user": "u"}))], engine)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_repeated_history_rows(engine: str) -> None:
+    """A (user, item) row repeated: the co-occurrence cosine (recommenders' count of row pairs
+    over sqrt(rows x rows)) went above 1 and 1 - ILS below 0, so it is refused; EPC counts an
+    item's distinct users over all distinct users, as Elliot does (rows made it negative);
+    popularity counts rows (recommenders, RecBole: data-model.md).  Found by an adversarial pass
+    (November 2026)."""
+    twice = pl.concat([HISTORY, HISTORY])
+    for spec in (rp.ils(k=3, history=twice, sim="cooccurrence"), rp.diversity(k=3, history=twice, sim="cooccurrence"),
+                 rp.serendipity(k=3, history=twice, sim="cooccurrence")):
+        with pytest.raises(DataError, match=re.escape(f"{spec.name}: the history table repeats 6 (user, item) rows, "
+                                                      "e.g. user 1, 2, 3")):
+            run([spec], engine)
+    # EPC by hand (Elliot): 1 - distinct users of the item / distinct users, the same once or twice
+    once, doubled = (run([rp.epc(k=3, history=h)], engine)["epc@3"].to_list() for h in (HISTORY, twice))
+    assert doubled == once
+    # model a, user 1: x (rel, users {2, 3}: 1 - 2/3) at 1, y (not rel) at 2, z (rel, never: 1) at 3;
+    # user 2: x (rel) at 1.  EPC = sum rel disc gain / sum disc, disc = 1/log2(r + 1)
+    disc = [1 / math.log2(r + 1) for r in (1, 2, 3)]
+    user1 = (disc[0] * (1 - 2 / 3) + disc[2] * 1.0) / sum(disc)
+    assert once[0] == pytest.approx((user1 + (1 - 2 / 3)) / 2, abs=1e-12)
+
+
 @pytest.mark.parametrize("head", [0, 1, -0.5, 1.5])
 def test_head_outside_the_open_unit_interval(head: float) -> None:
     with pytest.raises(MetricNameError, match=r"aplt: head must be a share strictly between 0 and 1"):

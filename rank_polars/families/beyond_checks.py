@@ -81,6 +81,17 @@ def check_history(spec: Beyond, columns: Columns) -> pl.LazyFrame:
     if nq or ni:
         raise DataError(f"{spec.name}: the history table has {nq + ni} null "
                         f"{columns.query if nq else columns.item} values")
+    if spec.params.get("sim") == "cooccurrence":
+        # recommenders' cosine divides the pairs' count by sqrt(rows of i x rows of j): with a
+        # (user, item) row repeated it exceeds 1 (and 1 - ILS goes negative); no count of repeats
+        # is the right one, so they are refused rather than read one way silently
+        repeated = history.select(pl.len() - pl.struct(Q, ITEM).n_unique()).collect().item()
+        if repeated:
+            some = (history.group_by(Q, ITEM).len().filter(pl.col("len") > 1).select(Q).unique().sort(Q)
+                    .head(3).collect()[Q].to_list())
+            raise DataError(f"{spec.name}: the history table repeats {repeated:,} ({columns.query}, {columns.item}) "
+                            f"rows, e.g. {columns.query} {examples(some)}: the co-occurrence cosine counts each "
+                            f"user's interaction with an item once; drop the repeats (history.unique())")
     return history
 
 

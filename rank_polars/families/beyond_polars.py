@@ -71,9 +71,10 @@ class Ctx:
         return self.run.filter(pl.col(GRADE) > 0).select(*self.keys, ITEM).unique()
 
 
-def popularity(history: pl.LazyFrame) -> pl.LazyFrame:
-    """(``ITEM``, ``POP``): history rows per item."""
-    return history.group_by(ITEM).agg(pl.len().cast(pl.Float64).alias(POP))
+def popularity(history: pl.LazyFrame, users: bool = False) -> pl.LazyFrame:
+    """(``ITEM``, ``POP``): history rows per item; ``users``: distinct users (queries) per item."""
+    count = pl.col(Q).n_unique() if users else pl.len()
+    return history.group_by(ITEM).agg(count.cast(pl.Float64).alias(POP))
 
 
 def short_head(history: pl.LazyFrame, head: float) -> pl.LazyFrame:
@@ -144,8 +145,8 @@ def exposure_gini(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
 
 
 # -- popularity ------------------------------------------------------------------------------
-def _with_pop(spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
-    pop = popularity(ctx.history(spec))
+def _with_pop(spec: Beyond, ctx: Ctx, users: bool = False) -> pl.LazyFrame:
+    pop = popularity(ctx.history(spec), users)
     return ctx.top(spec).join(pop, on=ITEM, how="left")
 
 
@@ -234,9 +235,9 @@ def novelty(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
     return _by(top, ctx.groups, (nov.sum() / pl.len()).alias(label))
 
 
-def _expected(label: str, spec: Beyond, ctx: Ctx, gain: pl.Expr) -> pl.LazyFrame:
+def _expected(label: str, spec: Beyond, ctx: Ctx, gain: pl.Expr, users: bool = False) -> pl.LazyFrame:
     """Elliot's EPC / EFD: sum rel disc gain / sum disc, for lists whose query has a relevant item."""
-    top = ctx.labelled(_with_pop(spec, ctx))
+    top = ctx.labelled(_with_pop(spec, ctx, users))
     disc = 1.0 / (pl.col(RANK).cast(pl.Float64) + 1.0).log(2)
     per = top.group_by(ctx.keys).agg(((pl.col(REL) * disc * gain).sum() / disc.sum()).alias(label))
     has = ctx.relevant().select(ctx.keys).unique().with_columns(pl.lit(True).alias("__rp_has"))
@@ -245,8 +246,10 @@ def _expected(label: str, spec: Beyond, ctx: Ctx, gain: pl.Expr) -> pl.LazyFrame
 
 
 def epc(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
+    # an item's users over all users, both distinct (Elliot's; a repeated row counted twice made
+    # the share exceed 1 and EPC negative)
     users = float(ctx.history(spec).select(pl.col(Q).n_unique()).collect().item())
-    return _expected(label, spec, ctx, 1.0 - pl.col(POP).fill_null(0.0) / users)
+    return _expected(label, spec, ctx, 1.0 - pl.col(POP).fill_null(0.0) / users, users=True)
 
 
 def efd(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:

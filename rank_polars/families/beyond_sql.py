@@ -125,8 +125,9 @@ def exposure_gini(label: str, spec: Beyond, ctx: Ctx) -> str:
 
 
 # -- popularity ------------------------------------------------------------------------------
-def popularity(ctx: Ctx, spec: Beyond) -> str:
-    return f"(SELECT {I}, CAST(count(*) AS DOUBLE) AS pop FROM {ctx.history(spec)} GROUP BY {I})"
+def popularity(ctx: Ctx, spec: Beyond, users: bool = False) -> str:
+    count = f"count(DISTINCT {QQ})" if users else "count(*)"
+    return f"(SELECT {I}, CAST({count} AS DOUBLE) AS pop FROM {ctx.history(spec)} GROUP BY {I})"
 
 
 def short_head(ctx: Ctx, spec: Beyond) -> str:
@@ -137,8 +138,9 @@ def short_head(ctx: Ctx, spec: Beyond) -> str:
             f"WHERE before < {spec.params['head']!r} * total)")
 
 
-def with_pop(ctx: Ctx, spec: Beyond) -> str:
-    return f"(SELECT t.*, p.pop FROM {ctx.top(spec)} AS t LEFT JOIN {popularity(ctx, spec)} AS p ON t.{I} = p.{I})"
+def with_pop(ctx: Ctx, spec: Beyond, users: bool = False) -> str:
+    return (f"(SELECT t.*, p.pop FROM {ctx.top(spec)} AS t LEFT JOIN {popularity(ctx, spec, users)} AS p "
+            f"ON t.{I} = p.{I})")
 
 
 def arp(label: str, spec: Beyond, ctx: Ctx) -> str:
@@ -212,8 +214,8 @@ def novelty(label: str, spec: Beyond, ctx: Ctx) -> str:
     return select
 
 
-def expected(label: str, spec: Beyond, ctx: Ctx, gain: str) -> str:
-    rows = ctx.labelled(with_pop(ctx, spec))
+def expected(label: str, spec: Beyond, ctx: Ctx, gain: str, users: bool = False) -> str:
+    rows = ctx.labelled(with_pop(ctx, spec, users))
     disc = f"(1.0 / log2(CAST({R} AS DOUBLE) + 1.0))"
     value = f"sum(__rp_rel * {disc} * ({gain})) / sum({disc})"
     has = f"(SELECT DISTINCT {', '.join(ctx.keys)} FROM {ctx.relevant()})"
@@ -224,7 +226,7 @@ def expected(label: str, spec: Beyond, ctx: Ctx, gain: str) -> str:
 
 def epc(label: str, spec: Beyond, ctx: Ctx) -> str:
     users = f"(SELECT CAST(count(DISTINCT {QQ}) AS DOUBLE) FROM {ctx.history(spec)})"
-    return expected(label, spec, ctx, f"1.0 - coalesce(pop, 0.0) / {users}")
+    return expected(label, spec, ctx, f"1.0 - coalesce(pop, 0.0) / {users}", users=True)  # both distinct (Elliot)
 
 
 def efd(label: str, spec: Beyond, ctx: Ctx) -> str:

@@ -222,8 +222,9 @@ class Novelty(Beyond):
 class EPC(Beyond):
     """epc@k = sum_r rel_r disc(r) (1 - users(i_r)/|users|) / sum_r disc(r), disc(r) = 1/log2(r + 1).
 
-    Elliot's ``EPC`` (expected popularity complement): users(i) = history rows of the item,
-    |users| = distinct history queries, rel binary (grade > 0).  Lists whose query has no
+    Elliot's ``EPC`` (expected popularity complement): users(i) = distinct history queries
+    of the item, |users| = distinct history queries (a repeated history row counts once: the
+    share stays within [0, 1]), rel binary (grade > 0).  Lists whose query has no
     relevant item have no value (left out of the mean, as Elliot does).
     """
 
