@@ -167,10 +167,16 @@ BAD = [
     # to_sql's statement has only the family's own checks
     ({"position": [1, None, 1, 1, 2, None]}, ["abandonment"],
      "abandonment: 2 rows with a null 'position' (the rank of a shown row is unknown), e.g. in query 'q1', 'q3'"),
+    ({"click": [0, None, 1, 1, 0, None]}, ["clicks@3"],
+     "clicks@3: 2 rows with a null click count (column 'click'), e.g. in query 'q1', 'q3'"),
     ({"position": [1, 0, 1, -5, 2, 3]}, ["click_rr", "ctr@2"],
      "click_rr: 2 rows with a 'position' below 1 (1 = shown first), e.g. in query 'q1'"),
 ]
 IN_THE_ENGINES = {
+    "clicks@3: 2 rows with a null click count (column 'click'), e.g. in query 'q1', 'q3'":
+        "run: column 'click': null or NaN relevance labels or infinite ones (label every row with a finite grade, or "
+        "pass qrels=) (2 rows in 2 rankings, counting the rows that can change a value; checks='strict' counts every "
+        "row), e.g. query 'q1' (model='a'), 'q3' (model='b')",
     "abandonment: 2 rows with a null 'position' (the rank of a shown row is unknown), e.g. in query 'q1', 'q3'":
         "run: column 'position': null positions (2 rows in 2 rankings, counting the rows that can change a value; "
         "checks='strict' counts every row), e.g. query 'q1' (model='a'), 'q3' (model='b')",
@@ -260,3 +266,14 @@ def test_a_ranking_without_a_row_in_its_top_k_has_no_ctr(engine: str) -> None:
     assert per.rows() == [("a", "q1", 0.5, 0.5, 1.0, 2.0), ("a", "q2", None, 0.5, 0.0, 0.0),
                           ("b", "q1", None, None, 0.0, 0.0)]
     assert means.sort("model").select("ctr@2", "ctr(agg=ratio)@2").rows() == [(0.5, 0.5), (None, None)]
+
+
+def test_to_sql_per_query_values_are_doubles() -> None:
+    """abandonment and impressions came back as DECIMAL (DuckDB's type of the literal 1.0)."""
+    con = duckdb.connect()
+    con.register("logs", LOG.to_arrow())
+    names = ["abandonment", "abandonment@1", "impressions@2", "ctr@2", "clicks"]
+    got = pl.from_arrow(con.sql(rp.to_sql(names, table="logs", by="model", per_query=True)).arrow())
+    assert all(got.schema[n] == pl.Float64 for n in names), got.schema
+    want = rp.evaluate(LOG, names, by="model", per_query=True)
+    assert got.sort("model", "query").rows() == want.sort("model", "query").select(got.columns).rows()

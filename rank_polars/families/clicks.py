@@ -32,6 +32,7 @@ from rank_polars.plan import GRADE, ITEM, Q, RANK
 #: and ``{position}`` are the user's column names.
 PROBLEMS = (
     ("noposition", "a null {position!r} (the rank of a shown row is unknown)"),
+    ("noclick", "a null click count (column {click!r})"),
     ("below1", "a {position!r} below 1 (1 = shown first)"),
     ("negative", "a negative click count (column {click!r})"),
     ("fraction", "a click count that is not a whole number (column {click!r})"),
@@ -97,7 +98,7 @@ def _polars(spec: FamilyMeasure) -> pl.Expr:
 
 def _bad(problem: str) -> pl.Expr:
     g = pl.col(GRADE).cast(pl.Float64)
-    return {"noposition": pl.col(RANK).is_null(), "below1": pl.col(RANK) < 1, "negative": g < 0, "fraction": ~(g.is_finite() & (g == g.floor())),
+    return {"noposition": pl.col(RANK).is_null(), "noclick": pl.col(GRADE).is_null(), "below1": pl.col(RANK) < 1, "negative": g < 0, "fraction": ~(g.is_finite() & (g == g.floor())),
             "above1": g > 1}[problem].fill_null(False).sum().alias(f"__rp_bad_{problem}")
 
 
@@ -174,7 +175,8 @@ def _sql(spec: FamilyMeasure) -> dict[str, str]:
     top = f"{rank} <= {spec.k}" if spec.k is not None else f"{rank} IS NOT NULL"
     clicked = f"CASE WHEN {top} AND COALESCE({grade}, 0) > 0 THEN {rank} END"
     x = f"SUM(CASE WHEN {top} THEN {click} ELSE 0.0 END)"
-    y = f"SUM(CASE WHEN {top} THEN 1.0 ELSE 0.0 END)"
+    # DOUBLE, not the DECIMAL that DuckDB makes of 1.0 (to_sql's per-query columns are read as they come)
+    y = f"CAST(SUM(CASE WHEN {top} THEN 1 ELSE 0 END) AS DOUBLE)"
     name = spec.NAME
     if getattr(spec, "is_ratio", False):
         return {_X: x, _Y: y}
@@ -185,14 +187,14 @@ def _sql(spec: FamilyMeasure) -> dict[str, str]:
     if name == "impressions":
         return {"": y}
     if name == "abandonment":
-        return {"": f"CASE WHEN {x} = 0 THEN 1.0 ELSE 0.0 END"}
+        return {"": f"CAST(CASE WHEN {x} = 0 THEN 1 ELSE 0 END AS DOUBLE)"}
     agg = "MIN" if name == "click_rr" else "MAX"
     return {"": f"COALESCE(1.0 / {agg}({clicked}), 0.0)"}
 
 
 def _bad_sql(problem: str) -> str:
     g = f"CAST({quote(GRADE)} AS DOUBLE)"
-    cond = {"noposition": f"{quote(RANK)} IS NULL", "below1": f"{quote(RANK)} < 1", "negative": f"{g} < 0", "fraction": f"NOT ({g} - {g} = 0 AND {g} = floor({g}))",  # x - x: NaN when infinite
+    cond = {"noposition": f"{quote(RANK)} IS NULL", "noclick": f"{quote(GRADE)} IS NULL", "below1": f"{quote(RANK)} < 1", "negative": f"{g} < 0", "fraction": f"NOT ({g} - {g} = 0 AND {g} = floor({g}))",  # x - x: NaN when infinite
             "above1": f"{g} > 1"}[problem]
     # a sum of 0/1 rather than COUNT(*) FILTER: sqlglot's Snowflake and BigQuery lose the filter
     return f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END) AS {quote('__rp_bad_' + problem)}"
