@@ -146,16 +146,20 @@ class TwoWay:
 
     @property
     def df_queries(self) -> int:
-        return self.n - 1
+        return max(self.n - 1, 0)
 
     @property
     def df_residual(self) -> int:
-        return (self.m - 1) * (self.n - 1)
+        return (self.m - 1) * max(self.n - 1, 0)
 
     @property
     def ms_residual(self) -> float:
         """``V_E``, the residual variance (NaN with no residual degree of freedom)."""
         return self.ss_residual / self.df_residual if self.df_residual else math.nan
+
+
+#: the note where missing="skip" left no query in every version
+NO_QUERY = "no query is in every version's run (missing='skip' left them all out)"
 
 
 def two_way(y: np.ndarray) -> TwoWay:
@@ -170,6 +174,8 @@ def two_way(y: np.ndarray) -> TwoWay:
     (0.006667, 0.463333, 0.023333, 2)
     """
     m, n = y.shape
+    if n == 0:  # no query in every version (missing="skip"): nothing to sum, and no NumPy warning
+        return TwoWay(m, 0, np.full(m, math.nan), ss_versions=0.0, ss_queries=0.0, ss_residual=0.0, scale=1.0)
     means = y.mean(axis=1)
     query_means = y.mean(axis=0)
     grand = float(means.mean())
@@ -195,7 +201,9 @@ def anova_row(label: str, a: TwoWay) -> dict[str, Any]:
     note = None
     f = p = f_q = p_q = omega = math.nan
     ms = a.ms_residual
-    if a.df_residual == 0:
+    if a.n == 0:
+        note = NO_QUERY
+    elif a.df_residual == 0:
         note = "n too small (one query: no residual degree of freedom)"
     elif a.no_residual:
         note = "no residual variance (every query shows the same differences)"
@@ -221,6 +229,8 @@ def tukey(a: TwoWay, confidence: float) -> tuple[np.ndarray, np.ndarray, str | N
     ``mean_j - mean_i`` (:func:`tukey_pairs`), or NaN and why not (one query; no residual variance).
     """
     m = a.m
+    if a.n == 0:
+        return np.full((m, m), np.nan), np.full((m, m), np.nan), NO_QUERY
     if a.df_residual == 0:
         return np.full((m, m), np.nan), np.full((m, m), np.nan), "n too small"
     if a.no_residual:
@@ -272,6 +282,8 @@ def randomized_tukey(y: np.ndarray, n_resamples: int, rng: np.random.Generator) 
     [[1.0, 0.852, 0.022], [0.852, 1.0, 0.229], [0.022, 0.229, 1.0]]
     """
     m, n = y.shape
+    if n == 0:  # no query in every version (missing="skip"): nothing to sum, and no NumPy warning
+        return TwoWay(m, 0, np.full(m, math.nan), ss_versions=0.0, ss_queries=0.0, ss_residual=0.0, scale=1.0)
     means = y.mean(axis=1)
     observed = np.abs(means[:, None] - means[None, :])
     tol = _TIE_RTOL * max(float(np.abs(y).mean()), 1e-300)

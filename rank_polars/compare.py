@@ -146,7 +146,7 @@ def compare(
         For a row that is not significant: ``power`` is the power the paired t-test had on
         these queries against a true difference as large as the observed one (Cohen's d_z),
         and ``queries_needed`` the queries it would need for this power
-        (:func:`rank_polars.queries_needed`).  Null on significant rows.
+        (:func:`rank_polars.queries_needed`; null beyond 10^9).  Null on significant rows.
     catalog_resamples
         Resamples of the bootstrap over lists for catalogue-level measures (see Notes): each
         one re-evaluates the measure on a resampled copy of the log, so it costs about
@@ -516,12 +516,17 @@ def _drawn_copies(queries: pl.Series, resamples: range, seed: int, query: str) -
 
 def _power(dz: float, n: int, alpha: float, power: float) -> tuple[float, int | None]:
     """The paired t-test's power on ``n`` queries against a true d_z as large as the observed one,
-    and the queries it would need for ``power`` (NaN / None where d_z is undefined, 0 or infinite)."""
+    and the queries it would need for ``power`` (NaN / None where d_z is undefined, 0 or infinite,
+    or so small that more than 10^9 queries would be needed)."""
     if n < 2 or not math.isfinite(dz):
         return math.nan, None
     if dz == 0:
         return alpha, None
-    return planning.t_power(abs(dz), n, alpha), planning.queries_needed(abs(dz), 1.0, alpha, power)
+    try:
+        needed = planning.queries_needed(abs(dz), 1.0, alpha, power)
+    except RankPolarsError:  # beyond 10^9 queries: no number to give
+        needed = None
+    return planning.t_power(abs(dz), n, alpha), needed
 
 
 def _pairwise_rows(

@@ -75,9 +75,10 @@ def _smallest_n(power_at: Any, power: float) -> int | None:
         return 2
     high = 4
     while power_at(high) < power:
-        high *= 2
-        if high > _MAX_N:
-            return None
+        if high >= _MAX_N:
+            raise RankPolarsError(f"queries_needed: more than {_MAX_N:,} queries would be needed: a difference this "
+                                  "small against this spread cannot be detected in practice")
+        high = min(high * 2, _MAX_N)
     low = high // 2  # power_at(low) < power <= power_at(high)
     while high - low > 1:
         mid = (low + high) // 2
@@ -128,7 +129,8 @@ def queries_needed(
     -------
     int or None
         The smallest number of queries whose power reaches ``power``; ``None`` when ``delta``
-        is 0 (no number of queries detects no difference).
+        is 0 (no number of queries detects no difference).  More than 10^9 queries is a
+        ``RankPolarsError`` (it once returned ``None`` from 2^29 on: 784,886,053 looked like 0).
 
     Examples
     --------

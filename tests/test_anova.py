@@ -286,3 +286,21 @@ def test_block_of_evaluates_sorted_output_is_the_general_one():
     with pytest.warns(UserWarning, match="count as 0"):
         b = block(ragged, "model", "query", ["m"])
     assert b.values["m"].tolist() == [[0.1, 0.2, 0.0], [0.3, 0.0, 0.4]]
+
+
+def test_no_query_in_every_version_says_so() -> None:
+    """missing="skip" with versions that share no query: ANOVA printed df -1 and NumPy's "Mean of
+    empty slice", Tukey said "no residual variance" (found by an adversarial pass, November 2026)."""
+    import warnings
+
+    log = pl.DataFrame({"model": ["v1", "v1", "v2", "v2"], "query": ["a", "b", "c", "d"], "item": ["x"] * 4,
+                        "position": [1] * 4, "relevance": [1, 0, 0, 1]})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = rp.anova(log, ["p@1"], missing="skip")
+        pairs = rp.compare(log, ["p@1"], missing="skip", pairs="all", test="tukey")
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
+    row = table.row(0, named=True)
+    assert (row["n_queries"], row["df_queries"], row["df_residual"], row["f"]) == (0, 0, 0, None)
+    assert row["note"] == "no query is in every version's run (missing='skip' left them all out)"
+    assert pairs["note"].to_list() == [row["note"]] and pairs["p_value"].to_list() == [None]

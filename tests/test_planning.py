@@ -89,3 +89,12 @@ def test_compare_reports_power_when_it_cannot_tell():
     dz = d.mean() / d.std(ddof=1)
     assert row["power"] == pytest.approx(TTestPower().power(dz, 6, 0.05), abs=1e-9)
     assert row["queries_needed"] == math.ceil(TTestPower().solve_power(dz, power=0.8, alpha=0.05))
+
+
+def test_large_answers_are_given_and_beyond_a_billion_refused():
+    """From 2^29 queries on, the search returned None, which says "delta is 0": 784,886,053
+    queries for delta 1e-4 (statsmodels' answer) came back as None."""
+    exact = TTestPower().solve_power(effect_size=1e-4, alpha=0.05, power=0.8)
+    assert rp.queries_needed(1e-4, sd=1.0) == math.ceil(exact - 1e-6)
+    with pytest.raises(rp.RankPolarsError, match="more than 1,000,000,000 queries would be needed"):
+        rp.queries_needed(1e-5, sd=1.0)
