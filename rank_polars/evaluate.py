@@ -202,6 +202,8 @@ def evaluate(
     # universe of (group, query) pairs, with one free metric (num_q reads no row)
     plan = build_plan(plan_outputs or [(_UNIVERSE_ONLY, NumQ())])
     plan.families = bool(families)
+    cutoffs = [spec.k for _, spec in families] + ([plan.depth] if plan_outputs else [])
+    plan.check_depth = None if any(k is None for k in cutoffs) else max(cutoffs, default=None)  # type: ignore[type-var]
     if engine == "spark":  # Spark frames and table names too; the same schema checks
         from .engines.spark_engine import SparkEngine
 

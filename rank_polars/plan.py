@@ -53,6 +53,9 @@ class Plan:
     #: reads rows that ``contributes`` does not cover (a CTR counts every shown row, a
     #: diversity measure rows relevant to a subtopic), so the ranking checks cover every row
     families: bool = False
+    #: with ``families``: the deepest rank any metric of the call reads (the plan's and the
+    #: families' cutoffs), None for the whole list (see ``validate.repeat_depth``)
+    check_depth: int | None = None
 
     @property
     def row_refs(self) -> set[str]:

@@ -238,8 +238,29 @@ def check_column(stat: str) -> str:
     return f"__rp_chk_{stat}"
 
 
-def stat_exprs(names: list[str]) -> list[pl.Expr]:
-    return [_STATS[name][0]().cast(pl.Int64).alias(name) for name in names]
+def stat_exprs(names: list[str], depth: int | None = None) -> list[pl.Expr]:
+    """The statistics ``names``; with ``depth`` (:func:`repeat_depth`) the repeats are counted
+    among the rows at positions 1..depth only."""
+    out = []
+    for name in names:
+        expr = _STATS[name][0]()
+        if depth is not None and name in ("rank_dup", "item_dup"):
+            top = pl.col(RANK) <= depth
+            value = pl.col(RANK) if name == "rank_dup" else pl.col(ITEM).hash()
+            expr = top.sum() - value.filter(top).n_unique()
+        out.append(expr.cast(pl.Int64).alias(name))
+    return out
+
+
+def repeat_depth(inputs: Inputs, plan: Plan) -> int | None:
+    """How deep repeated positions and items can change a value when the checks cover every
+    row only because of a measure family (``Plan.families``): a family at k reads the top k
+    (``Plan.check_depth``), so a repeat below every cutoff changes nothing.  None: every row
+    (scores decide the order, ``checks="strict"``, a metric reads the ranking's length, or a
+    family reads the whole list)."""
+    if inputs.order != "position" or inputs.checks == "strict" or not plan.families or plan.reads_n_ret():
+        return None
+    return plan.check_depth
 
 
 def run_stats_polars(inputs: Inputs, duplicates: str, plan: Plan, proof: PositionProof | None = None,
@@ -247,7 +268,7 @@ def run_stats_polars(inputs: Inputs, duplicates: str, plan: Plan, proof: Positio
     """One row per ranking: its length and every check's count of offending rows (and, with
     ``proof``, its columns: see :mod:`rank_polars.proof`; and the ``extra`` aggregates, which
     may read the per-row columns ``rows``)."""
-    aggs = [pl.len().alias(N_RET), *stat_exprs(stat_names(inputs, duplicates, plan)), *extra]
+    aggs = [pl.len().alias(N_RET), *stat_exprs(stat_names(inputs, duplicates, plan), repeat_depth(inputs, plan)), *extra]
     run = inputs.run if proof is None else proof.with_word(inputs.run)
     if rows:
         run = run.with_columns(rows)

@@ -53,3 +53,15 @@ def test_families_alone_refuse_what_ndcg_refuses(engine: str, family: str, bad: 
     metrics, kwargs, (target, other) = FAMILIES[family]
     with pytest.raises(rp.DataError, match=message):
         rp.evaluate(change(LOG, target, other), metrics(), by="model", engine=engine, **kwargs)
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_a_repeat_below_every_cutoff_changes_nothing_and_passes(engine: str) -> None:
+    """The repeats are looked for down to the deepest cutoff of the call (a family at k reads
+    the top k): an item shown again at position 5 leaves ctr@3 and arp@3 as they were."""
+    deeper = pl.concat([LOG, LOG.filter(pl.col("item") == "a").with_columns(position=pl.lit(5, pl.Int64))])
+    metrics = ["ctr@3", "clicks@4", rp.arp(k=3, history=HISTORY)]
+    got = rp.evaluate(deeper, metrics, by="model", engine=engine)
+    assert got.rows() == rp.evaluate(LOG, metrics, by="model", engine=engine).rows()
+    with pytest.raises(rp.DataError, match="duplicate items within a ranking"):
+        rp.evaluate(deeper, [*metrics, "click_rr"], by="model", engine=engine)  # click_rr reads the whole list

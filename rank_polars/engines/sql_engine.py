@@ -81,6 +81,16 @@ STATS_SQL = {
 }
 
 
+def stat_sql(name: str, depth: int | None = None) -> str:
+    """``STATS_SQL[name]``; with ``depth`` (``validate.repeat_depth``) the repeats are counted
+    among the rows at positions 1..depth only (a null position is no row of the top)."""
+    if depth is None or name not in ("rank_dup", "item_dup"):
+        return STATS_SQL[name]
+    top = f"{quote(RANK)} <= {int(depth)}"
+    value = quote(RANK) if name == "rank_dup" else f"hash({quote(ITEM)})"
+    return f"COUNT_IF({top}) - COUNT(DISTINCT CASE WHEN {top} THEN {value} END)"
+
+
 # Positions 1..POS_TOP as the bits of one 128-bit integer per ranking (BIT_OR): a ranking
 # whose rows set as many bits as it has rows repeats no position, so no position a
 # contributing row shares (``rank_dup`` of the metric pass is then 0 without its semi-join

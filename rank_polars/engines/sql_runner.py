@@ -36,6 +36,7 @@ from ..validate import (
     check_run,
     contributing_stat_names,
     repeat_checks,
+    repeat_depth,
     stat_names,
     universe,
 )
@@ -44,7 +45,6 @@ from .sql_engine import (
     POSITIONS_DISTINCT,
     QRELS,
     RUN,
-    STATS_SQL,
     UNIVERSE,
     Query,
     Source,
@@ -55,6 +55,7 @@ from .sql_engine import (
     qrels_stats_sql,
     quote,
     ranked_cte,
+    stat_sql,
 )
 
 PER_QUERY = "__rp_per_query"  # the last CTE of sql_engine.per_query_query
@@ -167,7 +168,8 @@ class SqlRunner(Engine):
         ``validate.stat_names`` (``rank_polars.diagnose`` reports them all as findings)."""
         keys = ", ".join(quote(k) for k in inputs.keys)
         aggs = [f"COUNT(*) AS {quote(N_RET)}"]
-        aggs += [f"CAST({STATS_SQL[n]} AS BIGINT) AS {quote(n)}" for n in stat_names(inputs, duplicates, plan)]
+        depth = repeat_depth(inputs, plan)
+        aggs += [f"CAST({stat_sql(n, depth)} AS BIGINT) AS {quote(n)}" for n in stat_names(inputs, duplicates, plan)]
         if self.prove_positions and "rank_dup" in repeat_checks(src.run_labels, contributing_stat_names(inputs, duplicates, plan)):
             aggs.append(f"{positions_distinct_sql()} AS {quote(POSITIONS_DISTINCT)}")
         final = f"SELECT {keys}, {', '.join(aggs)} FROM {quote(RUN)} GROUP BY {keys}"

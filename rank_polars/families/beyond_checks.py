@@ -121,6 +121,8 @@ def check_features(spec: Beyond, columns: Columns) -> Features:
     if inner is not None and inner.is_numeric():
         return _check_vectors(spec, features, column, dtype)
     if dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum) or (inner is not None and inner in (pl.String, pl.Categorical)):
+        if inner is not None:  # a list of categories per item: one row per item, no null inside
+            _check_category_lists(spec, features, column)
         empty = _categories(features, column, dtype).group_by(ITEM).agg(pl.col("__rp_cat").drop_nulls().n_unique().alias("n"))
         empty = features.select(ITEM).unique().join(empty.filter(pl.col("n") > 0), on=ITEM, how="anti").collect()
         if empty.height:
@@ -129,6 +131,21 @@ def check_features(spec: Beyond, columns: Columns) -> Features:
         return Features("category", column, listed=inner is not None)
     raise RankPolarsError(f"{spec.name}: features column {column!r} is {dtype}: expected a list or array of numbers "
                           "(a vector) or strings (categories)")
+
+
+def _check_category_lists(spec: Beyond, features: pl.LazyFrame, column: str) -> None:
+    """A list column of categories: an item on two rows (which list is its?) or a null inside a
+    list (a category nobody named; a null inside a vector is refused too) is refused."""
+    where = f"{spec.name}: features column {column!r}"
+    listed = features.filter(pl.col(column).is_not_null() & (pl.col(column).list.len() > 0))
+    repeated = features.select(pl.len() - pl.col(ITEM).n_unique()).collect().item()
+    nulls = listed.select(ITEM, pl.col(column)).explode(column).filter(pl.col(column).is_null()).select(ITEM).collect()
+    if repeated:
+        raise DataError(f"{where}: {repeated} rows repeat an item (one list of categories per item, or one "
+                        f"row per item and category in a text column)")
+    if nulls.height:
+        raise DataError(f"{where}: {nulls[ITEM].n_unique()} items have a null inside their list of categories, e.g. "
+                        f"{examples(nulls[ITEM].unique(maintain_order=True).head(3).to_list())}")
 
 
 def _check_vectors(spec: Beyond, features: pl.LazyFrame, column: str, dtype: Any) -> Features:

@@ -118,7 +118,8 @@ def catalog_coverage(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
 def entropy(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
     counts = ctx.top(spec).group_by([*ctx.groups, ITEM]).agg(pl.len().cast(pl.Float64).alias(POP))
     p = pl.col(POP) / pl.col(POP).sum()
-    return _by(counts, ctx.groups, (-(p * p.log(2)).sum()).alias(label))
+    # 0 - sum, not -sum: one item shown (p = 1) is an entropy of 0.0, not -0.0
+    return _by(counts, ctx.groups, (pl.lit(0.0) - (p * p.log(2)).sum()).alias(label))
 
 
 def _gini(label: str, exposure: pl.LazyFrame, n: int, groups: list[str]) -> pl.LazyFrame:

@@ -101,7 +101,7 @@ def entropy(label: str, spec: Beyond, ctx: Ctx) -> str:
     counts = f"(SELECT {g + ', ' if g else ''}{I}, CAST(count(*) AS DOUBLE) AS c FROM {ctx.top(spec)} GROUP BY ALL)"
     total = f"sum(c) OVER ({'PARTITION BY ' + g if g else ''})"
     p = f"(SELECT *, c / {total} AS p FROM {counts})"
-    return by(ctx, p, "-sum(p * log2(p))", label, ctx.groups)
+    return by(ctx, p, "0.0 - sum(p * log2(p))", label, ctx.groups)  # 0.0, not -0.0, for one item
 
 
 def gini(label: str, spec: Beyond, ctx: Ctx, weight: str | None = None) -> str:
