@@ -161,6 +161,11 @@ def _overlap(train: object, reco: object) -> bool:
     (pl.DataFrame({"item": ["w", "x"], "vec": [[1.0, float("nan")], [1.0, 1.0]]}), r"1 vectors hold a NaN"),
     (pl.DataFrame({"item": ["w", "w"], "vec": [[1.0, 0.0], [1.0, 1.0]]}), r"2 rows repeat an item"),
     (pl.DataFrame({"item": ["w", "x"], "cat": [["a"], []]}), r"1 items have no category"),
+    # a null inside a list was dropped, and two lists of one item were merged (November 2026)
+    (pl.DataFrame({"item": ["w", "x", "y", "z", "v"], "cat": [["a", None], ["b"], ["a"], ["c"], ["b"]]}),
+     r"1 items have a null inside their list of categories, e\.g\. 'w'"),
+    (pl.DataFrame({"item": ["w", "w", "x", "y", "z", "v"], "cat": [["a"], ["b"], ["b"], ["a"], ["c"], ["b"]]}),
+     r"2 rows repeat an item \(one list of categories per item"),
     (pl.DataFrame({"item": ["w"], "vec": [[1.0]], "other": [1]}), r"needs the item column and one more column"),
 ])
 def test_bad_features(engine: str, features: pl.DataFrame, message: str) -> None:
@@ -330,3 +335,11 @@ def test_relevance_from_judgments(engine: str) -> None:
     # model b shows user 1 only w (not relevant); user 1's judgments hold relevant x and z
     b1 = (pl.col("model") == "b") & (pl.col("user") == 1)
     assert plain.filter(b1)["epc@3"].item() is None and joined.filter(b1)["epc@3"].item() == 0.0
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_entropy_of_a_single_item_is_positive_zero(engine: str) -> None:
+    """-sum(1 * log2(1)) printed -0.0."""
+    log = pl.DataFrame({"model": ["a"], "user": [1], "item": ["x"], "position": [1]})
+    value = run([rp.entropy(k=1)], engine, log=log)["entropy@1"][0]
+    assert value == 0.0 and math.copysign(1.0, value) == 1.0

@@ -138,7 +138,7 @@ def _check_category_lists(spec: Beyond, features: pl.LazyFrame, column: str) -> 
     list (a category nobody named; a null inside a vector is refused too) is refused."""
     where = f"{spec.name}: features column {column!r}"
     listed = features.filter(pl.col(column).is_not_null() & (pl.col(column).list.len() > 0))
-    repeated = features.select(pl.len() - pl.col(ITEM).n_unique()).collect().item()
+    repeated = features.select(pl.col(ITEM).is_duplicated().sum()).collect().item()  # as the vectors count them
     nulls = listed.select(ITEM, pl.col(column)).explode(column).filter(pl.col(column).is_null()).select(ITEM).collect()
     if repeated:
         raise DataError(f"{where}: {repeated} rows repeat an item (one list of categories per item, or one "
