@@ -119,7 +119,11 @@ def to_sql(
         raise RankPolarsError(f"labels must be 'qrels' or 'run', got {labels!r}")
     if labels == "run" and qrels is None:
         raise RankPolarsError("labels='run' takes the shown rows' grades from the run and the ideal from qrels: pass qrels=")
-    src = Source(table, qrels, by_cols, order, query, item, position, score, relevance, labels=labels)
+    # measures whose grades never come from the run (diversity's subtopic judgments): the
+    # statement reads no relevance column, which the table may not have
+    unlabelled = qrels is None and not any(spec.READS_RUN_LABELS for _, spec in outputs)
+    src = Source(table, qrels, by_cols, order, query, item, position, score, relevance, labels=labels,
+                 unlabelled=unlabelled)
     plan_outputs, families = split_outputs(outputs)
     if families and per_query and any(spec.AGGREGATE == "catalog" for _, spec in families):
         raise RankPolarsError("a catalogue-level metric is one value per group: it has no per-query value")

@@ -300,3 +300,23 @@ def test_a_bad_grade_is_refused_in_a_diversity_only_call() -> None:
     run = pl.DataFrame({"query": ["1"], "item": ["x"], "position": [1]})
     with pytest.raises(RankPolarsError, match="NaN"):
         rp.evaluate(run, ["alpha_ndcg@5"], qrels=subtopics)
+
+
+def test_to_sql_with_judgments_on_the_spec_reads_no_run_labels() -> None:
+    """The run of a diversity evaluation needs no relevance column (its grades are the subtopic
+    judgments'); to_sql's statement selected one anyway and DuckDB stopped with a Binder Error."""
+    import duckdb
+
+    run = pl.DataFrame({"model": ["m"] * 4, "query": ["q1", "q1", "q2", "q2"], "item": ["a", "b", "c", "d"],
+                        "position": [1, 2, 1, 2]})
+    subs = pl.DataFrame({"query": ["q1", "q1", "q2"], "subtopic": [1, 2, 1], "item": ["a", "b", "d"],
+                         "relevance": [1, 1, 1]})
+    specs = [parse("alpha_ndcg@2").replace(subtopics="subs"), parse("strec@2").replace(subtopics="subs")]
+    con = duckdb.connect()
+    con.register("logs", run.to_arrow())
+    con.register("subs", subs.to_arrow())
+    got = pl.from_arrow(con.sql(rp.to_sql(specs, table="logs", by="model", per_query=True)).arrow())
+    want = rp.evaluate(run, [s.replace(subtopics=subs) for s in specs], by="model", per_query=True)
+    from polars.testing import assert_frame_equal
+
+    assert_frame_equal(got.sort("query"), want.sort("query"), check_dtypes=False, abs_tol=1e-12)

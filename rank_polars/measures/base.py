@@ -125,6 +125,10 @@ class Measure:
     #: without judgments can be evaluated when every requested measure says so (every shown
     #: row then counts as relevant, as recommenders assumes when a log has no relevance).
     NEEDS_LABELS: ClassVar[bool] = True
+    #: Whether the measure can read the run's own labels at all.  ``False`` where the grades
+    #: always come from another table (diversity: its subtopic judgments): ``to_sql``, which
+    #: cannot see whether the run has a relevance column, then does not read one.
+    READS_RUN_LABELS: ClassVar[bool] = True
 
     def __init__(self, k: int | None = None, **params: Any) -> None:
         if k is not None:

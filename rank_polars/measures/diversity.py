@@ -73,6 +73,7 @@ class _Diversity(FamilyMeasure):
     SOURCES: ClassVar[dict[str, str]] = {"subtopics": "subtopics"}
     # the grades are the subtopic judgments' (the spec's table, or qrels=): never the run's labels
     NEEDS_LABELS: ClassVar[bool] = False
+    READS_RUN_LABELS: ClassVar[bool] = False
     PARAMS: ClassVar[dict[str, Param]] = {"alpha": ALPHA, "rel": REL, "judged_only": JUDGED_ONLY,
                                           "subtopic": SUBTOPIC}
     #: what the family computes for this spec (see rank_polars.families.diversity)
