@@ -245,9 +245,11 @@ def stat_exprs(names: list[str], depth: int | None = None) -> list[pl.Expr]:
     for name in names:
         expr = _STATS[name][0]()
         if depth is not None and name in ("rank_dup", "item_dup"):
-            top = pl.col(RANK) <= depth
-            value = pl.col(RANK) if name == "rank_dup" else pl.col(ITEM).hash()
-            expr = top.sum() - value.filter(top).n_unique()
+            # the rows below depth (or without a position) become one null value: no filter
+            # inside the streaming group-by (a filter there took 40% longer and 0.5 GiB more)
+            top = (pl.col(RANK) <= depth).fill_null(False)
+            value = pl.when(top).then(pl.col(RANK) if name == "rank_dup" else pl.col(ITEM).hash())
+            expr = top.sum() - (value.n_unique() - (~top).any().cast(pl.UInt32))
         out.append(expr.cast(pl.Int64).alias(name))
     return out
 
