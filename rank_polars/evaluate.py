@@ -108,7 +108,8 @@ def evaluate(
         (default) checks them among the contributing rows (relevant or judged rows, ~5% of a
         log, inside the metric pass), or among all rows when ordering by score, when a
         metric reads the ranking length or when a measure family is asked for (clicks,
-        diversity, beyond accuracy: they read rows a relevance label does not mark): a position or an item that a contributing row shares
+        diversity, beyond accuracy: they read rows a relevance label does not mark; their
+        repeats are looked for down to the deepest cutoff of the call): a position or an item that a contributing row shares
         with any other row of the ranking is refused (the order, or the rank, would be
         ambiguous); duplicate judgments are looked for among the contributing judgments.
         Repeats among rows that are neither relevant nor judged, and their null positions,
