@@ -59,8 +59,10 @@ def estimates(plan: Plan, parts: pl.DataFrame, *, ci: float | None, n_resamples:
 def _refuse_overflow(plan: Plan, out: pl.DataFrame) -> None:
     """A weight of 1 / 1e-320 is infinite, and 1 / 1e-300 squares to infinity in the ESS: the
     estimate is then not a number to print.  An error naming the metric, never inf or NaN."""
-    values = [c for c in ("estimate", "ci_low", "ci_high", "ess") if c in out.columns]
-    bad = out.filter(pl.any_horizontal(pl.col(values).is_not_null() & ~pl.col(values).is_finite()))
+    # an interval bound may be NaN for want of resamples; infinite, it overflowed like the rest
+    bounds = [c for c in ("ci_low", "ci_high") if c in out.columns]
+    overflow = [~pl.col(c).is_finite() for c in ("estimate", "ess")] + [pl.col(c).is_infinite() for c in bounds]
+    bad = out.filter(pl.any_horizontal(e.fill_null(False) for e in overflow))
     if bad.height:
         shown = [f"{row['metric']}{' for ' + ', '.join(f'{b}={row[b]!r}' for b in plan.by) if plan.by else ''}"
                  for row in bad.iter_rows(named=True)]
