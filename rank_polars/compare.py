@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from . import planning, stats
-from .anova import block, randomized_tukey, tukey, two_way
+from .anova import NO_QUERY, block, randomized_tukey, tukey, two_way
 from .errors import RankPolarsError, SmallSampleWarning, examples, warn
 from .evaluate import Engine, evaluate
 from .inputs import Source
@@ -568,7 +568,9 @@ def _family_rows(
         else:
             with shown.phase(f"resampling {label} ({test})", total=None):
                 if design.n == 0:
-                    p, note = np.full((design.m, design.m), np.nan), "n too small"
+                    p, note = np.full((design.m, design.m), np.nan), NO_QUERY
+                elif not np.any(y != y[:1]):  # every version the same on every query: no test (as paired ones)
+                    p, note = np.full((design.m, design.m), np.nan), stats.NO_DIFFERENCE
                 else:
                     p, note = randomized_tukey(y, n_resamples, np.random.default_rng(seq)), None
         for base, version in chosen:

@@ -304,3 +304,13 @@ def test_no_query_in_every_version_says_so() -> None:
     assert (row["n_queries"], row["df_queries"], row["df_residual"], row["f"]) == (0, 0, 0, None)
     assert row["note"] == "no query is in every version's run (missing='skip' left them all out)"
     assert pairs["note"].to_list() == [row["note"]] and pairs["p_value"].to_list() == [None]
+
+
+def test_randomized_tukey_on_identical_versions_has_no_p_value() -> None:
+    """As the paired tests and Tukey: every version the same on every query is no test (it gave
+    p = 1.0 without a note)."""
+    log = pl.DataFrame({"model": [m for m in ("v1", "v2", "v3") for _ in range(3)], "query": ["a", "b", "c"] * 3,
+                        "item": ["x"] * 9, "position": [1] * 9, "relevance": [1, 0, 1] * 3})
+    got = rp.compare(log, ["p@1"], pairs="all", test="randomized-tukey", n_resamples=50)
+    assert got["p_value"].to_list() == [None] * 3
+    assert set(got["note"].to_list()) == {"no difference on any query"}
