@@ -92,6 +92,23 @@ def test_beyond_accuracy_check_stops_spark_with_the_polars_message(spark):  # no
     assert messages[1] == messages[0]
 
 
+def test_a_family_alone_refuses_a_repeat_within_its_cutoff_in_spark(spark):  # noqa: F811
+    """The ranking checks of a family-only call (every row, repeats to the deepest cutoff:
+    ``sql_engine.stat_sql``) stop Spark with the Polars engine's message; a repeat below the
+    cutoff passes.  (tests/test_family_run_checks.py covers Polars and DuckDB.)"""
+    log = pl.DataFrame({"model": ["m"] * 5, "query": ["q1"] * 5, "item": ["a", "b", "a", "d", "b"],
+                        "position": [1, 2, 3, 4, 6], "click": [1, 0, 0, 0, 0]})
+    messages = []
+    for engine in ("polars", "spark"):
+        with pytest.raises(DataError) as raised:
+            rp.evaluate(log, ["ctr@3"], by="model", engine=engine, spark=spark)
+        messages.append(str(raised.value))
+    assert "duplicate items within a ranking" in messages[0] and messages[1] == messages[0]
+    fine = log.filter(pl.col("position") != 3)  # "b" again at 6, below the cutoff
+    assert (rp.evaluate(fine, ["ctr@3"], by="model", engine="spark", spark=spark).rows()
+            == rp.evaluate(fine, ["ctr@3"], by="model").rows())
+
+
 def test_clicks_in_spark_equal_polars(spark):  # noqa: F811
     """The five online metrics at two depths in one call; zero-click and single-row rankings."""
     log = pl.DataFrame({"arm": ["a"] * 6 + ["b"] * 4, "query": ["q1", "q1", "q1", "q2", "q2", "q3", "q1", "q1", "q2", "q2"],
