@@ -109,8 +109,8 @@ def evaluate(
         log, inside the metric pass), or among all rows when ordering by score, when a
         metric reads the ranking length or when a measure family is asked for (clicks,
         diversity, beyond accuracy: they read rows a relevance label does not mark; their
-        repeats are looked for down to the deepest cutoff of the call): a position or an item that a contributing row shares
-        with any other row of the ranking is refused (the order, or the rank, would be
+        repeats are looked for down to the deepest cutoff of the call): a position or an
+        item that a contributing row shares with any other row of the ranking is refused (the order, or the rank, would be
         ambiguous); duplicate judgments are looked for among the contributing judgments.
         Repeats among rows that are neither relevant nor judged, and their null positions,
         cannot change any number and are not looked for.  ``"strict"`` checks every
@@ -201,10 +201,7 @@ def evaluate(
                                   "computed by its family: use per_query=True")
     # only measure families requested: the plan still checks the inputs and gives the
     # universe of (group, query) pairs, with one free metric (num_q reads no row)
-    plan = build_plan(plan_outputs or [(_UNIVERSE_ONLY, NumQ())])
-    plan.families = bool(families)
-    cutoffs = [spec.k for _, spec in families] + ([plan.depth] if plan_outputs else [])
-    plan.check_depth = None if any(k is None for k in cutoffs) else max(cutoffs, default=None)  # type: ignore[type-var]
+    plan = build_plan(plan_outputs or [(_UNIVERSE_ONLY, NumQ())], families)
     if engine == "spark":  # Spark frames and table names too; the same schema checks
         from .engines.spark_engine import SparkEngine
 

@@ -91,7 +91,9 @@ class Plan:
         return d.reads(self.judgment_aggs.values(), N_RET)
 
 
-def build_plan(outputs: Sequence[tuple[str, Measure]]) -> Plan:
+def build_plan(outputs: Sequence[tuple[str, Measure]], families: Sequence[tuple[str, Measure]] = ()) -> Plan:
+    """The plan of ``outputs``; ``families``: the measure families evaluated beside it (they only
+    set ``Plan.families`` and ``Plan.check_depth``)."""
     plan = Plan(list(outputs))
     seen: dict[str, str] = {}
 
@@ -134,4 +136,7 @@ def build_plan(outputs: Sequence[tuple[str, Measure]]) -> Plan:
         pred = pred | other
     plan.contributes = pred
     plan.depth = None if any(x is None for x in depths) else max(x or 0 for x in depths)
+    plan.families = bool(families)
+    cutoffs = [plan.depth, *(spec.depth() for _, spec in families)]
+    plan.check_depth = None if any(k is None for k in cutoffs) else max(k or 0 for k in cutoffs)
     return plan

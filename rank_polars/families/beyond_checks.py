@@ -133,16 +133,21 @@ def check_features(spec: Beyond, columns: Columns) -> Features:
                           "(a vector) or strings (categories)")
 
 
+def _refuse_repeated_items(items: pl.Series, where: str, rule: str) -> None:
+    """Refuse a features table whose item column repeats an item: the rows of repeated items."""
+    dup = int(items.is_duplicated().sum())
+    if dup:
+        raise DataError(f"{where}: {dup} rows repeat an item ({rule})")
+
+
 def _check_category_lists(spec: Beyond, features: pl.LazyFrame, column: str) -> None:
     """A list column of categories: an item on two rows (which list is its?) or a null inside a
     list (a category nobody named; a null inside a vector is refused too) is refused."""
     where = f"{spec.name}: features column {column!r}"
     listed = features.filter(pl.col(column).is_not_null() & (pl.col(column).list.len() > 0))
-    repeated = features.select(pl.col(ITEM).is_duplicated().sum()).collect().item()  # as the vectors count them
+    _refuse_repeated_items(features.select(ITEM).collect()[ITEM], where, "one list of categories per item, or one "
+                           "row per item and category in a text column")
     nulls = listed.select(ITEM, pl.col(column)).explode(column).filter(pl.col(column).is_null()).select(ITEM).collect()
-    if repeated:
-        raise DataError(f"{where}: {repeated} rows repeat an item (one list of categories per item, or one "
-                        f"row per item and category in a text column)")
     if nulls.height:
         raise DataError(f"{where}: {nulls[ITEM].n_unique()} items have a null inside their list of categories, e.g. "
                         f"{examples(nulls[ITEM].unique(maintain_order=True).head(3).to_list())}")
@@ -160,9 +165,7 @@ def _check_vectors(spec: Beyond, features: pl.LazyFrame, column: str, dtype: Any
     where = f"{spec.name}: features column {column!r}"
     if frame.height == 0:
         raise DataError(f"{spec.name}: the features table is empty")
-    dup = int(frame[ITEM].is_duplicated().sum())
-    if dup:
-        raise DataError(f"{where}: {dup} rows repeat an item (one vector per item)")
+    _refuse_repeated_items(frame[ITEM], where, "one vector per item")
     vec = frame[column]
     if vec.null_count():
         raise DataError(f"{where}: {vec.null_count()} items have a null vector")

@@ -98,8 +98,9 @@ def _polars(spec: FamilyMeasure) -> pl.Expr:
 
 def _bad(problem: str) -> pl.Expr:
     g = pl.col(GRADE).cast(pl.Float64)
-    return {"noposition": pl.col(RANK).is_null(), "noclick": pl.col(GRADE).is_null(), "below1": pl.col(RANK) < 1, "negative": g < 0, "fraction": ~(g.is_finite() & (g == g.floor())),
-            "above1": g > 1}[problem].fill_null(False).sum().alias(f"__rp_bad_{problem}")
+    bad = {"noposition": pl.col(RANK).is_null(), "noclick": pl.col(GRADE).is_null(), "below1": pl.col(RANK) < 1,
+           "negative": g < 0, "fraction": ~(g.is_finite() & (g == g.floor())), "above1": g > 1}[problem]
+    return bad.fill_null(False).sum().alias(f"__rp_bad_{problem}")
 
 
 def _raise_bad(per: pl.DataFrame, outputs: Outputs, checks: list[str], q: str, columns: Columns) -> None:
@@ -194,7 +195,8 @@ def _sql(spec: FamilyMeasure) -> dict[str, str]:
 
 def _bad_sql(problem: str) -> str:
     g = f"CAST({quote(GRADE)} AS DOUBLE)"
-    cond = {"noposition": f"{quote(RANK)} IS NULL", "noclick": f"{quote(GRADE)} IS NULL", "below1": f"{quote(RANK)} < 1", "negative": f"{g} < 0", "fraction": f"NOT ({g} - {g} = 0 AND {g} = floor({g}))",  # x - x: NaN when infinite
+    cond = {"noposition": f"{quote(RANK)} IS NULL", "noclick": f"{quote(GRADE)} IS NULL", "below1": f"{quote(RANK)} < 1",
+            "negative": f"{g} < 0", "fraction": f"NOT ({g} - {g} = 0 AND {g} = floor({g}))",  # x - x: NaN when infinite
             "above1": f"{g} > 1"}[problem]
     # a sum of 0/1 rather than COUNT(*) FILTER: sqlglot's Snowflake and BigQuery lose the filter
     return f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END) AS {quote('__rp_bad_' + problem)}"
