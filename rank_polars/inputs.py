@@ -72,6 +72,9 @@ class Inputs:
     # the user's query and item columns -> the type the run's ids are read as (after the id rule
     # against the judgments and a family's tables): what a family reads its tables' ids as
     ids: dict[str, pl.DataType] = field(default_factory=dict)
+    # the run's number of rows when known without reading them (a DataFrame's height, Parquet
+    # footers): whether the Polars engine's pass over every row may hold its distinct counts
+    rows: int | None = None
 
     @property
     def run_labels(self) -> bool:
@@ -264,4 +267,14 @@ def prepare(
         select.append((grade if dtype.is_integer() or dtype.is_float() else grade.cast(pl.Float64)).alias(GRADE))
     ids_read = {c: schema[c] for c in (columns.query, columns.item)}
     return Inputs(run_lf.select(select), qrels_lf, by_cols, order, columns, run_src, qrels_src, labels=labels,
-                  unlabelled=unlabelled, ids=ids_read)
+                  unlabelled=unlabelled, ids=ids_read, rows=_known_rows(run, run_src))
+
+
+def _known_rows(run: Source, resolved: Resolved) -> int | None:
+    """The run's rows, from a DataFrame or the Parquet footers (None for a LazyFrame: its plan
+    may read anything, so it is not run to count)."""
+    if isinstance(run, pl.DataFrame):
+        return run.height
+    if isinstance(resolved, rio.ParquetFiles):
+        return int(resolved.scan().select(pl.len()).collect().item())
+    return None

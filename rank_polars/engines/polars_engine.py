@@ -30,18 +30,22 @@ from ..progress import NoProgress, Progress
 from ..proof import COLUMNS as PROOF_COLUMNS
 from ..proof import PositionProof
 from ..validate import (
+    DISTINCT,
+    DISTINCT_ROWS,
     Missing,
     check_column,
     check_contributing,
     check_qrels,
     check_run,
     contributing_stat_names,
+    distinct_counts,
     qrels_stats_polars,
     repeat_checks,
     repeat_keys_polars,
     repeats_polars,
     run_stats_polars,
     stat_exprs,
+    stat_names,
     universe,
 )
 from .base import Engine, FamilyFrames, Outputs, attach, polars_family_values, ranking_aggs
@@ -359,7 +363,12 @@ class PolarsEngine(Engine):
         # the families' per-ranking aggregates (the click metrics) ride along the same pass
         riding = ranking_aggs(families, inputs)
         family_rows, family_aggs = riding if riding is not None else ([], [])
-        passes = [run_stats_polars(inputs, duplicates, plan, proof, [*held_count, *family_aggs], family_rows)]
+        # distinct counts over every row (a family, score order, checks="strict") in the same
+        # pass only while their memory is bounded: see validate.DISTINCT_ROWS
+        every = [n for n in stat_names(inputs, duplicates, plan) if n in DISTINCT]
+        fused = not every or (inputs.rows is not None and inputs.rows <= DISTINCT_ROWS)
+        passes = [run_stats_polars(inputs, duplicates, plan, proof, [*held_count, *family_aggs], family_rows,
+                                   distinct=fused)]
         if inputs.qrels is not None:
             passes.append(qrels_stats_polars(inputs, contributes_expr(plan)))
         repeat_passes = repeat_sources(plan, inputs, checks)
@@ -371,6 +380,8 @@ class PolarsEngine(Engine):
         with display.phase(checking):
             stats, *rest = pl.collect_all(passes, engine="streaming" if self.streaming else "auto",
                                           optimizations=no_cache)
+            if not fused:
+                stats = distinct_counts(stats, inputs, every, plan, self.collect)
         judged = rest[0] if inputs.qrels is not None else None
         shown = rest[len(rest) - len(repeat_passes):] if repeat_passes else []
         per_ranking = None

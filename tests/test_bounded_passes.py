@@ -1,0 +1,186 @@
+"""Bounded memory where the Polars engine counts per ranking over every row: the same numbers
+and the same errors when the work runs range by range of query ids.
+
+At 200M rows, a pass that counted distinct positions and items over every row (any measure
+family, a run ordered by score, ``checks="strict"``) held 17.6 GiB, and a CTR was killed at
+18 GiB; ``alpha_ndcg@20`` held 17.2 GiB.  The distinct counts are now counted after the pass,
+range by range (``validate.DISTINCT_ROWS``, and always when the run's size is not known
+beforehand: a LazyFrame), and the diversity measures run range by range
+(``diversity.RANGE_ROWS``).  Here the budgets are forced down to a few rows so that small logs
+are cut into many ranges; the reference is the same call in one pass, which the other test
+files check against pyndeval, trec_eval and the DuckDB engine.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+
+import rank_polars as rp
+from rank_polars import validate
+from rank_polars.engines import polars_engine
+from rank_polars.errors import DataError, RankPolarsError
+from rank_polars.families import diversity
+from rank_polars.plan import N_RET, Q
+
+from .test_diversity import collections
+
+LOG = pl.DataFrame({
+    "model": ["m"] * 9 + [None] * 3,
+    "query": ["q1", "q1", "q1", "q2", "q2", "q2", "q3", "q3", "q3", "q1", "q1", "q1"],
+    "item": ["a", "b", "c", "a", "b", "c", "a", "b", "c", "a", "b", "c"],
+    "position": [1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3],
+    "score": [3.0, 2.0, 1.0] * 4,
+    "click": [1, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 0],
+})
+QRELS = pl.DataFrame({"query": ["q1", "q2", "q3", "q3"], "item": ["a", "c", "b", "c"], "relevance": [1, 2, 1, 1]})
+
+# (what makes the pass count over every row, the call's keywords, the run's columns)
+EVERY_ROW = {
+    "a measure family": (["ctr@3", "clicks@3"], {}, ["position", "click"]),
+    "order by score": (["ndcg@3", "ap"], {"qrels": QRELS}, ["score"]),
+    'checks="strict"': (["ndcg@3", "p@2"], {"qrels": QRELS, "checks": "strict"}, ["position"]),
+}
+
+
+def _quiet(*args, **kwargs) -> pl.DataFrame:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rp.CoverageWarning)
+        return rp.evaluate(*args, **kwargs)
+
+
+def _ranged(run: pl.DataFrame, metrics: list[str], **kwargs) -> tuple[pl.DataFrame | Exception, int]:
+    """The call with the distinct counts cut into ranges of 2 rows: its result (or error) and
+    the number of range passes it ran."""
+    counted: list[int] = []
+    original = validate.distinct_counts
+
+    def spy(stats, inputs, names, plan, collect):
+        def counting(lf):
+            counted.append(1)
+            return collect(lf)
+        return original(stats, inputs, names, plan, counting)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(validate, "DISTINCT_ROWS", 2)
+        m.setattr(polars_engine, "DISTINCT_ROWS", 2)
+        m.setattr(polars_engine, "distinct_counts", spy)
+        try:
+            return _quiet(run, metrics, **kwargs), len(counted)
+        except RankPolarsError as e:
+            return e, len(counted)
+
+
+def _fault(log: pl.DataFrame, fault: str) -> pl.DataFrame:
+    if fault == "none":
+        return log
+    if fault == "an item shown twice":  # q2's "c" becomes "b" (q2's "c" is relevant, judged and clicked)
+        return log.with_columns(item=pl.when((pl.col("query") == "q2") & (pl.col("item") == "c")).then(pl.lit("b"))
+                                .otherwise(pl.col("item")))
+    # two rows at one position, in q3 and in the null model's q1
+    return log.with_columns(position=pl.when(pl.col("position") == 3).then(2).otherwise(pl.col("position")),
+                            score=pl.when(pl.col("score") == 1.0).then(2.0).otherwise(pl.col("score")))
+
+
+@pytest.mark.parametrize("fault", ["none", "an item shown twice", "two rows at one position"])
+@pytest.mark.parametrize("case", list(EVERY_ROW))
+@pytest.mark.parametrize("lazy", [False, True])
+def test_distinct_counts_in_ranges_equal_one_pass(case: str, fault: str, lazy: bool) -> None:
+    metrics, kwargs, columns = EVERY_ROW[case]
+    run = _fault(LOG, fault).select("model", "query", "item", *columns)
+    try:
+        expected: pl.DataFrame | Exception = _quiet(run, metrics, by="model", per_query=True, **kwargs)
+    except RankPolarsError as e:
+        expected = e
+    got, passes = _ranged(run.lazy() if lazy else run, metrics, by="model", per_query=True, **kwargs)
+    # a DataFrame of 12 rows over the budget of 2, or a LazyFrame (size unknown): ranged
+    assert passes >= 2
+    if isinstance(expected, Exception):
+        assert type(got) is type(expected) and str(got) == str(expected)
+    else:
+        assert isinstance(got, pl.DataFrame)
+        assert got.sort("model", "query", nulls_last=True).equals(expected.sort("model", "query", nulls_last=True))
+    if case == "order by score" and fault == "two rows at one position":
+        assert isinstance(expected, pl.DataFrame)  # ties in score are no fault: trec_eval breaks them by item
+    elif fault != "none":
+        assert isinstance(expected, DataError)
+
+
+def test_a_known_small_run_counts_in_the_one_pass() -> None:
+    """A DataFrame or Parquet file within the budget: the distinct counts stay in the pass over
+    every row (no extra read of the run)."""
+    calls: list[int] = []
+
+    def spy(stats, *args):
+        calls.append(1)
+        return stats
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(polars_engine, "distinct_counts", spy)
+        _quiet(LOG, ["ctr@3"], by="model")
+    assert calls == []
+
+
+def _diversity(data: tuple, budget: int | None) -> tuple[pl.DataFrame | Exception, int]:
+    """The diversity measures with ranges of ``budget`` run rows: the result (or error) and
+    the number of ranges."""
+    qrels, run = data
+    seen: list[int] = []
+    original = diversity._ranges
+
+    def spy(universe):
+        ranges = original(universe)
+        # a log is cut unless it holds at most the budget or one query
+        held = universe.filter(pl.col(N_RET) > 0)
+        assert len(ranges) > 1 or held[N_RET].sum() <= (budget or 10**9) or held[Q].n_unique() == 1
+        seen.append(len(ranges))
+        return ranges
+
+    frame = pl.DataFrame(run, schema={"model": pl.String, "query": pl.String, "item": pl.String, "score": pl.Float64},
+                         orient="row")
+    subtopics = pl.DataFrame(qrels, schema={"query": pl.String, "subtopic": pl.String, "item": pl.String,
+                                            "relevance": pl.Int64}, orient="row")
+    names = ["alpha_ndcg@5", "nerr_ia@3", "nnrbp", "map_ia", "p_ia@2", "strec@4", "alpha_dcg(alpha=0.3)@10"]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(diversity, "_ranges", spy)
+        if budget is not None:
+            m.setattr(diversity, "RANGE_ROWS", budget)
+        try:
+            return _quiet(frame, names, qrels=subtopics, by="model", per_query=True), max(seen, default=0)
+        except RankPolarsError as e:
+            return e, max(seen, default=0)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=[Phase.explicit, Phase.generate])
+@given(data=collections())
+def test_diversity_in_ranges_equals_one_pass(data: tuple) -> None:
+    (expected, one), (got, ranges) = _diversity(data, None), _diversity(data, 3)
+    assert isinstance(expected, pl.DataFrame) and isinstance(got, pl.DataFrame)
+    assert one == 1 and ranges >= 1
+    assert got.sort("model", "query").equals(expected.sort("model", "query"))
+
+
+@pytest.mark.parametrize("bad, message", [
+    # repeats in two queries that land in different ranges: the count is the whole table's
+    ({"item": ["x", "x", "y", "y"], "subtopic": [1, 1, 2, 2]}, "2 repeated (query, subtopic, item) rows"),
+    ({"relevance": [-1, 1, -1, 1]}, "2 rows, e.g. queries ['1', '3']"),
+    ({"query": [None, "1", "3", "3"]}, "1 rows with a null query"),
+])
+def test_subtopic_checks_in_ranges_count_the_whole_table(bad: dict, message: str) -> None:
+    subtopics = pl.DataFrame({"query": ["1", "1", "3", "3"], "subtopic": [1, 2, 1, 2], "item": ["x", "y", "x", "y"],
+                              "relevance": [1, 1, 1, 1]})
+    subtopics = subtopics.with_columns(pl.Series(k, v) for k, v in bad.items())
+    run = pl.DataFrame({"query": ["1", "1", "2", "3", "3"], "item": ["x", "y", "z", "x", "y"], "position": [1, 2, 1, 1, 2]})
+    spec = rp.measures.parse("alpha_ndcg@5").replace(subtopics=subtopics)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(diversity, "RANGE_ROWS", 1)
+        with pytest.raises(RankPolarsError, match="subtopic judgments") as ranged:
+            _quiet(run, [spec])
+    with pytest.raises(RankPolarsError, match="subtopic judgments") as whole:
+        _quiet(run, [spec])
+    assert message in str(whole.value)
+    assert str(ranged.value) == str(whole.value)
