@@ -269,7 +269,7 @@ def repeat_depth(inputs: Inputs, plan: Plan) -> int | None:
 #: row's value until its ranking is done, ~85 bytes a row: 17.6 GiB at 200M rows, where the
 #: rest of the pass holds 3.7.  Past this many rows (or when the run's size is not known
 #: beforehand) they are counted after the pass, range by range of query ids
-#: (:func:`distinct_counts`), so the memory stays bounded.
+#: (``polars_engine.distinct_counts``), so the memory stays bounded.
 DISTINCT_ROWS = 25_000_000
 DISTINCT = ("rank_dup", "item_dup")
 
@@ -279,36 +279,13 @@ def run_stats_polars(inputs: Inputs, duplicates: str, plan: Plan, proof: Positio
     """One row per ranking: its length and every check's count of offending rows (and, with
     ``proof``, its columns: see :mod:`rank_polars.proof`; and the ``extra`` aggregates, which
     may read the per-row columns ``rows``).  ``distinct=False``: without the distinct counts
-    (:data:`DISTINCT`), which :func:`distinct_counts` then adds."""
+    (:data:`DISTINCT`), which ``polars_engine.distinct_counts`` then adds."""
     names = [n for n in stat_names(inputs, duplicates, plan) if distinct or n not in DISTINCT]
     aggs = [pl.len().alias(N_RET), *stat_exprs(names, repeat_depth(inputs, plan)), *extra]
     run = inputs.run if proof is None else proof.with_word(inputs.run)
     if rows:
         run = run.with_columns(rows)
     return run.group_by(inputs.keys).agg(*aggs, *(proof.aggs() if proof is not None else []))
-
-
-def distinct_counts(stats: pl.DataFrame, inputs: Inputs, names: Sequence[str], plan: Plan,
-                    collect: Any) -> pl.DataFrame:
-    """``stats`` (the pass over every row, one row per ranking) with the distinct counts
-    ``names`` added, each range of query ids holding about :data:`DISTINCT_ROWS` rows counted
-    by a streaming group-by of its own (``collect``); a ranking is in one range, so each
-    count is the one the whole pass would give."""
-    from .engines.polars_engine import HELD, query_ranges
-
-    if not names:
-        return stats
-    held = stats.filter(pl.col(Q).is_not_null()).group_by(Q).agg(pl.col(N_RET).sum().alias(HELD))
-    exprs = stat_exprs(list(names), repeat_depth(inputs, plan))
-    found = []
-    for part in query_ranges(held, DISTINCT_ROWS):
-        run = inputs.run if part is None else inputs.run.filter(part)
-        # only the rankings with a repeat come back: the join below stays small
-        counts = run.group_by(inputs.keys).agg(exprs).filter(pl.any_horizontal(pl.col(n) > 0 for n in names))
-        found.append(collect(counts))
-    counts = pl.concat(found)
-    joined = stats.join(counts, on=inputs.keys, how="left", nulls_equal=True)
-    return joined.with_columns(pl.col(n).fill_null(0) for n in names)
 
 
 def check_contributing(table: pl.DataFrame, inputs: Inputs, names: list[str]) -> pl.DataFrame:

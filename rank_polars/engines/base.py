@@ -176,6 +176,8 @@ class FamilySql:
     # the run's ids read as text (Inputs.ids): a table's query / item ids are then cast to text
     # (the id rule), instead of the database comparing text with numbers its own way
     text_ids: tuple[str, ...] = ()
+    # DuckDB's recursive CTEs ``USING KEY``: the union table keeps a key's latest row only
+    keyed_recursion: bool = False
     _names: dict[int, str] = field(default_factory=dict)
 
     @property

@@ -38,9 +38,9 @@ from ..validate import (
     check_qrels,
     check_run,
     contributing_stat_names,
-    distinct_counts,
     qrels_stats_polars,
     repeat_checks,
+    repeat_depth,
     repeat_keys_polars,
     repeats_polars,
     run_stats_polars,
@@ -199,6 +199,27 @@ def query_ranges(held: pl.DataFrame, budget: int | None = None) -> list[pl.Expr 
         terms = ([pl.col(Q) >= lo] if lo is not None else []) + ([pl.col(Q) < hi] if hi is not None else [])
         ranges.append(pl.all_horizontal(terms))
     return ranges
+
+
+def distinct_counts(stats: pl.DataFrame, inputs: Inputs, names: Sequence[str], plan: Plan,
+                    collect: Any) -> pl.DataFrame:
+    """``stats`` (the pass over every row, one row per ranking) with the distinct counts
+    ``names`` added, each range of query ids holding about :data:`DISTINCT_ROWS` rows counted
+    by a streaming group-by of its own (``collect``); a ranking is in one range, so each
+    count is the one the whole pass would give."""
+    if not names:
+        return stats
+    held = stats.filter(pl.col(Q).is_not_null()).group_by(Q).agg(pl.col(N_RET).sum().alias(HELD))
+    exprs = stat_exprs(list(names), repeat_depth(inputs, plan))
+    found = []
+    for part in query_ranges(held, DISTINCT_ROWS):
+        run = inputs.run if part is None else inputs.run.filter(part)
+        # only the rankings with a repeat come back: the join below stays small
+        counts = run.group_by(inputs.keys).agg(exprs).filter(pl.any_horizontal(pl.col(n) > 0 for n in names))
+        found.append(collect(counts))
+    counts = pl.concat(found)
+    joined = stats.join(counts, on=inputs.keys, how="left", nulls_equal=True)
+    return joined.with_columns(pl.col(n).fill_null(0) for n in names)
 
 
 def metric_passes(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[str], shown: list[pl.DataFrame],

@@ -30,6 +30,7 @@ from ..inputs import Inputs, resolve
 from ..plan import N_RET, Q, Plan
 from ..progress import NoProgress, Progress
 from ..validate import (
+    DISTINCT,
     Missing,
     check_contributing,
     check_qrels,
@@ -49,6 +50,7 @@ from .sql_engine import (
     Query,
     Source,
     compile_expr,
+    distinct_sql,
     metric_column,
     per_query_query,
     positions_distinct_sql,
@@ -141,6 +143,7 @@ class SqlRunner(Engine):
                            universe=quote(UNIVERSE), keys=inputs.keys, columns=inputs.columns,
                            relation=self.auxiliary, query=self.query,
                            ideal=None if self.recursive_ctes else self.ideal_table, ordered=True,
+                           keyed_recursion=self.recursive_ctes,
                            text_ids=tuple(c for c, t in inputs.ids.items() if t == pl.String))
         with self.progress.phase(f"measure families ({len(families)} metrics)"):
             return attach(table, sql_family_values(families, tables, ctes.render), inputs.keys)
@@ -169,11 +172,19 @@ class SqlRunner(Engine):
         keys = ", ".join(quote(k) for k in inputs.keys)
         aggs = [f"COUNT(*) AS {quote(N_RET)}"]
         depth = repeat_depth(inputs, plan)
-        aggs += [f"CAST({stat_sql(n, depth)} AS BIGINT) AS {quote(n)}" for n in stat_names(inputs, duplicates, plan)]
+        names = stat_names(inputs, duplicates, plan)
+        # the distinct counts over every row: statements of their own (distinct_sql), which spill
+        distinct = [n for n in names if n in DISTINCT]
+        aggs += [f"CAST({stat_sql(n, depth)} AS BIGINT) AS {quote(n)}" for n in names if n not in distinct]
         if self.prove_positions and "rank_dup" in repeat_checks(src.run_labels, contributing_stat_names(inputs, duplicates, plan)):
             aggs.append(f"{positions_distinct_sql()} AS {quote(POSITIONS_DISTINCT)}")
         final = f"SELECT {keys}, {', '.join(aggs)} FROM {quote(RUN)} GROUP BY {keys}"
-        return self.query(with_inputs(plan, src, final)).with_columns(pl.col(N_RET).cast(pl.UInt32))
+        stats = self.query(with_inputs(plan, src, final)).with_columns(pl.col(N_RET).cast(pl.UInt32))
+        for name in distinct:
+            found = self.query(with_inputs(plan, src, distinct_sql(name, inputs.keys, quote(RUN), depth)))
+            stats = (stats.join(found.with_columns(pl.col(name).cast(pl.Int64)), on=inputs.keys, how="left", nulls_equal=True)
+                     .with_columns(pl.col(name).fill_null(0)))
+        return stats
 
 
 def reads_files(frame: pl.LazyFrame) -> bool:
