@@ -201,6 +201,13 @@ def query_ranges(held: pl.DataFrame, budget: int | None = None) -> list[pl.Expr 
     return ranges
 
 
+def ranges_of(per_ranking: pl.DataFrame, budget: int) -> list[pl.Expr | None]:
+    """:func:`query_ranges` over the run rows of ``per_ranking`` (keys and ``N_RET``, one row per
+    ranking): ranges of query ids holding about ``budget`` run rows each."""
+    held = per_ranking.filter(pl.col(Q).is_not_null()).group_by(Q).agg(pl.col(N_RET).sum().alias(HELD))
+    return query_ranges(held, budget)
+
+
 def distinct_counts(stats: pl.DataFrame, inputs: Inputs, names: Sequence[str], plan: Plan,
                     collect: Any) -> pl.DataFrame:
     """``stats`` (the pass over every row, one row per ranking) with the distinct counts
@@ -209,10 +216,9 @@ def distinct_counts(stats: pl.DataFrame, inputs: Inputs, names: Sequence[str], p
     count is the one the whole pass would give."""
     if not names:
         return stats
-    held = stats.filter(pl.col(Q).is_not_null()).group_by(Q).agg(pl.col(N_RET).sum().alias(HELD))
     exprs = stat_exprs(list(names), repeat_depth(inputs, plan))
     found = []
-    for part in query_ranges(held, DISTINCT_ROWS):
+    for part in ranges_of(stats, DISTINCT_ROWS):
         run = inputs.run if part is None else inputs.run.filter(part)
         # only the rankings with a repeat come back: the join below stays small
         counts = run.group_by(inputs.keys).agg(exprs).filter(pl.any_horizontal(pl.col(n) > 0 for n in names))

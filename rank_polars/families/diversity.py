@@ -24,7 +24,7 @@ import polars as pl
 from ..engines.polars_engine import ordered_sum
 from ..errors import RankPolarsError
 from ..measures.diversity import ideal_ideal, ndeval_discount
-from ..plan import ITEM, N_RET, Q, RANK
+from ..plan import ITEM, Q, RANK
 
 SUB = "__rp_subtopic"
 POS = "__rp_ideal_rank"
@@ -357,10 +357,9 @@ RANGE_ROWS = 25_000_000
 
 def _ranges(universe: pl.DataFrame) -> list[pl.Expr | None]:
     """Ranges of query ids holding about :data:`RANGE_ROWS` run rows each (``[None]``: one)."""
-    from ..engines.polars_engine import HELD, query_ranges
+    from ..engines.polars_engine import ranges_of
 
-    held = universe.filter(pl.col(Q).is_not_null()).group_by(Q).agg(pl.col(N_RET).sum().alias(HELD))
-    return query_ranges(held, RANGE_ROWS)
+    return ranges_of(universe, RANGE_ROWS)
 
 
 def _subtopic_table(source: pl.LazyFrame, spec: Any, columns: Any,
@@ -372,7 +371,7 @@ def _subtopic_table(source: pl.LazyFrame, spec: Any, columns: Any,
         if need not in names:
             raise RankPolarsError(f"{spec.NAME}: the subtopic judgments have no column {what!r} "
                                   f"(columns: {', '.join(n for n in names if not n.startswith('__rp'))})")
-    check_subtopics(source.select(Q, column, ITEM, columns.relevance), column, columns.relevance, tuple(ranges))
+    check_subtopics(source.select(Q, column, ITEM, columns.relevance), column, columns.relevance, ranges)
     return source.select(Q, column, ITEM, pl.col(columns.relevance).alias("__rp_relevance"))
 
 
