@@ -109,6 +109,32 @@ def test_polars_equal_to_pyndeval(data: tuple) -> None:
     _check(data, "polars")
 
 
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=[Phase.explicit, Phase.generate])
+@given(data=collections())
+def test_rankings_sharing_a_hash_are_told_apart(data: tuple) -> None:
+    """The Polars engine tells rankings apart by a hash of their keys; were every ranking to
+    share one hash, the keys changing within it would show it, and the exact ids serve: the
+    same values, bit for bit (and pyndeval's)."""
+    from rank_polars.families import diversity
+
+    qrels, run = data
+    names = _names(*PARAMETERS[1])
+    expected = ours(qrels, run, names, "polars")
+    exact = diversity._list_ids
+    tried: list[int] = []
+
+    def colliding(keys):
+        tried.append(len(keys))
+        return [pl.lit(7, pl.UInt64), *exact(keys)[1:]]
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(diversity, "_list_ids", colliding)
+        got = ours(qrels, run, names, "polars")
+        _check(data, "polars")
+    assert tried and got.sort("model", "query").equals(expected.sort("model", "query"))
+
+
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow],
           phases=[Phase.explicit, Phase.generate])  # no shrinking: each example costs a second
 @given(data=collections())
