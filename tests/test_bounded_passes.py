@@ -207,3 +207,211 @@ def test_sql_distinct_statements_equal_polars(case: str, fault: str) -> None:
         assert isinstance(duckdb, pl.DataFrame)
         for label in metrics:
             assert (duckdb[label] - polars[label]).abs().max() <= 1e-12
+
+
+# The SQL engines: past diversity.SQL_RANGE_ROWS run rows the diversity statement runs once per
+# range of query ids (DuckDB at 200M rows ran out of its default 1.5 GiB in one statement)
+
+DIVERSITY = ["alpha_ndcg@5", "alpha_ndcg@20", "err_ia@20", "nerr_ia@3", "nnrbp", "nrbp", "map_ia", "p_ia@2",
+             "strec@4", "alpha_dcg(alpha=0.3)@10", "alpha_ndcg(judged_only=true)@5", "p_ia(rel=2)@5"]
+
+
+def _sql_diversity(data: tuple, budget: int | None, engine: str = "duckdb",
+                   **kwargs) -> tuple[pl.DataFrame | Exception, list[int]]:
+    """The diversity measures in a SQL engine, the statement cut into ranges of ``budget`` run
+    rows (None: the default budget, one statement): the result (or error), and the number of
+    statements each call of the family ran."""
+    qrels, run = data
+    statements: list[int] = []
+    original = diversity.sql_values
+
+    def spy(outputs, tables):
+        got = original(outputs, tables)
+        statements.append(1 if isinstance(got, str) else len(got))
+        return got
+
+    frame = pl.DataFrame(run, schema={"model": pl.String, "query": pl.String, "item": pl.String, "score": pl.Float64},
+                         orient="row")
+    subtopics = pl.DataFrame(qrels, schema={"query": pl.String, "subtopic": pl.String, "item": pl.String,
+                                            "relevance": pl.Int64}, orient="row")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(diversity, "sql_values", spy)
+        if budget is not None:
+            m.setattr(diversity, "SQL_RANGE_ROWS", budget)
+        try:
+            got = _quiet(frame, DIVERSITY, qrels=subtopics, by="model", per_query=True, engine=engine, **kwargs)
+            return got.sort("model", "query"), statements
+        except RankPolarsError as e:
+            return e, statements
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=[Phase.explicit, Phase.generate])
+@given(data=collections())
+def test_sql_diversity_in_ranges_equals_one_statement(data: tuple) -> None:
+    """Ranges of 3 run rows: the same bits per query as the one statement (a run ordered by
+    score: the filter goes through the ranking window), and as many statements as ranges."""
+    (expected, one), (got, ranged) = _sql_diversity(data, None), _sql_diversity(data, 3)
+    assert isinstance(expected, pl.DataFrame) and isinstance(got, pl.DataFrame)
+    assert one == [1] and len(ranged) == 1
+    # the evaluated rankings' rows (the judged queries'): cut unless within the budget or one query
+    judged = {q for q, _, _, _ in data[0]}
+    held = [q for _, q, _, _ in data[1] if q in judged]
+    assert ranged[0] > 1 or len(held) <= 3 or len(set(held)) == 1
+    assert got.equals(expected)
+
+
+def test_sql_diversity_ranges_follow_the_polars_rule() -> None:
+    """The SQL ranges are the Polars engine's (one rule, ``polars_engine.query_bounds``), as SQL
+    literals: text quoted, integers as they are."""
+    from rank_polars.engines.polars_engine import bounds_of, ranges_of
+    from rank_polars.engines.sql_engine import range_sql
+
+    universe = pl.DataFrame({"__rp_by0": ["m"] * 6, Q: ["a", "b", "c'd", "e", "f", "g"], N_RET: [4, 4, 4, 4, 4, 4]})
+    bounds = bounds_of(universe, 8)
+    assert bounds == [(None, "c'd"), ("c'd", "f"), ("f", None)]
+    assert [range_sql(lo, hi, '"q"') for lo, hi in bounds] == [
+        "\"q\" < 'c''d'", "\"q\" >= 'c''d' AND \"q\" < 'f'", "\"q\" >= 'f'"]
+    for part, (lo, hi) in zip(ranges_of(universe, 8), bounds):
+        picked = universe.filter(part)[Q].to_list()
+        assert picked == [q for q in universe[Q] if (lo is None or q >= lo) and (hi is None or q < hi)]
+    numbers = universe.with_columns(pl.Series(Q, [10, 20, 30, 40, 50, 60]))
+    assert [range_sql(lo, hi, "q") for lo, hi in bounds_of(numbers, 12)] == ["q < 40", "q >= 40"]
+    assert bounds_of(universe, 24) == [(None, None)] and range_sql(None, None, "q") is None
+
+
+def test_sql_diversity_with_integer_ids_in_ranges(tmp_path) -> None:
+    """Integer query ids (a Parquet file read by DuckDB itself): ranges of integer literals."""
+    subtopics = pl.DataFrame({"query": [1, 1, 2, 3, 3, 4], "subtopic": [1, 2, 1, 1, 2, 1],
+                              "item": ["x", "y", "z", "x", "y", "w"], "relevance": [1, 1, 1, 2, 1, 1]})
+    run = pl.DataFrame({"query": [1, 1, 2, 3, 3, 3, 4], "item": ["y", "x", "z", "x", "q", "y", "w"],
+                        "position": [1, 2, 1, 1, 2, 3, 1]})
+    paths = {}
+    for name, frame in (("run", run), ("subtopics", subtopics)):
+        paths[name] = str(tmp_path / f"{name}.parquet")
+        frame.write_parquet(paths[name])
+    names = ["alpha_ndcg@5", "map_ia", "strec@2", "nerr_ia@3"]
+    polars = _quiet(run, names, qrels=subtopics, per_query=True).sort("query")
+    got = []
+    for budget in (None, 2):
+        with pytest.MonkeyPatch.context() as m:
+            if budget is not None:
+                m.setattr(diversity, "SQL_RANGE_ROWS", budget)
+            got.append(_quiet(paths["run"], names, qrels=paths["subtopics"], per_query=True, engine="duckdb")
+                       .sort("query"))
+    assert got[1].equals(got[0])
+    assert got[0]["query"].to_list() == polars["query"].to_list() == [1, 2, 3, 4]
+    for name in names:
+        assert (got[0][name] - polars[name]).abs().max() <= 1e-12, name
+
+
+BAD_SUBTOPICS = [
+    ({"item": ["x", "x", "y", "y"], "subtopic": [1, 1, 2, 2]}, "2 repeated (query, subtopic, item) rows"),
+    ({"relevance": [-1, 1, -1, 1]}, "2 rows, e.g. queries ['1', '3']"),
+    ({"query": [None, "1", "3", "3"]}, "1 rows with a null query"),
+    ({"relevance": [1.0, float("nan"), float("inf"), 1.0]}, "2 rows with a NaN or infinite grade, e.g. queries ['1', '3']"),
+]
+
+
+@pytest.mark.parametrize("bad, message", BAD_SUBTOPICS)
+def test_sql_subtopic_checks_in_ranges_equal_one_statement(bad: dict, message: str) -> None:
+    """Bad subtopic judgments: DuckDB's message with the statement cut into ranges is the one
+    statement's, counted over the whole table, and the Polars engine's (one wording,
+    ``diversity.refuse_subtopics``; the examples from a SELECT DISTINCT of three query ids)."""
+    subtopics = pl.DataFrame({"query": ["1", "1", "3", "3"], "subtopic": [1, 2, 1, 2], "item": ["x", "y", "x", "y"],
+                              "relevance": [1, 1, 1, 1]})
+    subtopics = subtopics.with_columns(pl.Series(k, v) for k, v in bad.items())
+    run = pl.DataFrame({"query": ["1", "1", "2", "3", "3"], "item": ["x", "y", "z", "x", "y"], "position": [1, 2, 1, 1, 2]})
+    spec = rp.measures.parse("alpha_ndcg@5").replace(subtopics=subtopics)
+    errors = []
+    for engine, budget in (("duckdb", 1), ("duckdb", None), ("polars", None)):
+        with pytest.MonkeyPatch.context() as m:
+            if budget is not None:
+                m.setattr(diversity, "SQL_RANGE_ROWS", budget)
+            with pytest.raises(RankPolarsError, match="subtopic judgments") as e:
+                _quiet(run, [spec], engine=engine)
+        errors.append(str(e.value))
+    ranged, whole, polars = errors
+    assert message in whole
+    assert ranged == whole
+    if "repeated" in message:  # the Polars engine's examples of repeats come in no set order
+        head, examples = polars.split("e.g. queries ")
+        assert whole.startswith(head) and sorted(eval(examples)) == eval(whole.split("e.g. queries ")[1])
+    else:
+        assert whole == polars
+
+
+def test_sql_subtopic_examples_are_three_queries_in_id_order() -> None:
+    """Many bad queries: the count is every row's, the examples the first three ids (nulls last),
+    as the Polars engine words them."""
+    subtopics = pl.DataFrame({"query": [f"q{i}" for i in (5, 3, 9, 1, 7)] + [None], "subtopic": [1] * 6,
+                              "item": ["x"] * 6, "relevance": [-1, -1, -1, -1, 1, None]})
+    run = pl.DataFrame({"query": ["q1"], "item": ["x"], "position": [1]})
+
+    def refused(judgments: pl.DataFrame) -> str:
+        spec = rp.measures.parse("alpha_ndcg@5").replace(subtopics=judgments)
+        messages = []
+        for engine in ("duckdb", "polars"):
+            with pytest.raises(RankPolarsError, match="subtopic judgments") as e:
+                _quiet(run, [spec], engine=engine)
+            messages.append(str(e.value))
+        assert messages[0] == messages[1]
+        return messages[0]
+
+    assert "1 rows with a null query, subtopic, item or relevance, e.g. queries [None]" in refused(subtopics)
+    assert refused(subtopics.filter(pl.col("query").is_not_null())).endswith("4 rows, e.g. queries ['q1', 'q3', 'q5']")
+
+
+def test_sql_subtopic_errors_never_copy_the_table(monkeypatch) -> None:
+    """The DuckDB checks' error path reads counts and three query ids, never the judgments'
+    rows (a copy in Polars would hold a 200M-row table)."""
+    subtopics = pl.DataFrame({"query": ["1", "1"], "subtopic": [1, 2], "item": ["x", "y"], "relevance": [-1, 1]})
+    run = pl.DataFrame({"query": ["1"], "item": ["x"], "position": [1]})
+    spec = rp.measures.parse("alpha_ndcg@5").replace(subtopics=subtopics)
+    monkeypatch.setattr(diversity, "check_subtopics", lambda *a, **k: pytest.fail("check_subtopics called"))
+    from rank_polars.engines.duckdb_engine import DuckDBEngine
+
+    shown: list[int] = []
+    original = DuckDBEngine.query
+
+    def query(self, sql):
+        out = original(self, sql)
+        shown.append(out.height)
+        return out
+
+    monkeypatch.setattr(DuckDBEngine, "query", query)
+    with pytest.raises(RankPolarsError, match=r"must be >= 0 .* 1 rows, e\.g\. queries \['1'\]"):
+        _quiet(run, [spec], engine="duckdb")
+    assert max(shown) <= 3
+
+
+def test_spark_diversity_in_ranges_equals_polars(spark_session) -> None:
+    """Spark goes through the same statements (its greedy ideal computed per range by the Polars
+    engine's code): cut into ranges of 2 run rows, the Polars engine's values."""
+    qrels = pl.DataFrame(
+        [("1", "s0", "d1", 1), ("1", "s1", "d2", 2), ("1", "s1", "d1", 1), ("1", "s2", "d3", 0), ("2", "s0", "d3", 1),
+         ("2", "s1", "d1", 0), ("3", "s0", "d9", 1), ("4", "s0", "d1", 1), ("4", "s1", "d2", 1)],
+        schema={"query": pl.String, "subtopic": pl.String, "item": pl.String, "relevance": pl.Int64}, orient="row")
+    run = pl.DataFrame(
+        [("a", "1", "d2", 1), ("a", "1", "d1", 2), ("a", "1", "x", 3), ("a", "2", "d1", 1), ("a", "2", "d3", 2),
+         ("b", "1", "d1", 1), ("b", "4", "d1", 1), ("b", "4", "d2", 2), ("b", "3", "d9", 1)],
+        schema={"model": pl.String, "query": pl.String, "item": pl.String, "position": pl.Int64}, orient="row")
+    names = ["alpha_ndcg@3", "err_ia@20", "map_ia", "strec@2", "p_ia@2", "nnrbp"]
+    want = _quiet(run, names, qrels=qrels, by="model", per_query=True).sort("model", "query")
+    seen: list[int] = []
+    original = diversity._sql_ranges
+
+    def spy(tables):
+        ranges = original(tables)
+        seen.append(len(ranges))
+        return ranges
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(diversity, "SQL_RANGE_ROWS", 2)
+        m.setattr(diversity, "_sql_ranges", spy)
+        got = _quiet(run, names, qrels=qrels, by="model", per_query=True, engine="spark", spark=spark_session)
+    assert seen and seen[0] > 1
+    got = got.sort("model", "query")
+    assert got.select("model", "query").equals(want.select("model", "query"))
+    for name in names:
+        assert (got[name] - want[name]).abs().max() <= 1e-12, name

@@ -13,8 +13,11 @@ module with two functions, one per kind of engine:
 
 ``polars_values(outputs, frames: FamilyFrames) -> pl.LazyFrame``
     ``outputs``: the ``(label, spec)`` pairs of that family and kind requested in one call.
-``sql_values(outputs, tables: FamilySql) -> str``
-    A ``SELECT`` (DuckDB dialect; Spark's is translated) over the names ``tables`` gives.
+``sql_values(outputs, tables: FamilySql) -> str | list[str]``
+    A ``SELECT`` (DuckDB dialect; Spark's is translated) over the names ``tables`` gives; in
+    an engine's session (``tables.query`` set) it may be a list of them, each over its own
+    rankings (a range of query ids of ``tables.universe_frame``, so that each fits in
+    memory), whose rows the engine concatenates.  ``to_sql`` (no session) takes one.
 
 and optionally a third, for a family whose values are aggregates of each ranking's own rows:
 
@@ -178,6 +181,9 @@ class FamilySql:
     text_ids: tuple[str, ...] = ()
     # DuckDB's recursive CTEs ``USING KEY``: the union table keeps a key's latest row only
     keyed_recursion: bool = False
+    # in an engine's session: the universe as a Polars frame (keys and ``N_RET``), from which a
+    # family cuts its work into ranges of query ids (polars_engine.bounds_of); None in to_sql
+    universe_frame: pl.DataFrame | None = None
     _names: dict[int, str] = field(default_factory=dict)
 
     @property
@@ -258,9 +264,17 @@ def polars_family_values(families: Outputs, frames: FamilyFrames, streaming: boo
 
 def sql_family_values(families: Outputs, tables: FamilySql, render: Callable[[str], str]) -> list[tuple[bool, Outputs, pl.DataFrame]]:
     """Every family's values, each statement of its ``sql_values`` rendered over the CTEs of
-    the metric pass (``render``) and run by ``tables.query``."""
-    return [(catalog, outputs, tables.query(render(module.sql_values(outputs, tables))))
-            for module, catalog, outputs in family_groups(families)]
+    the metric pass (``render``) and run by ``tables.query``; a list of statements (each over
+    rankings of its own) run one after the other, their rows concatenated."""
+    out = []
+    for module, catalog, outputs in family_groups(families):
+        statements = module.sql_values(outputs, tables)
+        if isinstance(statements, str):
+            values = tables.query(render(statements))
+        else:
+            values = pl.concat([tables.query(render(sql)) for sql in statements], how="vertical_relaxed")
+        out.append((catalog, outputs, values))
+    return out
 
 
 __all__ = ["Engine", "FamilyFrames", "FamilySql", "attach", "family_groups", "polars_family_values",

@@ -181,31 +181,51 @@ def held_rows(uni: pl.DataFrame, judged: pl.DataFrame | None, stats: pl.DataFram
     return held.select(Q, (pl.col("q_contributing") * (1 + pl.col("__rp_rankings"))).alias(HELD))
 
 
-def query_ranges(held: pl.DataFrame, budget: int | None = None) -> list[pl.Expr | None]:
-    """Predicates on the query id cutting the queries, in id order, into ranges that each hold
-    about ``budget`` rows (``[None]``: one pass).  Ranges of ids, not hashes: a Parquet log
-    sorted by query then skips the row groups outside each range, so the ranges read the log
-    about once in all."""
+def query_bounds(held: pl.DataFrame, budget: int | None = None) -> list[tuple[Any, Any]]:
+    """The ``(lo, hi)`` bounds of ranges of query ids (``lo <= id < hi``; None: unbounded on that
+    side) cutting the queries, in id order, into ranges that each hold about ``budget`` rows of
+    ``held`` (``Q``, ``HELD``); ``[(None, None)]``: one pass.  Ranges of ids, not hashes: a
+    Parquet log sorted by query then skips the row groups outside each range, so the ranges
+    read the log about once in all.  The Polars engine reads them as predicates
+    (:func:`query_ranges`), the SQL engines as ``WHERE`` terms (``sql_engine.range_sql``)."""
     budget = HELD_ROWS if budget is None else budget
     total = int(held[HELD].sum() or 0)
     parts = -(-total // budget)
     if parts <= 1:
-        return [None]
+        return [(None, None)]
     cum = held.sort(Q).with_columns(pl.col(HELD).cum_sum().alias("__rp_cum"))
     cuts = sorted({cum.filter(pl.col("__rp_cum") > total * i // parts)[Q][0] for i in range(1, parts)})
-    bounds: list[str | None] = [None, *cuts, None]
-    ranges = []
-    for lo, hi in zip(bounds, bounds[1:]):
-        terms = ([pl.col(Q) >= lo] if lo is not None else []) + ([pl.col(Q) < hi] if hi is not None else [])
-        ranges.append(pl.all_horizontal(terms))
-    return ranges
+    bounds: list[Any] = [None, *cuts, None]
+    return list(zip(bounds, bounds[1:]))
+
+
+def range_expr(lo: Any, hi: Any) -> pl.Expr | None:
+    """The predicate ``lo <= Q < hi`` (a None bound: no term; None: no predicate at all)."""
+    terms = ([pl.col(Q) >= lo] if lo is not None else []) + ([pl.col(Q) < hi] if hi is not None else [])
+    return pl.all_horizontal(terms) if terms else None
+
+
+def query_ranges(held: pl.DataFrame, budget: int | None = None) -> list[pl.Expr | None]:
+    """Predicates on the query id for the ranges of :func:`query_bounds` (``[None]``: one pass)."""
+    return [range_expr(lo, hi) for lo, hi in query_bounds(held, budget)]
+
+
+def held_per_query(per_ranking: pl.DataFrame) -> pl.DataFrame:
+    """``Q, HELD``: the run rows of each query, from ``per_ranking`` (keys and ``N_RET``, one
+    row per ranking; a null query id is in no range)."""
+    return per_ranking.filter(pl.col(Q).is_not_null()).group_by(Q).agg(pl.col(N_RET).sum().alias(HELD))
 
 
 def ranges_of(per_ranking: pl.DataFrame, budget: int) -> list[pl.Expr | None]:
-    """:func:`query_ranges` over the run rows of ``per_ranking`` (keys and ``N_RET``, one row per
-    ranking): ranges of query ids holding about ``budget`` run rows each."""
-    held = per_ranking.filter(pl.col(Q).is_not_null()).group_by(Q).agg(pl.col(N_RET).sum().alias(HELD))
-    return query_ranges(held, budget)
+    """:func:`query_ranges` over the run rows of ``per_ranking`` (:func:`held_per_query`):
+    ranges of query ids holding about ``budget`` run rows each."""
+    return query_ranges(held_per_query(per_ranking), budget)
+
+
+def bounds_of(per_ranking: pl.DataFrame, budget: int) -> list[tuple[Any, Any]]:
+    """:func:`query_bounds` over the run rows of ``per_ranking``: the bounds of
+    :func:`ranges_of`'s ranges (the SQL engines render them as SQL)."""
+    return query_bounds(held_per_query(per_ranking), budget)
 
 
 def distinct_counts(stats: pl.DataFrame, inputs: Inputs, names: Sequence[str], plan: Plan,
@@ -442,5 +462,6 @@ class PolarsEngine(Engine):
             return attach(table, polars_family_values(families, frames, self.streaming), inputs.keys)
 
 
-__all__ = ["HELD", "HELD_ROWS", "PolarsEngine", "contributes_expr", "held_rows", "metric_passes", "per_query",
-           "query_ranges", "ranked_run", "repeat_sources"]
+__all__ = ["HELD", "HELD_ROWS", "PolarsEngine", "bounds_of", "contributes_expr", "held_per_query", "held_rows",
+           "metric_passes", "per_query", "query_bounds", "query_ranges", "range_expr", "ranges_of", "ranked_run",
+           "repeat_sources"]

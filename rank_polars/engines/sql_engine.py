@@ -59,6 +59,24 @@ def literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def id_literal(value: object) -> str:
+    """A query or item id as a SQL literal: text quoted (:func:`literal`), an integer as is
+    (the id rule: ids are text or 64-bit integers)."""
+    if isinstance(value, str):
+        return literal(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise RankPolarsError(f"an id must be text or an integer to be written in SQL, got {value!r}")
+
+
+def range_sql(lo: object, hi: object, column: str) -> str | None:
+    """``lo <= column < hi`` (a None bound: no term; None: no predicate at all), the SQL form
+    of a range of ``polars_engine.query_bounds``; ``column``: SQL text, already quoted."""
+    terms = ([f"{column} >= {id_literal(lo)}"] if lo is not None else []) + (
+        [f"{column} < {id_literal(hi)}"] if hi is not None else [])
+    return " AND ".join(terms) or None
+
+
 def metric_column(i: int) -> str:
     """Internal name of the i-th metric's column (labels such as ``ndcg@10`` only at the end)."""
     return f"__rp_m{i}"
@@ -513,6 +531,6 @@ def per_query_query(
 
 
 __all__ = [
-    "POSITIONS_DISTINCT", "Query", "Source", "compile_expr", "literal", "metric_column", "per_query_query",
-    "positions_distinct_sql", "qrels_stats_sql", "quote", "universe_sql",
+    "POSITIONS_DISTINCT", "Query", "Source", "compile_expr", "id_literal", "literal", "metric_column", "per_query_query",
+    "positions_distinct_sql", "qrels_stats_sql", "quote", "range_sql", "universe_sql",
 ]

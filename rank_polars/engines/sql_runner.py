@@ -19,6 +19,7 @@ hand it a Polars frame (:meth:`SqlRunner.register`) and where its sources are
 
 from __future__ import annotations
 
+import itertools
 import os
 from typing import Any
 
@@ -63,6 +64,7 @@ from .sql_engine import (
 PER_QUERY = "__rp_per_query"  # the last CTE of sql_engine.per_query_query
 UNIVERSE_GIVEN = "__rp_universe_given"
 FAMILY_RUN = "__rp_family_run"  # the ranked run, as the measure families read it
+_IDEALS = itertools.count()  # the greedy ideals' tables: one name each (a family's statements are built first, then run)
 
 
 class SqlRunner(Engine):
@@ -112,6 +114,12 @@ class SqlRunner(Engine):
 
     def checked_pass(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> tuple[Query, list[str]]:
         """Statements 1 and 2, checked; the metric pass (3) to run and the checks it counts."""
+        q, checks, _ = self.checked_universe(plan, inputs, missing=missing, duplicates=duplicates)
+        return q, checks
+
+    def checked_universe(self, plan: Plan, inputs: Inputs, *, missing: Missing,
+                         duplicates: str) -> tuple[Query, list[str], pl.DataFrame]:
+        """:meth:`checked_pass`, and the universe it handed to the database (keys and ``N_RET``)."""
         src = self.source(inputs, duplicates)
         with self.progress.phase("checking the run" + (" and judgments" if src.qrels is not None else "")):
             stats = self.run_stats(plan, src, inputs, duplicates)
@@ -124,13 +132,13 @@ class SqlRunner(Engine):
         table = self.register(UNIVERSE_GIVEN, uni.with_columns(pl.col(N_RET).cast(pl.Int64)))
         checks = contributing_stat_names(inputs, duplicates, plan)
         proven = ["rank_dup"] if POSITIONS_DISTINCT in stats.columns and stats[POSITIONS_DISTINCT].min() == 1 else []
-        return per_query_query(plan, src, table, checks=checks, proven=proven), checks
+        return per_query_query(plan, src, table, checks=checks, proven=proven), checks, uni
 
     def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str,
                  families: Outputs = ()) -> pl.DataFrame:
         """One row per evaluated (group, query): the internal keys and one Float64 column per
         metric (the plan's, then the families' of :mod:`rank_polars.engines.base`)."""
-        q, checks = self.checked_pass(plan, inputs, missing=missing, duplicates=duplicates)
+        q, checks, uni = self.checked_universe(plan, inputs, missing=missing, duplicates=duplicates)
         with self.progress.phase(f"metric pass and fetching ({len(plan.outputs)} metrics)"):
             table = check_contributing(self.query(q.render(f"SELECT * FROM {quote(PER_QUERY)}")), inputs, checks)
         table = labelled(table, plan)
@@ -143,7 +151,7 @@ class SqlRunner(Engine):
                            universe=quote(UNIVERSE), keys=inputs.keys, columns=inputs.columns,
                            relation=self.auxiliary, query=self.query,
                            ideal=None if self.recursive_ctes else self.ideal_table, ordered=True,
-                           keyed_recursion=self.recursive_ctes,
+                           keyed_recursion=self.recursive_ctes, universe_frame=uni,
                            text_ids=tuple(c for c, t in inputs.ids.items() if t == pl.String))
         with self.progress.phase(f"measure families ({len(families)} metrics)"):
             return attach(table, sql_family_values(families, tables, ctes.render), inputs.keys)
@@ -157,7 +165,7 @@ class SqlRunner(Engine):
         from ..families.diversity import G, POS, ideal_gains
 
         ideal = ideal_gains(self.query(pairs), alpha, depth)
-        return self.register(f"__rp_ideal_{id(ideal):x}",
+        return self.register(f"__rp_ideal_{next(_IDEALS)}",
                              ideal.select(pl.col(Q).alias("q"), pl.col(POS).alias("pos"), pl.col(G).alias("g")))
 
     def qrels_stats(self, plan: Plan, src: Source, inputs: Inputs) -> pl.DataFrame:

@@ -44,6 +44,27 @@ def relevant_pairs(subtopics: pl.LazyFrame, column: str, relevance: str, rel: fl
             .select(Q, pl.col(column).alias(SUB), ITEM).unique())
 
 
+def refuse_subtopics(counts: dict[str, int], examples: Any, column: str, relevance: str) -> None:
+    """Raise what ndeval would score silently wrong in subtopic judgments (see
+    :func:`check_subtopics`), worded from the whole table's ``counts`` (``nulls``,
+    ``nonfinite``, ``negative``, ``repeated``: the first nonzero one is refused, so it must be
+    exact) and ``examples(problem)``: up to three queries with that problem, in id order
+    (nulls last).  The Polars engine counts in Polars, the SQL engines in the database: one
+    wording for both."""
+    if counts["nulls"]:
+        raise RankPolarsError(f"subtopic judgments: {counts['nulls']} rows with a null query, {column}, item or "
+                              f"{relevance}, e.g. queries {examples('nulls')}")
+    if counts["nonfinite"]:
+        raise RankPolarsError(f"subtopic judgments: {relevance} must be a finite number; {counts['nonfinite']} rows "
+                              f"with a NaN or infinite grade, e.g. queries {examples('nonfinite')}")
+    if counts["negative"]:
+        raise RankPolarsError(f"subtopic judgments: {relevance} must be >= 0 (ndeval refuses a negative judgment); "
+                              f"{counts['negative']} rows, e.g. queries {examples('negative')}")
+    if counts["repeated"]:
+        raise RankPolarsError(f"subtopic judgments: {counts['repeated']} repeated (query, {column}, item) rows, "
+                              f"e.g. queries {examples('repeated')}")
+
+
 def check_subtopics(subtopics: pl.LazyFrame, column: str, relevance: str,
                     ranges: Sequence[pl.Expr | None] = (None,)) -> None:
     """Refuse what ndeval would score silently wrong: null ids or grades, NaN or infinite
@@ -71,23 +92,15 @@ def check_subtopics(subtopics: pl.LazyFrame, column: str, relevance: str,
     if len(ranges) > 1:  # a null query id is in no range
         stats["nulls"] += subtopics.select(pl.col(Q).is_null().sum()).collect(engine="streaming").item()
 
-    def queries(rows: pl.Expr) -> list[Any]:
-        return subtopics.filter(rows).select(Q).unique().sort(Q, nulls_last=True).head(3).collect()[Q].to_list()
+    def examples(problem: str) -> list[Any]:
+        if problem == "repeated":
+            rows = subtopics.group_by(Q, column, ITEM).len().filter(pl.col("len") > 1)
+        else:
+            rows = subtopics.filter({"nulls": nulls, "nonfinite": nonfinite, "negative": pl.col(relevance) < 0}[problem])
+        return rows.select(Q).unique().sort(Q, nulls_last=True).head(3).collect()[Q].to_list()
 
-    if stats["nulls"]:
-        raise RankPolarsError(f"subtopic judgments: {stats['nulls']} rows with a null query, {column}, item or "
-                              f"{relevance}, e.g. queries {queries(nulls)}")
-    if stats["nonfinite"]:
-        raise RankPolarsError(f"subtopic judgments: {relevance} must be a finite number; {stats['nonfinite']} rows "
-                              f"with a NaN or infinite grade, e.g. queries {queries(nonfinite)}")
-    if stats["negative"]:
-        raise RankPolarsError(f"subtopic judgments: {relevance} must be >= 0 (ndeval refuses a negative judgment); "
-                              f"{stats['negative']} rows, e.g. queries {queries(pl.col(relevance) < 0)}")
-    if stats["repeated"]:
-        bad = (subtopics.group_by(Q, column, ITEM).len().filter(pl.col("len") > 1)
-               .select(Q).unique().head(3).collect()[Q].to_list())
-        raise RankPolarsError(f"subtopic judgments: {stats['repeated']} repeated (query, {column}, item) rows, "
-                              f"e.g. queries {bad}")
+    # the SQL engines word their counts with the same function (_sql_checks)
+    refuse_subtopics(stats, examples, column, relevance)
 
 
 def _equal_neighbours(values: pl.Expr) -> pl.Expr:
@@ -551,16 +564,53 @@ def ideal_sql(pairs: str, alpha: float, depth: int | None) -> str:
     )
 
 
-def sql_values(outputs: Sequence[tuple[str, Any]], tables: Any) -> str:
-    """The family hook for the SQL engines: one ``SELECT`` (DuckDB dialect) per call, the
-    measures of each set of shared parameters in a subquery, full-joined on the keys."""
+#: The run rows one diversity statement of the SQL engines may read.  Past it (in an engine's
+#: session) the statement runs once per range of query ids (:func:`_sql_ranges`), as the
+#: Polars engine's :data:`RANGE_ROWS`: at 200M rows one statement ran out of DuckDB's default
+#: 1.5 GiB (8.9 GiB of RSS under an 8 GB limit).  The statement holds ~80 bytes a run row
+#: (measured on the 200M-row log, 2 threads: 10M rows ran in 768 MiB, 12.5M in 1 GiB but not
+#: 768 MiB, 20M in 1.4 GiB but not 1.2 GiB, 25M not in 1.5 GiB): 10M leaves half the default
+#: limit spare, and smaller statements cost no more time on a log sorted by query.
+SQL_RANGE_ROWS = 10_000_000
+
+
+def sql_values(outputs: Sequence[tuple[str, Any]], tables: Any) -> str | list[str]:
+    """The family hook for the SQL engines: a ``SELECT`` (DuckDB dialect), the measures of each
+    set of shared parameters in a subquery, full-joined on the keys.  In an engine's session,
+    a run of more than :data:`SQL_RANGE_ROWS` rows gives one statement per range of query ids
+    (:func:`_sql_ranges`), the run rows and the judgments of that range alone: a ranking lies
+    in one range, so the rows of the statements concatenated are those of the one statement.
+    The judgments are checked once, over the whole table (:func:`_sql_checks`)."""
     from ..engines.sql_engine import quote
 
     groups: dict[tuple[Any, ...], list[tuple[str, Any]]] = {}
     for label, spec in outputs:
         groups.setdefault(_key(spec), []).append((label, spec))
+    for same in groups.values():
+        _sql_checks(same, tables, quote)
+    statements = [_sql_statement(outputs, list(groups.values()), tables, quote, part) for part in _sql_ranges(tables)]
+    return statements[0] if len(statements) == 1 else statements
+
+
+def _sql_ranges(tables: Any) -> list[str | None]:
+    """SQL predicates on ``Q`` cutting the evaluated queries into ranges of about
+    :data:`SQL_RANGE_ROWS` run rows each, by the Polars engine's rule
+    (:func:`rank_polars.engines.polars_engine.bounds_of` over ``tables.universe_frame``);
+    ``[None]``: one statement (a run within the budget, or ``to_sql``, which has no session)."""
+    universe = getattr(tables, "universe_frame", None)
+    if tables.query is None or universe is None:
+        return [None]
+    from ..engines.polars_engine import bounds_of
+    from ..engines.sql_engine import quote, range_sql
+
+    return [range_sql(lo, hi, quote(Q)) for lo, hi in bounds_of(universe, SQL_RANGE_ROWS)]
+
+
+def _sql_statement(outputs: Sequence[tuple[str, Any]], groups: Sequence[Sequence[tuple[str, Any]]], tables: Any,
+                   quote: Any, part: str | None) -> str:
+    """One statement of :func:`sql_values`, over the queries ``part`` selects (None: all)."""
     keys = [quote(k) for k in tables.keys]
-    selects = [_sql_group(same, tables, quote) for same in groups.values()]
+    selects = [_sql_group(same, tables, quote, part) for same in groups]
     if len(selects) == 1:
         return selects[0]
     sql = f"SELECT * FROM ({selects[0]}) AS d0"
@@ -571,42 +621,76 @@ def sql_values(outputs: Sequence[tuple[str, Any]], tables: Any) -> str:
     return f"SELECT {', '.join(keys)}, {filled} FROM ({sql}) AS d"
 
 
-def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> str:
+def _sql_checks(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> None:
+    """:func:`check_subtopics` in the database, over the whole subtopic table (an engine's
+    session; to_sql's SQL checks nothing): its columns, then the counts in one statement.  A
+    problem is worded by :func:`refuse_subtopics`, its examples from a ``SELECT DISTINCT`` of
+    three query ids: the table never leaves the database (a copy of it in Polars, to word the
+    message, would hold every row of a 200M-row table)."""
+    if tables.query is None:
+        return
+    first = outputs[0][1]
+    column, relevance = first.params["subtopic"], tables.columns.relevance
+    source = tables.source(first, "subtopics")
+    q, item, col, grade = quote(Q), quote(ITEM), quote(column), quote(relevance)
+    names = tables.query(f"SELECT * FROM {source} AS t LIMIT 0").columns
+    for need, what in ((Q, tables.columns.query), (column, column), (ITEM, tables.columns.item), (relevance, relevance)):
+        if need not in names:
+            raise RankPolarsError(f"{first.NAME}: the subtopic judgments have no column {what!r} "
+                                  f"(columns: {', '.join(n for n in names if not n.startswith('__rp'))})")
+    where = {
+        "nulls": f"{q} IS NULL OR {col} IS NULL OR {item} IS NULL OR {grade} IS NULL",
+        # NaN and infinities: x - x is 0 for every finite number (a dialect-neutral isfinite)
+        "nonfinite": f"CAST({grade} AS DOUBLE) - CAST({grade} AS DOUBLE) <> 0",
+        "negative": f"{grade} < 0",
+    }
+    counted = ", ".join(f"COUNT(*) FILTER (WHERE {cond}) AS {name}" for name, cond in where.items())
+    stats = tables.query(
+        f"SELECT {counted},"
+        # rows sharing a row hash beyond the first: plain counts, which DuckDB spills (a
+        # SELECT DISTINCT of the rows ran out of the default 1.5 GiB at 186M judgments); a
+        # collision only sends the table to the exact count below
+        f" (SELECT COALESCE(SUM(n - 1), 0) FROM (SELECT COUNT(*) AS n FROM {source} AS u"
+        f" GROUP BY hash({q}, {col}, {item}) HAVING COUNT(*) > 1) AS d) AS repeated"
+        f" FROM {source} AS t")
+    counts = {name: int(value or 0) for name, value in stats.row(0, named=True).items()}
+    if not any(counts.values()):
+        return
+    repeats = f"SELECT {q} FROM {source} AS u GROUP BY {q}, {col}, {item} HAVING COUNT(*) > 1"
+    if counts["repeated"] and not any(counts[name] for name in where):
+        # the rows themselves compared (as check_subtopics: a hash collision is no repeat)
+        exact = tables.query(f"SELECT COALESCE(SUM(n - 1), 0) AS n FROM (SELECT COUNT(*) AS n FROM {source} AS u"
+                             f" GROUP BY {q}, {col}, {item} HAVING COUNT(*) > 1) AS d")
+        counts["repeated"] = int(exact.item() or 0)
+
+    def examples(problem: str) -> list[Any]:
+        rows = repeats if problem == "repeated" else f"SELECT {q} FROM {source} AS t WHERE {where[problem]}"
+        return tables.query(f"SELECT DISTINCT {q} FROM ({rows}) AS e ORDER BY {q} NULLS LAST LIMIT 3")[Q].to_list()
+
+    refuse_subtopics(counts, examples, column, relevance)
+
+
+def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any, part: str | None = None) -> str:
+    """The measures of one set of shared parameters; ``part``: a predicate on ``Q`` (over the
+    run and the judgments), the queries of one statement of :func:`sql_values` (None: all)."""
     first = outputs[0][1]
     alpha, rel, column = first.params["alpha"], first.params["rel"], first.params["subtopic"]
     source = tables.source(first, "subtopics")
     relevance = tables.columns.relevance
     q, sub, item, rank = quote(Q), quote(SUB), quote(ITEM), quote(RANK)
     col, grade = quote(column), quote(relevance)
-    if tables.query is not None:  # an engine's session (to_sql has none: its SQL checks nothing)
-        names = tables.query(f"SELECT * FROM {source} AS t LIMIT 0").columns
-        for need, what in ((Q, tables.columns.query), (column, column), (ITEM, tables.columns.item), (relevance, relevance)):
-            if need not in names:
-                raise RankPolarsError(f"{first.NAME}: the subtopic judgments have no column {what!r} "
-                                      f"(columns: {', '.join(n for n in names if not n.startswith('__rp'))})")
-        stats = tables.query(
-            f"SELECT COUNT(*) FILTER (WHERE {q} IS NULL OR {col} IS NULL OR {item} IS NULL OR {grade} IS NULL) AS nulls,"
-            f" COUNT(*) FILTER (WHERE {grade} < 0) AS negative,"
-            # NaN and infinities: x - x is 0 for every finite number (a dialect-neutral isfinite)
-            f" COUNT(*) FILTER (WHERE CAST({grade} AS DOUBLE) - CAST({grade} AS DOUBLE) <> 0) AS nonfinite,"
-            # rows sharing a row hash beyond the first: plain counts, which DuckDB spills (a
-            # SELECT DISTINCT of the rows ran out of the default 1.5 GiB at 186M judgments); a
-            # collision only sends the table to the exact check below
-            f" (SELECT COALESCE(SUM(n - 1), 0) FROM (SELECT COUNT(*) AS n FROM {source} AS u"
-            f" GROUP BY hash({q}, {col}, {item}) HAVING COUNT(*) > 1) AS d) AS repeated"
-            f" FROM {source} AS t")
-        if any(stats.row(0)):
-            # the same messages as the Polars engine, from the same check
-            check_subtopics(tables.query(f"SELECT {q}, {col}, {item}, {grade} FROM {source} AS t").lazy(), column,
-                            relevance)
+    run_rows = tables.run
+    if part is not None:  # the filters reach the Parquet readers (row groups skipped)
+        run_rows = f"(SELECT * FROM {tables.run} AS {quote('__rp_range')} WHERE {part})"
+        source = f"(SELECT * FROM {source} AS {quote('__rp_range')} WHERE {part})"
     keys = [quote(k) for k in tables.keys]
     keylist = ", ".join(keys)
     ordered = tables.ordered  # sums in a fixed order in the engines' statements
     where = f"{grade} > 0" if rel is None else f"{grade} >= {float(rel)!r}"
-    run = f"(SELECT {keylist}, {item}, {rank} FROM {tables.run})"
+    run = f"(SELECT {keylist}, {item}, {rank} FROM {run_rows})"
     if first.params["judged_only"]:
         run = (f"(SELECT {keylist}, {item}, ROW_NUMBER() OVER (PARTITION BY {keylist} ORDER BY {rank}) AS {rank}"
-               f" FROM {tables.run} AS r WHERE EXISTS (SELECT 1 FROM {source} AS j WHERE j.{q} = r.{q}"
+               f" FROM {run_rows} AS r WHERE EXISTS (SELECT 1 FROM {source} AS j WHERE j.{q} = r.{q}"
                f" AND j.{item} = r.{item}))")
     kinds = {spec.KIND for _, spec in outputs}
     pairs_sql = f"SELECT DISTINCT {q}, {col} AS {sub}, {item} FROM {source} AS t WHERE {where}"
@@ -742,5 +826,5 @@ def judged_queries(frame: pl.LazyFrame, query: str, item: str, relevance: str) -
     return pl.concat([kept, frame.filter(bad).select(query, item, relevance)])
 
 
-__all__ = ["bind_subtopics", "check_subtopics", "judged_queries", "ideal_gains", "ideal_ideal", "ideal_sql", "nrbp_depth", "polars_values", "relevant_pairs",
-           "run_values", "sql_values"]
+__all__ = ["SQL_RANGE_ROWS", "bind_subtopics", "check_subtopics", "judged_queries", "ideal_gains", "ideal_ideal", "ideal_sql",
+           "nrbp_depth", "polars_values", "refuse_subtopics", "relevant_pairs", "run_values", "sql_values"]
