@@ -115,6 +115,12 @@ def test_engines_and_sql_agree_on_odd_logs(data, by, per_query, checks, labels, 
         assert want == got, f"polars: {want}, duckdb: {got}"
         return
     assert_finite(want, metrics)
+    keys = [by, "query"] if by else ["query"]
+    if checks == "fast" and (log.select(keys + ["position"]).is_duplicated().any()
+                             or log.select(keys + ["item"]).is_duplicated().any()):
+        # "fast" does not look for repeated positions or items: which of the repeated rows a
+        # ranking reads first is each engine's own (docs/bad-input.md), so only finite numbers
+        return
     assert_frame_equal(got, want, check_dtypes=False, abs_tol=1e-9, rel_tol=1e-9)
     if checks == "fast" or duplicates == "first" or judgments is not None and labels == "run" \
             or log.schema["relevance"] == pl.Boolean:
