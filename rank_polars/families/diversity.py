@@ -204,33 +204,31 @@ def _products(factor: float, n: int) -> list[float]:
     return out
 
 
-def _gain_terms(beta: float | None, k: int | None, kind: str, rank: str, ranks: int | None = None) -> pl.Expr:
-    """The terms of the per-list sum behind ``kind`` over rows carrying ``G`` at ``rank``, 0
-    past the cutoff (``ranks``: see :func:`run_values`); added in rank order by :func:`_folded`."""
-    cut = pl.col(rank) <= k if k is not None else pl.lit(True)
-    if kind in ("dcg", "ndcg") and ranks is not None:
-        discount = pl.col(rank).replace_strict(list(range(1, ranks + 1)), [ndeval_discount(r) for r in range(1, ranks + 1)],
-                                               return_dtype=pl.Float64)
-        term = pl.when(cut).then(pl.col(G) * discount)
-    elif kind in ("dcg", "ndcg"):
-        term = pl.when(cut).then(pl.col(G) / (pl.col(rank) + 1).cast(pl.Float64).log(2))
-    elif kind in ("err", "nerr"):
-        term = pl.when(cut).then(pl.col(G) / pl.col(rank))
-    elif ranks is not None:
-        assert beta is not None
-        term = pl.col(G) * (pl.col(rank) - 1).replace_strict(list(range(ranks)), _products(beta, ranks),
-                                                             return_dtype=pl.Float64)
-    else:
-        term = pl.col(G) * pl.lit(beta, pl.Float64).pow(pl.col(rank) - 1)
-    # a 0 past the cutoff leaves a left fold's sum as it is (x + 0.0 == x)
-    return term.fill_null(0.0)
-
-
 def _folded(frame: pl.DataFrame, new: Any, kind: str, k: int | None, beta: float | None, rank: str,
             ranks: int | None) -> Any:
-    """Each list's sum behind ``kind``: ``frame`` holds the lists' rows in ``rank`` order, ``new``
-    marks each list's first row."""
-    return segment_sums(new, frame.select(_gain_terms(beta, k, kind, rank, ranks)).to_series().to_numpy())
+    """Each list's sum behind ``kind`` (``ranks``: see :func:`run_values`): ``frame`` holds the
+    lists' rows, ``G`` at ``rank``, in rank order, ``new`` marks each list's first row; a row
+    past the cutoff adds 0 (``x + 0.0 == x``).  The divisions are NumPy's: Polars divides a
+    column of one row by multiplying with the divisor's reciprocal, another last bit."""
+    import numpy as np
+
+    gain = frame.get_column(G).to_numpy()
+    at = frame.get_column(rank).to_numpy()
+    if kind in ("dcg", "ndcg") and ranks is not None:
+        term = gain * np.array([0.0] + [ndeval_discount(r) for r in range(1, ranks + 1)])[at]
+    elif kind in ("dcg", "ndcg"):
+        # Polars' log2 (ln(x) / ln(2)), the same discount as the plan's nDCG
+        term = gain / frame.select((pl.col(rank) + 1).cast(pl.Float64).log(2)).to_series().to_numpy()
+    elif kind in ("err", "nerr"):
+        term = gain / at.astype(np.float64)
+    elif ranks is not None:
+        assert beta is not None
+        term = gain * np.array(_products(beta, ranks))[at - 1]
+    else:
+        term = gain * frame.select(pl.lit(beta, pl.Float64).pow(pl.col(rank) - 1)).to_series().to_numpy()
+    if k is not None and kind not in ("nrbp", "nnrbp"):
+        term = np.where(at <= k, term, 0.0)
+    return segment_sums(new, term)
 
 
 def segment_sums(new: Any, values: Any) -> Any:
