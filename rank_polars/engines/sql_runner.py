@@ -184,11 +184,18 @@ class SqlRunner(Engine):
         # the distinct counts over every row: statements of their own (distinct_sql), which spill
         distinct = [n for n in names if n in DISTINCT]
         aggs += [f"CAST({stat_sql(n, depth)} AS BIGINT) AS {quote(n)}" for n in names if n not in distinct]
-        if self.prove_positions and "rank_dup" in repeat_checks(src.run_labels, contributing_stat_names(inputs, duplicates, plan)):
+        if self.prove_positions and ("rank_dup" in distinct or "rank_dup" in repeat_checks(
+                src.run_labels, contributing_stat_names(inputs, duplicates, plan))):
             aggs.append(f"{positions_distinct_sql()} AS {quote(POSITIONS_DISTINCT)}")
         final = f"SELECT {keys}, {', '.join(aggs)} FROM {quote(RUN)} GROUP BY {keys}"
         stats = self.query(with_inputs(plan, src, final)).with_columns(pl.col(N_RET).cast(pl.UInt32))
+        proven = POSITIONS_DISTINCT in stats.columns and stats[POSITIONS_DISTINCT].min() == 1
         for name in distinct:
+            if name == "rank_dup" and proven:
+                # every ranking's positions proven distinct in statement 1: no repeat to count
+                # (a GROUP BY over every row saved: 1.7 s of alpha_ndcg@20's 16 s at 20M rows)
+                stats = stats.with_columns(pl.lit(0, pl.Int64).alias(name))
+                continue
             found = self.query(with_inputs(plan, src, distinct_sql(name, inputs.keys, quote(RUN), depth)))
             stats = (stats.join(found.with_columns(pl.col(name).cast(pl.Int64)), on=inputs.keys, how="left", nulls_equal=True)
                      .with_columns(pl.col(name).fill_null(0)))
