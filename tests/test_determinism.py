@@ -26,14 +26,16 @@ METRICS = ["ndcg@10", "ndcg", "ap", "rbp(p=0.8)", "err@20", "bpref", "p@5", "rr"
 # they differ in the last bit for some ranks (see docs/how-it-works.md, "The same bits")
 LOGARITHMIC = {"ndcg@10", "ndcg"}
 
-WORKER = textwrap.dedent('''
+# Both workers' start: the data's folder and the thread count from the command line, DuckDB's
+# connections given that many threads (Polars reads POLARS_MAX_THREADS from the environment)
+PRELUDE = textwrap.dedent('''
     import json, sys, warnings
     warnings.simplefilter("ignore")
     import polars as pl
     import rank_polars as rp
     from rank_polars.engines.duckdb_engine import DuckDBEngine
 
-    folder, threads, metrics = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+    folder, threads = sys.argv[1], int(sys.argv[2])
     connect = DuckDBEngine.connect
 
     def with_threads(self):
@@ -42,6 +44,10 @@ WORKER = textwrap.dedent('''
         return con
 
     DuckDBEngine.connect = with_threads
+''')
+
+WORKER = PRELUDE + textwrap.dedent('''
+    metrics = json.loads(sys.argv[3])
     out = {}
     for engine in ("polars", "duckdb"):
         for per_query in (False, True):
@@ -77,14 +83,17 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     folder = tmp_path_factory.mktemp("determinism")
     write_log(folder)
     assert pl.scan_parquet(folder / "run.parquet").select(pl.len()).collect().item() > 350_000
-    results = []
-    for threads in (1, 2, 4, 4):  # 4 twice: the same settings, run again
-        env = {**os.environ, "POLARS_MAX_THREADS": str(threads)}
-        done = subprocess.run([sys.executable, "-c", WORKER, str(folder), str(threads), json.dumps(METRICS)],
-                              capture_output=True, text=True, env=env, timeout=300)
-        assert done.returncode == 0, done.stderr[-3000:]
-        results.append(json.loads(done.stdout))
-    return results
+    # 4 twice: the same settings, run again
+    return [run_worker(WORKER, folder, threads, json.dumps(METRICS)) for threads in (1, 2, 4, 4)]
+
+
+def run_worker(worker: str, folder: Path, threads: int, *args: str) -> dict:
+    """``worker``'s JSON output, run as a fresh process with ``threads`` threads."""
+    env = {**os.environ, "POLARS_MAX_THREADS": str(threads)}
+    done = subprocess.run([sys.executable, "-c", worker, str(folder), str(threads), *args],
+                          capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
 
 
 def test_every_run_gives_the_same_bits(runs: list[dict]) -> None:
@@ -133,3 +142,63 @@ def test_diversity_measures_give_the_same_bits_every_run(tmp_path: Path) -> None
         for other in bits[1:]:
             for m in metrics:
                 assert other[m] == bits[0][m], f"{engine} {m}"
+
+
+BEYOND_WORKER = PRELUDE + textwrap.dedent('''
+    history, sparse, vectors, cats = (f"{folder}/{name}.parquet" for name in ("history", "sparse", "vectors", "categories"))
+    per_list = [rp.arp(k=10, history=history), rp.aplt(k=10, history=history), rp.epc(k=10, history=history),
+                rp.efd(k=10, history=history), rp.ils(k=10, features=vectors),
+                rp.diversity(k=10, history=sparse, sim="cooccurrence"), rp.serendipity(k=10, history=history, features=vectors)]
+    by_category = [rp.ils(k=10, features=cats), rp.serendipity(k=10, history=history, features=cats)]
+    per_group = [rp.novelty(k=10, history=history, unseen="zero"), rp.entropy(k=10), rp.gini(k=10),
+                 rp.exposure_gini(k=10), rp.catalog_coverage(k=10), rp.pop_reo(k=10, history=history),
+                 rp.pop_rsp(k=10, history=history)]
+    calls = [("lists", per_list, True), ("lists", per_list, False), ("categories", by_category, True),
+             ("categories", by_category, False), ("groups", per_group, False)]
+    out = {}
+    for engine in ("polars", "duckdb"):
+        for name, metrics, per_query in calls:
+            table = rp.evaluate(f"{folder}/log.parquet", metrics, by="model", query="user", per_query=per_query, engine=engine)
+            table = table.sort(["model", "user"] if per_query else ["model"])
+            for m in table.columns[2:]:  # after (model, user) or (model, queries)
+                out[f"{engine} {name} {per_query} {m}"] = [None if v is None else v.hex() for v in table[m]]
+    print(json.dumps(out))
+''')
+
+
+def write_beyond_log(folder: Path, users: int = 12_000, depth: int = 12, items: int = 3_000, seed: int = 5) -> None:
+    """Two models showing ``depth`` items to each of ``users`` users (items drawn with a long
+    tail of popularity, 5% relevant), a history of 20 items per user (and a sparser one of 3,
+    drawn uniformly, for the co-occurrence: DuckDB's join of each shown item with its users
+    grows with the popular items' users), 16-dimensional vectors and one to three categories
+    per item: 288k shown rows, 240k of them in the top 10."""
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / (np.arange(items) + 5.0) ** 0.9
+    p = weights / weights.sum()
+    frames = []
+    for model in ("v1", "v2"):
+        u = np.repeat(np.arange(users), depth + 4)
+        frames.append(pl.DataFrame({"model": model, "user": u, "item": rng.choice(items, size=u.size, p=p)}))
+    log = pl.concat(frames).unique(["model", "user", "item"], keep="first", maintain_order=True)
+    log = log.with_columns(pl.int_range(1, pl.len() + 1).over("model", "user").alias("position")).filter(pl.col("position") <= depth)
+    log = log.with_columns(relevance=pl.Series((rng.random(log.height) < 0.05).astype(np.int8)))
+    log.write_parquet(folder / "log.parquet", row_group_size=40_000)
+    history = pl.DataFrame({"user": np.repeat(np.arange(users), 20), "item": rng.choice(items, size=users * 20, p=p)}).unique()
+    history.write_parquet(folder / "history.parquet", row_group_size=40_000)
+    sparse = pl.DataFrame({"user": np.repeat(np.arange(users), 3), "item": rng.integers(0, items, size=users * 3)}).unique()
+    sparse.write_parquet(folder / "sparse.parquet")
+    pl.DataFrame({"item": np.arange(items), "vec": rng.standard_normal((items, 16)).tolist()}).write_parquet(folder / "vectors.parquet")
+    cats = [sorted({f"c{c}" for c in rng.integers(0, 40, size=rng.integers(1, 4))}) for _ in range(items)]
+    pl.DataFrame({"item": np.arange(items), "cat": cats}).write_parquet(folder / "categories.parquet")
+
+
+def test_beyond_accuracy_measures_give_the_same_bits_every_run(tmp_path: Path) -> None:
+    """The beyond-accuracy family's float sums (novelty's and entropy's over the shown items,
+    the Gini indices', EPC / EFD's and serendipity's over a list's rows, the similarities'
+    over a list's vectors or categories, a user's profile) are added in a fixed order in both
+    engines: fresh processes with 1, 2 and 4 threads give the same bits, per list and per group."""
+    write_beyond_log(tmp_path)
+    assert pl.scan_parquet(tmp_path / "log.parquet").select(pl.len()).collect().item() > 250_000
+    results = [run_worker(BEYOND_WORKER, tmp_path, threads) for threads in (1, 2, 4)]
+    differ = sorted({key for other in results[1:] for key, values in results[0].items() if other[key] != values})
+    assert not differ, f"{len(differ)} outputs differ between thread counts: {differ}"

@@ -4,6 +4,12 @@ run, the judgments and the spec's tables; similarities as sums over the list, ne
 pairs of items.  A shown item missing from the catalogue or the features stops the statement
 with DuckDB's ``error()`` carrying the same message as the Polars engine (the engine turns it
 into a :class:`rank_polars.errors.DataError`).
+
+In the engines' statements (``FamilySql.ordered``) every sum of fractions is added in the
+order the Polars engine adds it (:func:`ordered`: ``SUM(x ORDER BY k)``), or for normalised
+vectors' components and cosine weights exactly (:func:`exact_sum`): the same bits every run;
+``to_sql`` keeps plain ``SUM``s, which every dialect reads.  A sum of whole numbers in a
+DOUBLE (counts, popularities, 0/1 flags: below 2^53) is exact in any order and stays plain.
 """
 
 from __future__ import annotations
@@ -64,6 +70,12 @@ class Ctx:
         return f"(SELECT DISTINCT {', '.join(self.keys)}, {I} FROM {self.t.run} WHERE {G} > 0)"
 
 
+def ordered(ctx: Ctx, value: str, order: str | None = None) -> str:
+    """``sum(value)`` added in the order of ``order``, or of the values themselves (ascending),
+    in the engines' statements; a plain ``sum`` in ``to_sql``'s."""
+    return f"sum({value} ORDER BY {order or value})" if ctx.t.ordered else f"sum({value})"
+
+
 def by(ctx: Ctx, frm: str, value: str, label: str, on: list[str]) -> str:
     cols = ", ".join(on)
     return f"SELECT {cols + ', ' if cols else ''}{value} AS {quote(label)} FROM {frm} AS x" + (f" GROUP BY {cols}" if cols else "")
@@ -97,23 +109,29 @@ def catalog_coverage(label: str, spec: Beyond, ctx: Ctx) -> str:
 
 
 def entropy(label: str, spec: Beyond, ctx: Ctx) -> str:
+    """As the Polars engine adds it: the items shown c times (m of them) as one term
+    m x -p log2 p, the terms in ascending order."""
     g = ", ".join(ctx.groups)
     counts = f"(SELECT {g + ', ' if g else ''}{I}, CAST(count(*) AS DOUBLE) AS c FROM {ctx.top(spec)} GROUP BY ALL)"
-    total = f"sum(c) OVER ({'PARTITION BY ' + g if g else ''})"
-    p = f"(SELECT *, c / {total} AS p FROM {counts})"
-    return by(ctx, p, "0.0 - sum(p * log2(p))", label, ctx.groups)  # 0.0, not -0.0, for one item
+    sizes = f"(SELECT {g + ', ' if g else ''}c, CAST(count(*) AS DOUBLE) AS m FROM {counts} GROUP BY ALL)"
+    total = f"sum(c * m) OVER ({'PARTITION BY ' + g if g else ''})"  # of counts: exact in any order
+    p = f"(SELECT *, c / {total} AS p FROM {sizes})"
+    terms = f"(SELECT *, m * -(p * log2(p)) AS t FROM {p})"
+    return by(ctx, terms, f"0.0 + {ordered(ctx, 't')}", label, ctx.groups)  # 0.0, not -0.0, for one item
 
 
 def gini(label: str, spec: Beyond, ctx: Ctx, weight: str | None = None) -> str:
     g = ", ".join(ctx.groups)
     top = ctx.top(spec)
-    value = "CAST(count(*) AS DOUBLE)" if weight is None else f"sum({weight})"
+    value = "CAST(count(*) AS DOUBLE)" if weight is None else ordered(ctx, weight)
     n = f"(SELECT count(*) FROM {ctx.items(spec)})"
     exposure = f"(SELECT {g + ', ' if g else ''}{I}, {value} AS c FROM {top} GROUP BY ALL)"
     part = f"PARTITION BY {g}" if g else ""
     ranked = (f"(SELECT *, row_number() OVER ({part} ORDER BY c) AS j, count(*) OVER ({part}) AS m, "
               f"{n} AS n FROM {exposure})")
-    select = by(ctx, ranked, "sum((2 * (n - m + j) - n - 1) * c) / (max(n) * sum(c))", label, ctx.groups)
+    # both sums in the order of c ascending (RecBole's), as the Polars engine adds them
+    value = f"{ordered(ctx, '(2 * (n - m + j) - n - 1) * c', 'j')} / (max(n) * {ordered(ctx, 'c', 'j')})"
+    select = by(ctx, ranked, value, label, ctx.groups)
     if catalogue(spec) == "log":  # the log's own items hold every shown one
         return select
     return checked(select, check_missing(label, top, ctx.items(spec), catalogue(spec),
@@ -131,7 +149,8 @@ def popularity(ctx: Ctx, spec: Beyond, users: bool = False) -> str:
 
 
 def short_head(ctx: Ctx, spec: Beyond) -> str:
-    """The most popular items (ties by item id) while the rows before them are fewer than head x rows."""
+    """The most popular items (ties by item id) while the rows before them are fewer than head x
+    rows (sums of counts: exact in any order)."""
     pop = popularity(ctx, spec)
     before = f"sum(pop) OVER (ORDER BY pop DESC, {I} ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) - pop"
     return (f"(SELECT {I} FROM (SELECT {I}, {before} AS before, sum(pop) OVER () AS total FROM {pop}) "
@@ -144,13 +163,14 @@ def with_pop(ctx: Ctx, spec: Beyond, users: bool = False) -> str:
 
 
 def arp(label: str, spec: Beyond, ctx: Ctx) -> str:
+    # popularities are counts: their sum is exact in any order
     return by(ctx, with_pop(ctx, spec), "avg(coalesce(pop, 0.0))", label, ctx.keys)
 
 
 def aplt(label: str, spec: Beyond, ctx: Ctx) -> str:
     rows = (f"(SELECT t.*, CASE WHEN h.{I} IS NULL THEN 1.0 ELSE 0.0 END AS tail FROM {ctx.top(spec)} AS t "
             f"LEFT JOIN {short_head(ctx, spec)} AS h ON t.{I} = h.{I})")
-    return by(ctx, rows, "sum(tail)" if spec.NAME == "aclt" else "avg(tail)", label, ctx.keys)
+    return by(ctx, rows, "sum(tail)" if spec.NAME == "aclt" else "avg(tail)", label, ctx.keys)  # 0/1 flags: exact
 
 
 def flagged(ctx: Ctx, spec: Beyond) -> str:
@@ -160,6 +180,7 @@ def flagged(ctx: Ctx, spec: Beyond) -> str:
 
 
 def std_over_mean(label: str, ctx: Ctx, per: str) -> str:
+    # the sums are of counts: exact in any order
     a, b_ = "sum(nh) / sum(dh)", "sum(nt) / sum(dt)"
     value = (f"CASE WHEN sum(dh) > 0 AND sum(dt) > 0 AND sum(nh) + sum(nt) > 0 "
              f"THEN abs({a} - {b_}) / ({a} + {b_}) END")
@@ -204,9 +225,16 @@ def pop_reo(label: str, spec: Beyond, ctx: Ctx) -> str:
 
 # -- novelty ---------------------------------------------------------------------------------
 def novelty(label: str, spec: Beyond, ctx: Ctx) -> str:
+    """As the Polars engine adds it: the shown rows of the items of one popularity (k of them)
+    as one term k x novelty, the terms in ascending order (the counts' sum is exact)."""
     rows = f"(SELECT count(*) FROM {ctx.history(spec)})"
-    value = f"sum(coalesce(-log2(pop / {rows}), 0.0)) / count(*)"
-    select = by(ctx, with_pop(ctx, spec), value, label, ctx.groups)
+    g = ", ".join(f"s.{c}" for c in ctx.groups)
+    counts = f"(SELECT {', '.join(ctx.groups) + ', ' if g else ''}{I}, count(*) AS c FROM {ctx.top(spec)} GROUP BY ALL)"
+    by_pop = (f"(SELECT {g + ', ' if g else ''}p.pop, CAST(sum(s.c) AS DOUBLE) AS k FROM {counts} AS s "
+              f"LEFT JOIN {popularity(ctx, spec)} AS p ON s.{I} = p.{I} GROUP BY ALL)")
+    # the terms as a column first: Spark's ordered sum (a fold) cannot hold a subquery
+    terms = f"(SELECT *, k * coalesce(-log2(pop / {rows}), 0.0) AS t FROM {by_pop})"
+    select = by(ctx, terms, f"{ordered(ctx, 't')} / sum(k)", label, ctx.groups)
     if spec.params["unseen"] == "error":
         check = check_missing(label, ctx.top(spec), ctx.history(spec), "history",
                               "its novelty -log2(0) is infinite; pass unseen='zero' to count it as 0 (recommenders)")
@@ -215,9 +243,10 @@ def novelty(label: str, spec: Beyond, ctx: Ctx) -> str:
 
 
 def expected(label: str, spec: Beyond, ctx: Ctx, gain: str, users: bool = False) -> str:
-    rows = ctx.labelled(with_pop(ctx, spec, users))
     disc = f"(1.0 / log2(CAST({R} AS DOUBLE) + 1.0))"
-    value = f"sum(__rp_rel * {disc} * ({gain})) / sum({disc})"
+    # the terms as columns first: Spark's ordered sum (a fold) cannot hold the gain's subqueries
+    rows = f"(SELECT *, __rp_rel * {disc} * ({gain}) AS __rp_t, {disc} AS __rp_d FROM {ctx.labelled(with_pop(ctx, spec, users))})"
+    value = f"{ordered(ctx, '__rp_t', R)} / {ordered(ctx, '__rp_d', R)}"  # in rank order
     has = f"(SELECT DISTINCT {', '.join(ctx.keys)} FROM {ctx.relevant()})"
     per = by(ctx, rows, value, label, ctx.keys)
     return (f"SELECT {ctx.cols('v')}, CASE WHEN h.{ctx.keys[-1]} IS NOT NULL THEN v.{quote(label)} END AS {quote(label)} "
@@ -244,6 +273,7 @@ class Vectors:
         self.dense = self.sparse = self.diag = ""
         self.cols: list[str] = []
         if spec.params["sim"] == "cooccurrence":
+            # the window's sum is of counts: exact in any order
             m = f"(SELECT {I}, {QQ} AS dim, CAST(count(*) AS DOUBLE) AS m FROM {ctx.history(spec)} GROUP BY ALL)"
             self.sparse = f"(SELECT {I}, dim, m / sqrt(sum(m) OVER (PARTITION BY {I})) AS w FROM {m})"
             self.table = ctx.history(spec)
@@ -265,7 +295,18 @@ class Vectors:
                 cats = f"(SELECT DISTINCT * FROM (SELECT {I}, {cat} AS dim FROM {src}) WHERE dim IS NOT NULL)"
                 self.sparse = f"(SELECT {I}, dim, 1.0 / sqrt(count(*) OVER (PARTITION BY {I})) AS w FROM {cats})"
         if self.sparse:
-            self.diag = f"(SELECT {I}, sum(w * w) AS diag FROM {self.sparse} GROUP BY {I})"
+            self.diag = f"(SELECT {I}, {exact_sum(ctx, 'w * w')} AS diag FROM {self.sparse} GROUP BY {I})"
+
+
+def exact_sum(ctx: Ctx, value: str) -> str:
+    """``sum(value)`` of values below 100 in magnitude (normalised vectors' components, their
+    squares, an item's sum of squares), in the engines' statements exact whatever the order:
+    as DECIMAL(18, 16) (each term rounded to 1e-16, a few ulps), whose sums are exact (in a
+    128-bit integer, in every dialect), then DOUBLE.  Ordered ``SUM``s over the 64 dimensions of
+    feature vectors cost 20x as much (``ils@10`` on 20M shown rows in DuckDB: 4.5 -> 88 s), and
+    each list's vectors as one ordered list, folded, ran out of memory under DuckDB's default
+    limit; over co-occurrence weights, 3x as much."""
+    return f"CAST(sum(CAST({value} AS DECIMAL(18, 16))) AS DOUBLE)" if ctx.t.ordered else f"sum({value})"
 
 
 def vectors(label: str, spec: Beyond, ctx: Ctx, shown: str) -> tuple[Vectors, str | None]:
@@ -280,17 +321,19 @@ def ils(label: str, spec: Beyond, ctx: Ctx) -> str:
     top = ctx.top(spec)
     v, check = vectors(label, spec, ctx, top)
     keys = ", ".join(ctx.keys)
+    # a list's vectors (or weights per dimension) summed exactly, its squared sums over the
+    # dimensions in ascending order, its items' squared norms in rank order
     if v.dense:
-        sums = ", ".join(f"sum(f.{c}) AS {c}" for c in v.cols)
-        agg = (f"(SELECT {ctx.cols('t')}, CAST(count(*) AS DOUBLE) AS n, sum(f.diag) AS diag, {sums} "
+        sums = ", ".join(f"{exact_sum(ctx, f'f.{c}')} AS {c}" for c in ["diag", *v.cols])
+        agg = (f"(SELECT {ctx.cols('t')}, CAST(count(*) AS DOUBLE) AS n, {sums} "
                f"FROM {top} AS t JOIN {v.dense} AS f ON t.{I} = f.{I} GROUP BY {ctx.cols('t')})")
         ss = " + ".join(f"{c} * {c}" for c in v.cols)
         per = f"(SELECT {keys}, n, diag, {ss} AS ss FROM {agg})"
     else:
-        s = (f"(SELECT {ctx.cols('t')}, sum(w.w) AS s FROM {top} AS t JOIN {v.sparse} AS w ON t.{I} = w.{I} "
-             f"GROUP BY {ctx.cols('t')}, w.dim)")
-        ss = f"(SELECT {keys}, sum(s * s) AS ss FROM {s} GROUP BY {keys})"
-        base = (f"(SELECT {ctx.cols('t')}, CAST(count(*) AS DOUBLE) AS n, sum(coalesce(d.diag, 0.0)) AS diag "
+        s = (f"(SELECT {ctx.cols('t')}, {exact_sum(ctx, 'w.w')} AS s FROM {top} AS t JOIN {v.sparse} AS w "
+             f"ON t.{I} = w.{I} GROUP BY {ctx.cols('t')}, w.dim)")
+        ss = f"(SELECT {keys}, {ordered(ctx, 's * s')} AS ss FROM {s} GROUP BY {keys})"
+        base = (f"(SELECT {ctx.cols('t')}, CAST(count(*) AS DOUBLE) AS n, {ordered(ctx, 'coalesce(d.diag, 0.0)', f't.{R}')} AS diag "
                 f"FROM {top} AS t LEFT JOIN {v.diag} AS d ON t.{I} = d.{I} GROUP BY {ctx.cols('t')})")
         per = f"(SELECT {ctx.cols('b')}, b.n, b.diag, coalesce(q.ss, 0.0) AS ss FROM {base} AS b LEFT JOIN {ss} AS q ON {ctx.on('b', 'q')})"
     value = "CASE WHEN n >= 2 THEN (ss - diag) / (n * (n - 1)) END"
@@ -306,22 +349,25 @@ def serendipity(label: str, spec: Beyond, ctx: Ctx) -> str:
     v, check = vectors(label, spec, ctx, top)
     keys = ", ".join(ctx.keys)
     past = f"(SELECT {QQ}, CAST(count(*) AS DOUBLE) AS nh FROM {history} GROUP BY {QQ})"
+    # a user's profile: the history's vectors (or weights) summed exactly; a shown item's dot
+    # product with it: its terms in ascending order; a list's mean: its rows in rank order
     if v.dense:
-        sums = ", ".join(f"sum(f.{c}) AS {c}" for c in v.cols)
+        sums = ", ".join(f"{exact_sum(ctx, f'f.{c}')} AS {c}" for c in v.cols)
         profile = f"(SELECT h.{QQ}, {sums} FROM {history} AS h JOIN {v.dense} AS f ON h.{I} = f.{I} GROUP BY h.{QQ})"
         dot = " + ".join(f"f.{c} * coalesce(p.{c}, 0.0)" for c in v.cols)
         rows = (f"(SELECT t.*, {dot} AS dot FROM {top} AS t JOIN {v.dense} AS f ON t.{I} = f.{I} "
                 f"LEFT JOIN {profile} AS p ON t.{QQ} = p.{QQ})")
         hist_check = check_missing(label, history, v.table, "features", "a history item's similarity is unknown (never taken as 0)")
     else:
-        profile = (f"(SELECT h.{QQ}, w.dim, sum(w.w) AS p FROM {history} AS h JOIN {v.sparse} AS w ON h.{I} = w.{I} "
-                   f"GROUP BY h.{QQ}, w.dim)")
-        dots = (f"(SELECT {ctx.cols('t')}, t.{I}, sum(w.w * p.p) AS dot FROM {top} AS t JOIN {v.sparse} AS w ON t.{I} = w.{I} "
+        profile = (f"(SELECT h.{QQ}, w.dim, {exact_sum(ctx, 'w.w')} AS p FROM {history} AS h JOIN {v.sparse} AS w "
+                   f"ON h.{I} = w.{I} GROUP BY h.{QQ}, w.dim)")
+        dots = (f"(SELECT {ctx.cols('t')}, t.{I}, {ordered(ctx, 'w.w * p.p')} AS dot FROM {top} AS t JOIN {v.sparse} AS w ON t.{I} = w.{I} "
                 f"JOIN {profile} AS p ON t.{QQ} = p.{QQ} AND w.dim = p.dim GROUP BY {ctx.cols('t')}, t.{I})")
         rows = f"(SELECT t.*, d.dot FROM {top} AS t LEFT JOIN {dots} AS d ON {ctx.on('t', 'd')} AND t.{I} = d.{I})"
         hist_check = None
     rows = f"(SELECT r.*, h.nh FROM {rows} AS r LEFT JOIN {past} AS h ON r.{QQ} = h.{QQ})"
-    value = "CASE WHEN bool_and(nh IS NOT NULL) THEN avg((1.0 - coalesce(dot, 0.0) / nh) * __rp_rel) END"
+    mean = f"{ordered(ctx, '(1.0 - coalesce(dot, 0.0) / nh) * __rp_rel', R)} / count(*)"
+    value = f"CASE WHEN bool_and(nh IS NOT NULL) THEN {mean} END"
     select = f"SELECT {keys}, {value} AS {quote(label)} FROM {rows} GROUP BY {keys}"
     for c in (check, hist_check):
         if c:
