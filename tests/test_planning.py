@@ -45,7 +45,13 @@ def test_queries_needed_for_a_paired_t_is_statsmodels_solve_power(effect, alpha,
 @given(st.floats(0.02, 0.3), st.floats(0.05, 0.4), st.integers(3, 10), st.integers(2, 300))
 def test_anova_power_is_statsmodels_with_the_least_favourable_configuration(delta, sd, m, n):
     f = math.sqrt(delta**2 / (2 * m * sd**2))  # Cohen's f of two means delta apart, the rest in the middle
-    assert anova_power(delta, sd, n, m) == pytest.approx(FTestAnovaPower().power(f, m * n, 0.05, m), abs=1e-9)
+    want = FTestAnovaPower().power(f, m * n, 0.05, m)
+    if math.isnan(want):
+        # SciPy's noncentral F gives NaN past a huge noncentrality (hypothesis found f^2 N = 1,282:
+        # delta 0.3, sd 0.078, 3 versions of 174 queries), where the power is 1 in doubles
+        assert f * f * m * n > 500 and anova_power(delta, sd, n, m) == 1.0
+        return
+    assert anova_power(delta, sd, n, m) == pytest.approx(want, abs=1e-9)
 
 
 @pytest.mark.parametrize(("delta", "sd", "m"), [(0.1, 0.2, 5), (0.05, 0.15, 3), (0.2, 0.3, 10)])
