@@ -54,18 +54,17 @@ def refuse_subtopics(counts: dict[str, int], examples: Any, column: str, relevan
     exact) and ``examples(problem)``: up to three queries with that problem, in id order
     (nulls last).  The Polars engine counts in Polars, the SQL engines in the database: one
     wording for both."""
-    if counts["nulls"]:
-        raise RankPolarsError(f"subtopic judgments: {counts['nulls']} rows with a null query, {column}, item or "
-                              f"{relevance}, e.g. queries {examples('nulls')}")
-    if counts["nonfinite"]:
-        raise RankPolarsError(f"subtopic judgments: {relevance} must be a finite number; {counts['nonfinite']} rows "
-                              f"with a NaN or infinite grade, e.g. queries {examples('nonfinite')}")
-    if counts["negative"]:
-        raise RankPolarsError(f"subtopic judgments: {relevance} must be >= 0 (ndeval refuses a negative judgment); "
-                              f"{counts['negative']} rows, e.g. queries {examples('negative')}")
-    if counts["repeated"]:
-        raise RankPolarsError(f"subtopic judgments: {counts['repeated']} repeated (query, {column}, item) rows, "
-                              f"e.g. queries {examples('repeated')}")
+    # each problem's wording of its count of rows, in the order they are refused
+    wordings = {
+        "nulls": lambda n: f"{n} rows with a null query, {column}, item or {relevance}",
+        "nonfinite": lambda n: f"{relevance} must be a finite number; {n} rows with a NaN or infinite grade",
+        "negative": lambda n: f"{relevance} must be >= 0 (ndeval refuses a negative judgment); {n} rows",
+        "repeated": lambda n: f"{n} repeated (query, {column}, item) rows",
+    }
+    for problem, wording in wordings.items():
+        if counts[problem]:
+            raise RankPolarsError(f"subtopic judgments: {wording(counts[problem])}, "
+                                  f"e.g. queries {examples(problem)}")
 
 
 def check_subtopics(subtopics: pl.LazyFrame, column: str, relevance: str,
