@@ -190,7 +190,8 @@ def evaluate(
     check_output_names(by_cols, [label for label, _ in outputs], query, per_query)
     plan_outputs, families = split_outputs(outputs)
     # subtopic judgments given as qrels: the diversity specs read them (issue 18)
-    qrels, families = bind_subtopics(qrels, families, query, item, relevance, grades_needed=bool(plan_outputs))
+    qrels, families = bind_subtopics(qrels, families, query, item, relevance, grades_needed=bool(plan_outputs),
+                                     in_memory=engine == "polars")
     if families and per_query:
         catalog = next((label for label, spec in families if spec.AGGREGATE == "catalog"), None)
         if catalog is not None:

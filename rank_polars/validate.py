@@ -279,8 +279,11 @@ def run_stats_polars(inputs: Inputs, duplicates: str, plan: Plan, proof: Positio
     """One row per ranking: its length and every check's count of offending rows (and, with
     ``proof``, its columns: see :mod:`rank_polars.proof`; and the ``extra`` aggregates, which
     may read the per-row columns ``rows``).  ``distinct=False``: without the distinct counts
-    (:data:`DISTINCT`), which ``polars_engine.distinct_counts`` then adds."""
-    names = [n for n in stat_names(inputs, duplicates, plan) if distinct or n not in DISTINCT]
+    (:data:`DISTINCT`), which ``polars_engine.distinct_counts`` then adds.  With ``proof``,
+    repeated positions are the proof's to settle (``polars_engine.proven_rank_dups``), not a
+    distinct count's."""
+    names = [n for n in stat_names(inputs, duplicates, plan)
+             if (distinct or n not in DISTINCT) and not (proof is not None and n == "rank_dup")]
     aggs = [pl.len().alias(N_RET), *stat_exprs(names, repeat_depth(inputs, plan)), *extra]
     run = inputs.run if proof is None else proof.with_word(inputs.run)
     if rows:

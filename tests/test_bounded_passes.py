@@ -14,6 +14,7 @@ files check against pyndeval, trec_eval and the DuckDB engine.
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -415,3 +416,28 @@ def test_spark_diversity_in_ranges_equals_polars(spark_session) -> None:
     assert got.select("model", "query").equals(want.select("model", "query"))
     for name in names:
         assert (got[name] - want[name]).abs().max() <= 1e-12, name
+
+
+@pytest.mark.parametrize("fault", ["none", "a repeated judgment"])
+def test_subtopic_file_read_once_or_scanned_gives_the_same(tmp_path: Path, fault: str) -> None:
+    """The Polars engine reads a subtopic file of at most ``diversity.JUDGMENT_ROWS`` rows into
+    memory once (its checks, judged queries and relevant pairs then read the frame); a larger
+    file is scanned by each pass: the same values and the same error either way."""
+    subtopics = pl.DataFrame({"query": ["1", "1", "1", "3", "3"], "subtopic": [1, 2, 2, 1, 2],
+                              "item": ["x", "y", "z", "x", "y"], "relevance": [1, 2, 0, 1, 1]})
+    if fault != "none":
+        subtopics = pl.concat([subtopics, subtopics.head(1)])
+    path = tmp_path / "subtopics.parquet"
+    subtopics.write_parquet(path)
+    run = pl.DataFrame({"query": ["1", "1", "2", "3", "3"], "item": ["x", "y", "z", "y", "x"], "position": [1, 2, 1, 1, 2]})
+    names = ["alpha_ndcg@5", "nnrbp", "map_ia", "strec@2"]
+    results = []
+    for rows in (10**9, 0):
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(diversity, "JUDGMENT_ROWS", rows)
+            try:
+                results.append(_quiet(run, names, qrels=str(path), per_query=True).sort("query"))
+            except RankPolarsError as e:
+                results.append(str(e))
+    assert isinstance(results[0], pl.DataFrame) == (fault == "none"), results[0]
+    assert results[0] == results[1] if isinstance(results[0], str) else results[0].equals(results[1])

@@ -65,3 +65,22 @@ def test_a_repeat_below_every_cutoff_changes_nothing_and_passes(engine: str) -> 
     assert got.rows() == rp.evaluate(LOG, metrics, by="model", engine=engine).rows()
     with pytest.raises(rp.DataError, match="duplicate items within a ranking"):
         rp.evaluate(deeper, [*metrics, "click_rr"], by="model", engine=engine)  # click_rr reads the whole list
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_positions_the_proof_cannot_settle_are_counted_exactly(engine: str) -> None:
+    """Over every row, repeated positions are settled by a proof that a ranking numbers its rows
+    lo..hi once each; a ranking it cannot prove (a gap, a repeat) gets an exact count down to
+    the call's deepest cutoff: a gap or a position repeated below the cutoff passes, the same
+    repeat read by a whole-list measure is refused, as is one inside the cutoff beside a gap."""
+    metrics = ["ctr@3", rp.arp(k=3, history=HISTORY)]
+    gap = _row(LOG, "d", position=7)
+    assert rp.evaluate(gap, metrics, by="model", engine=engine).rows() == \
+        rp.evaluate(LOG, metrics, by="model", engine=engine).rows()
+    below = pl.concat([gap, gap.filter(pl.col("item") == "d").with_columns(item=pl.lit("e"))])  # two rows at 7
+    rp.evaluate(below, metrics, by="model", engine=engine)
+    with pytest.raises(rp.DataError, match="duplicate positions within a ranking"):
+        rp.evaluate(below, [*metrics, "click_rr"], by="model", engine=engine)
+    inside = _row(gap, "c", position=2)  # 1, 2, 2, 7
+    with pytest.raises(rp.DataError, match=r"duplicate positions within a ranking \(1 repeated row in 1 ranking"):
+        rp.evaluate(inside, metrics, by="model", engine=engine)
