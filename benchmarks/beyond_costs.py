@@ -118,6 +118,9 @@ def spec(name: str, data: Path, lists: int | None = None) -> object:
         return rp.diversity(k=10, history=past, sim="cooccurrence")
     if name == "diversity@10":
         return rp.diversity(k=10, features=str(data / "features.parquet") if lists is None else shown_features(data, lists))
+    if name == "serendipity@10":
+        # the history's items need vectors too: the whole features table
+        return rp.serendipity(k=10, history=past, features=str(data / "features.parquet"))
     if name == "catalog_coverage@10":
         return rp.catalog_coverage(k=10, catalog=str(data / "catalog.parquet"))
     return name

@@ -20,7 +20,7 @@ def polars_values(outputs: Outputs, frames: FamilyFrames) -> pl.LazyFrame:
     return beyond_polars.values(outputs, frames, checked)
 
 
-def sql_values(outputs: Outputs, tables: FamilySql) -> str:
+def sql_values(outputs: Outputs, tables: FamilySql) -> str | list[str]:
     # to_sql gives no connection: its tables are SQL names, not read here
     checked = check_specs(outputs, tables.columns, read=tables.query is not None)
     return beyond_sql.values(outputs, tables, checked)

@@ -1,0 +1,94 @@
+"""Serendipity over feature vectors in the SQL engines, past ``beyond_sql.SERENDIPITY_CELLS``
+shown components (top-k rows x dimensions): one statement per range of users, each reading
+the shown rows and the history of its users alone (at 20M shown rows with 64-dimensional
+vectors the one statement ran out of DuckDB's default memory limit), the checks over every
+item in the first."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+
+import rank_polars as rp
+from rank_polars.engines.duckdb_engine import DuckDBEngine
+from rank_polars.errors import DataError
+from rank_polars.families import beyond_sql
+
+USERS, SHOWN, ITEMS = 120, 8, 60
+
+
+def _data() -> dict[str, pl.DataFrame]:
+    rng = np.random.default_rng(27)
+    user = np.repeat(np.arange(USERS), SHOWN)
+    item = np.concatenate([rng.choice(ITEMS, SHOWN, replace=False) for _ in range(USERS)])
+    log = pl.DataFrame({"user": user, "item": item, "position": np.tile(np.arange(1, SHOWN + 1), USERS),
+                        "relevance": (rng.random(user.size) < 0.4).astype(np.int64)})
+    history = pl.DataFrame({"user": np.repeat(np.arange(USERS), 4), "item": rng.integers(0, ITEMS, USERS * 4)}).unique()
+    features = pl.DataFrame({"item": np.arange(ITEMS), "vec": rng.standard_normal((ITEMS, 5)).tolist()})
+    return {"log": log, "history": history, "features": features}
+
+
+def _specs(d: dict[str, pl.DataFrame]) -> list[Any]:
+    return [rp.serendipity(k=5, history=d["history"], features=d["features"]),
+            rp.ils(k=5, features=d["features"]), rp.epc(k=5, history=d["history"])]
+
+
+def _evaluate(d: dict[str, pl.DataFrame], engine: str, alone: bool = False) -> pl.DataFrame:
+    specs = _specs(d)[:1] if alone else _specs(d)
+    return rp.evaluate(d["log"], specs, query="user", per_query=True, engine=engine).sort("user")
+
+
+def _statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The family statements the DuckDB engine runs from now on (those naming serendipity)."""
+    seen: list[str] = []
+    query = DuckDBEngine.query
+
+    def counted(self: DuckDBEngine, sql: str) -> pl.DataFrame:
+        if '"serendipity@5"' in sql:
+            seen.append(sql)
+        return query(self, sql)
+
+    monkeypatch.setattr(DuckDBEngine, "query", counted)
+    return seen
+
+
+def test_ranges_of_users_give_the_one_statements_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Five ranges of users: the values of the one statement, bit for bit (and the Polars
+    engine's), the checks in the first statement only, and still over every item."""
+    d = _data()
+    whole = _statements(monkeypatch)
+    one = _evaluate(d, "duckdb")
+    assert len(whole) == 1
+    # 600 shown rows in the top 5 of 5 dimensions: five statements of about 600 components
+    monkeypatch.setattr(beyond_sql, "SERENDIPITY_CELLS", 600, raising=False)
+    split = _statements(monkeypatch)
+    parts = _evaluate(d, "duckdb")
+    assert len(split) == 5
+    assert parts.equals(one)  # the same bits, every list once
+    # the checks of the shown items (serendipity's and ILS's) and of the history items run
+    # once, over every item, in the first statement
+    assert [s.count("have no row in the features table") for s in split] == [3, 0, 0, 0, 0]
+    reference = _evaluate(d, "polars")
+    for column in reference.columns[1:]:
+        for x, y in zip(reference[column].to_list(), parts[column].to_list()):
+            assert (x is None and y is None) or math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-15), (column, x, y)
+
+    # a vector missing for an item of the last range only (ITEMS: no item has one), shown to
+    # the last user or in its history: the message of the Polars engine
+    for where in ("shown", "history"):
+        broken = dict(d)
+        if where == "shown":
+            first = (pl.col("user") == USERS - 1) & (pl.col("position") == 1)
+            broken["log"] = d["log"].with_columns(pl.when(first).then(ITEMS).otherwise(pl.col("item")).alias("item"))
+        else:
+            broken["history"] = pl.concat([d["history"], pl.DataFrame({"user": [USERS - 1], "item": [ITEMS]})])
+        # serendipity alone: with ILS too, which of their checks stops DuckDB first varies
+        with pytest.raises(DataError) as expected:
+            _evaluate(broken, "polars", alone=True)
+        with pytest.raises(DataError) as got:
+            _evaluate(broken, "duckdb", alone=True)
+        assert str(got.value) == str(expected.value), where
