@@ -16,7 +16,7 @@ import pytest
 import rank_polars as rp
 from rank_polars.engines.duckdb_engine import DuckDBEngine
 from rank_polars.errors import DataError
-from rank_polars.families import beyond_sql
+from rank_polars.families import beyond_polars, beyond_sql
 
 USERS, SHOWN, ITEMS = 120, 8, 60
 
@@ -92,3 +92,35 @@ def test_ranges_of_users_give_the_one_statements_bits(monkeypatch: pytest.Monkey
         with pytest.raises(DataError) as got:
             _evaluate(broken, "duckdb", alone=True)
         assert str(got.value) == str(expected.value), where
+
+
+def test_polars_ranges_of_users_give_the_one_passs_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Polars engine's serendipity over vectors past ``beyond_polars.SERENDIPITY_CELLS``
+    shown components: one streaming pass per range of users (five here), whose rows are the
+    one pass's, bit for bit, with ILS and EPC beside it and with the lists grouped by model."""
+    d = _data()
+    two = pl.concat([d["log"].with_columns(model=pl.lit(m)) for m in ("a", "b")])
+    two = two.with_columns(pl.when(pl.col("model") == "b").then(pl.col("position").reverse().over("user", "model"))
+                           .otherwise(pl.col("position")).alias("position"))
+    passes: list[int] = []
+    collect = pl.LazyFrame.collect
+
+    def counted(self: pl.LazyFrame, *args: Any, **kwargs: Any) -> pl.DataFrame:
+        passes.append(kwargs.get("engine") == "streaming")
+        return collect(self, *args, **kwargs)
+
+    def evaluate(log: pl.DataFrame, by: str | None = None) -> tuple[pl.DataFrame, int]:
+        passes.clear()
+        with monkeypatch.context() as m:
+            m.setattr(pl.LazyFrame, "collect", counted)
+            out = rp.evaluate(log, _specs(d), query="user", by=by, per_query=True, engine="polars")
+        return out.sort(*([by] if by else []), "user"), sum(passes)
+
+    for log, by in ((d["log"], None), (two, "model")):
+        one, whole = evaluate(log, by)
+        # 600 shown rows per model in the top 5 (1200 over two models) of 5 dimensions: 5 ranges
+        monkeypatch.setattr(beyond_polars, "SERENDIPITY_CELLS", 600 * (2 if by else 1), raising=False)
+        parts, split = evaluate(log, by)
+        monkeypatch.undo()
+        assert split - whole == 5, by  # the ranges' passes (the one pass is collected with the call's)
+        assert parts.equals(one), by  # the same bits, every list once
