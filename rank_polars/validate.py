@@ -462,13 +462,13 @@ def universe(stats: pl.DataFrame, inputs: Inputs, judged: pl.DataFrame | None, m
     # a membership test, not joins on the (group, query) keys: at 10M rankings the left join of
     # every (group, judged query) with the rankings took 3.5 s and +1.8 GiB, the peak of the call
     is_judged = stats.select(pl.col(Q).is_in(judged_queries.to_series().implode(), nulls_equal=True)).to_series()
-    ignored = stats.filter(~is_judged)
-    if ignored.height:
-        ids = ignored[Q].unique().sort().to_list()
+    present = stats
+    if not is_judged.all():  # (a copy of every ranking otherwise)
+        ids = stats.filter(~is_judged)[Q].unique().sort().to_list()
         warn(
             f"{len(ids)} queries of the run have no judgments and are not evaluated, e.g. {examples(ids)}",
         )
-    present = stats.filter(is_judged)
+        present = stats.filter(is_judged)
     # a group that ranked fewer judged queries than there are misses some: only those groups'
     # (group, judged query) pairs are looked up (none, in a complete run)
     if by:
