@@ -169,8 +169,9 @@ class FamilySql:
     columns: Columns
     relation: Callable[[Any, str, str], str]
     query: Callable[[str], pl.DataFrame]
-    # for an engine without recursive CTEs (Spark): a table expression of (q, pos, g), the
-    # greedy ideal of the relevant pairs a SELECT gives, for (alpha, depth); None: SQL computes it
+    # in an engine's session: a table expression of (q, pos, g), the greedy ideal of the relevant
+    # pairs a SELECT gives, for (alpha, depth) (``SqlRunner.ideal_table``); None (to_sql): SQL
+    # computes it with a recursive CTE
     ideal: Callable[[str, float, int | None], str] | None = None
     # the engines' statements add sums of fractions in a fixed order (``SUM(x ORDER BY k)``: the
     # same bits every run, as the plan's, see sql_engine.Source); to_sql's plain SUM reads in
@@ -179,8 +180,6 @@ class FamilySql:
     # the run's ids read as text (Inputs.ids): a table's query / item ids are then cast to text
     # (the id rule), instead of the database comparing text with numbers its own way
     text_ids: tuple[str, ...] = ()
-    # DuckDB's recursive CTEs ``USING KEY``: the union table keeps a key's latest row only
-    keyed_recursion: bool = False
     # in an engine's session: the universe as a Polars frame (keys and ``N_RET``), from which a
     # family cuts its work into ranges of query ids (polars_engine.bounds_of); None in to_sql
     universe_frame: pl.DataFrame | None = None

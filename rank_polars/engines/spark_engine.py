@@ -240,8 +240,6 @@ def _cast(frame: DataFrame, casts: dict[str, pl.DataType]) -> DataFrame:
 class SparkEngine(SqlRunner):
     """Evaluate a plan with a ``SparkSession`` (given, active, or new)."""
 
-    recursive_ctes = False  # see SqlRunner: Spark's WITH RECURSIVE refuses windows and aggregates
-
     def __init__(self, spark: SparkSession | None = None, progress: Progress | None = None) -> None:
         self.progress = progress if progress is not None else NoProgress()
         # a JVM to start is the first wait a user meets: a phase of its own

@@ -714,14 +714,10 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any, part
             # recursion also ends where a query's relevant items run out)
             deep = [nrbp_depth(spec.params["beta"], 10**6) for _, spec in outputs if spec.KIND == "nnrbp"]
             depth = None if None in deep else max([depth or 0, *[d for d in deep if d is not None]])
-        if getattr(tables, "ideal", None) is not None:  # an engine without recursive CTEs (Spark)
+        if getattr(tables, "ideal", None) is not None:  # an engine's session: the driver's array steps
             ctes.append(f"__rp_ideal AS (SELECT q, pos, g FROM {tables.ideal(pairs_sql, alpha, depth)} AS t)")
-        else:
-            # DuckDB's USING KEY keeps one row per (query, item), the latest, where a plain
-            # recursive CTE keeps every step's rows (at 200M run rows: out of memory under the
-            # default 1.5 GiB limit); to_sql keeps the plain form other dialects read
-            keyed = " USING KEY (q, item)" if tables.keyed_recursion else ""
-            ctes.append(f"__rp_state(q, item, subs, ws, step, picked, g){keyed} AS ({ideal_sql('__rp_pairs', alpha, depth)})")
+        else:  # to_sql: the same steps as a recursive CTE (ideal_sql)
+            ctes.append(f"__rp_state(q, item, subs, ws, step, picked, g) AS ({ideal_sql('__rp_pairs', alpha, depth)})")
             ctes.append("__rp_ideal AS (SELECT q, step AS pos, g FROM __rp_state WHERE picked)")
             recursive = True
     sums, ideal_sums, counts = [], [], []
