@@ -280,7 +280,8 @@ def run_stats_polars(inputs: Inputs, duplicates: str, plan: Plan, proof: Positio
     ``proof``, its columns: see :mod:`rank_polars.proof`; and the ``extra`` aggregates, which
     may read the per-row columns ``rows``).  ``distinct=False``: without the distinct counts
     (:data:`DISTINCT`), which ``polars_engine.distinct_counts`` then adds.  With ``proof``,
-    repeated positions are the proof's to settle (``polars_engine.proven_rank_dups``), not a
+    repeated positions are the proof's to settle (``polars_engine.distinct_counts`` of the
+    rankings it leaves open), not a
     distinct count's."""
     names = [n for n in stat_names(inputs, duplicates, plan)
              if (distinct or n not in DISTINCT) and not (proof is not None and n == "rank_dup")]

@@ -59,11 +59,11 @@ def _ranged(run: pl.DataFrame, metrics: list[str], **kwargs) -> tuple[pl.DataFra
     counted: list[int] = []
     original = polars_engine.distinct_counts
 
-    def spy(stats, inputs, names, plan, collect):
+    def spy(stats, inputs, names, plan, collect, only=None):
         def counting(lf):
             counted.append(1)
             return collect(lf)
-        return original(stats, inputs, names, plan, counting)
+        return original(stats, inputs, names, plan, counting, only)
 
     with pytest.MonkeyPatch.context() as m:
         m.setattr(validate, "DISTINCT_ROWS", 2)  # the documented knob; the engine reads its own name
