@@ -346,3 +346,17 @@ def test_to_sql_with_judgments_on_the_spec_reads_no_run_labels() -> None:
     from polars.testing import assert_frame_equal
 
     assert_frame_equal(got.sort("query"), want.sort("query"), check_dtypes=False, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.parametrize("missing, role", [("relevance", "relevance grade"), ("item", "item id"), ("query", "query id")])
+def test_subtopic_qrels_without_a_column_get_the_qrels_message(engine: str, missing: str, role: str, tmp_path) -> None:
+    """Subtopic judgments given as qrels lacking the query, item or grade column are refused as
+    any qrels are, naming the column (a raw ColumnNotFoundError from the judged-query pass before)."""
+    subtopics = pl.DataFrame({"query": ["1"], "subtopic": [1], "item": ["x"], "relevance": [1]}).drop(missing)
+    path = tmp_path / "subtopics.parquet"
+    subtopics.write_parquet(path)
+    run = pl.DataFrame({"query": ["1", "1"], "item": ["x", "y"], "position": [1, 2]})
+    for qrels in (subtopics, str(path)):
+        with pytest.raises(rp.RankPolarsError, match=rf"qrels: column '{missing}' \({role}\) not found"):
+            rp.evaluate(run, ["alpha_ndcg@5"], qrels=qrels, engine=engine)

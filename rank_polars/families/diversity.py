@@ -816,6 +816,10 @@ def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, 
     column = wanting[0].params["subtopic"]
     if column not in names:
         return qrels, list(families)  # the family then says it needs subtopics=
+    for col, role in ((query, "query id"), (item, "item id"), (relevance, "relevance grade")):
+        # the qrels' own message (inputs.prepare), before a pass over them names no column
+        if col not in names:
+            raise RankPolarsError(f"qrels: column {col!r} ({role}) not found; columns are {', '.join(map(repr, names))}")
     # a path stays a path: the SQL engines read the file themselves, not a copy Polars writes
     source = qrels if isinstance(qrels, (str, os.PathLike)) else frame
     bound = [(label, spec.replace(subtopics=source) if spec in wanting else spec) for label, spec in families]
