@@ -199,6 +199,13 @@ def repeat_keys_polars(contributing: pl.LazyFrame, keys: list[str], names: list[
     return frames
 
 
+def keys_in(keys: list[str], rankings: pl.DataFrame) -> pl.Expr:
+    """Whether a row's ranking (its ``keys``) is one of ``rankings``, by a 64-bit hash of the
+    keys: a collision only adds a ranking, so a count over the rows it selects can only add
+    rows to check, never miss one."""
+    return pl.struct(*keys).hash().is_in(rankings.select(pl.struct(*keys).hash()).to_series().implode())
+
+
 def repeats_polars(run: pl.LazyFrame, contributing: pl.LazyFrame, keys: list[str], names: list[str],
                    shown: dict[str, pl.Series] | None = None, unproven: pl.DataFrame | None = None) -> pl.LazyFrame:
     """Per ranking, the counts of :func:`repeat_checks` as ``check_column(name)`` columns.
@@ -217,7 +224,7 @@ def repeats_polars(run: pl.LazyFrame, contributing: pl.LazyFrame, keys: list[str
         col, value = _repeat_value(name)
         rows, source = run, contributing
         if name == "rank_dup" and unproven is not None:
-            open_keys = pl.struct(*keys).hash().is_in(unproven.select(pl.struct(*keys).hash()).to_series().implode())
+            open_keys = keys_in(keys, unproven)
             rows, source = run.filter(open_keys), contributing.filter(open_keys)
         # a null position or id is refused on its own (rank_null, item_null): not a repeat
         if shown is not None and name in shown:

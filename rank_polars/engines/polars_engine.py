@@ -38,6 +38,7 @@ from ..validate import (
     check_qrels,
     check_run,
     contributing_stat_names,
+    keys_in,
     qrels_stats_polars,
     repeat_checks,
     repeat_depth,
@@ -240,7 +241,7 @@ def distinct_counts(stats: pl.DataFrame, inputs: Inputs, names: Sequence[str], p
     exprs = stat_exprs(list(names), repeat_depth(inputs, plan))
     rows, held = inputs.run, stats
     if only is not None:
-        rows = rows.filter(pl.struct(*inputs.keys).hash().is_in(only.select(pl.struct(*inputs.keys).hash()).to_series().implode()))
+        rows = rows.filter(keys_in(inputs.keys, only))
         held = stats.join(only, on=inputs.keys, how="semi", nulls_equal=True)
     found = []
     for part in ranges_of(held, DISTINCT_ROWS):

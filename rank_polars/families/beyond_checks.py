@@ -247,4 +247,16 @@ def _needs(spec: Beyond, name: str) -> bool:
     return False
 
 
-__all__ = ["MARKER", "Features", "aux", "catalogue", "categories", "check_specs"]
+def shown_cells(universe: pl.DataFrame, k: int | None, dim: int) -> pl.DataFrame:
+    """``Q, HELD``: per query, the shown vector components a pass of serendipity over feature
+    vectors holds (``min(N_RET, k)`` rows of ``dim`` each, over its lists), from which both
+    engines cut their ranges of query ids (``beyond_polars.SERENDIPITY_CELLS``,
+    ``beyond_sql.SERENDIPITY_CELLS``)."""
+    from ..engines.polars_engine import HELD
+    from ..plan import N_RET
+
+    shown = pl.col(N_RET) if k is None else pl.min_horizontal(pl.col(N_RET), pl.lit(k))
+    return universe.filter(pl.col(Q).is_not_null()).group_by(Q).agg((shown.sum() * dim).alias(HELD))
+
+
+__all__ = ["MARKER", "Features", "aux", "catalogue", "categories", "check_specs", "shown_cells"]

@@ -26,8 +26,8 @@ from ..engines.base import FamilyFrames, Outputs
 from ..engines.polars_engine import ordered_sum
 from ..errors import DataError
 from ..measures.beyond import Beyond
-from ..plan import GRADE, ITEM, N_RET, Q, RANK
-from .beyond_checks import Features, catalogue, categories
+from ..plan import GRADE, ITEM, Q, RANK
+from .beyond_checks import Features, catalogue, categories, shown_cells
 
 POP, REL, DIM, W = "__rp_pop", "__rp_rel", "__rp_dim", "__rp_w"
 HEAD_FLAG, CAT = "__rp_head", "__rp_cat"
@@ -506,11 +506,9 @@ def serendipity_ranges(ctx: Ctx, spec: Beyond, dim: int) -> list[pl.Expr | None]
     """Predicates on the query id cutting the evaluated lists into ranges of about
     :data:`SERENDIPITY_CELLS` shown components (``min(N_RET, k)`` x ``dim`` per list);
     ``[None]``: one pass."""
-    from ..engines.polars_engine import HELD, query_ranges
+    from ..engines.polars_engine import query_ranges
 
-    shown = pl.col(N_RET) if spec.k is None else pl.min_horizontal(pl.col(N_RET), pl.lit(spec.k))
-    held = ctx.frames.universe.group_by(Q).agg((shown.sum() * dim).alias(HELD))
-    return query_ranges(held, SERENDIPITY_CELLS)
+    return query_ranges(shown_cells(ctx.frames.universe, spec.k, dim), SERENDIPITY_CELLS)
 
 
 def serendipity(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:

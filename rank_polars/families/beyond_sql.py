@@ -20,7 +20,7 @@ from ..engines.base import FamilySql, Outputs
 from ..engines.sql_engine import quote, quoted_examples, range_sql
 from ..measures.beyond import Beyond
 from ..plan import GRADE, ITEM, N_RET, Q, RANK
-from .beyond_checks import MARKER, Features, catalogue
+from .beyond_checks import MARKER, Features, catalogue, shown_cells
 
 I, QQ, R, G = quote(ITEM), quote(Q), quote(RANK), quote(GRADE)
 
@@ -421,14 +421,11 @@ def ranges(outputs: Outputs, tables: FamilySql, checked_specs: dict[str, dict[st
              and (info := checked_specs[label].get("features")) is not None and info.kind == "vector"]
     if tables.query is None or universe is None or not dense:
         return [(None, None)]
-    import polars as pl
-
-    from ..engines.polars_engine import HELD, query_bounds
+    from ..engines.polars_engine import query_bounds
 
     ks = [k for k, _ in dense]
-    shown = pl.col(N_RET) if None in ks else pl.min_horizontal(pl.col(N_RET), pl.lit(max(ks)))  # type: ignore[type-var]
-    held = universe.filter(pl.col(Q).is_not_null()).group_by(Q).agg((shown.sum() * max(d for _, d in dense)).alias(HELD))
-    return query_bounds(held, SERENDIPITY_CELLS)
+    k = None if None in ks else max(k for k in ks if k is not None)
+    return query_bounds(shown_cells(universe, k, max(d for _, d in dense)), SERENDIPITY_CELLS)
 
 
 def values(outputs: Outputs, tables: FamilySql, checked_specs: dict[str, dict[str, Any]]) -> str | list[str]:
