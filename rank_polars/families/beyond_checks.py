@@ -22,6 +22,13 @@ from ..plan import ITEM, Q
 #: Where a shown item may be missing, and what the message says about it.
 MARKER = "rank_polars: "
 
+#: Two ids written alike when, the characters of ``ID_SPACE`` stripped around them, they are
+#: equal, or both match ``ID_DIGITS`` with the same digits before the point, leading zeros
+#: dropped: "7", "007", "7.0" ("0" and "000" alike).  Both
+#: engines compare the ids of a history and of the log by them (only to refuse a mismatch).
+ID_DIGITS = r"^[0-9]+(\.0+)?$"
+ID_SPACE = " \t\r\n"
+
 
 @dataclass(frozen=True)
 class Features:
@@ -111,6 +118,11 @@ def check_features(spec: Beyond, columns: Columns) -> Features:
     null, not finite or zero, an item has two rows of vectors, or an item has no category."""
     features = aux(spec, "features", columns)
     need_columns(features, spec, "features", [ITEM], columns)
+    # as the history's and the catalogue's: a row whose item was lost (a category table's null
+    # item was reported as an item without category, a vector's row was kept unread)
+    nulls = features.select(pl.col(ITEM).null_count()).collect().item()
+    if nulls:
+        raise DataError(f"{spec.name}: the features table has {nulls} null {columns.item} values")
     schema = features.collect_schema()
     others = [c for c in schema.names() if c != ITEM]
     if len(others) != 1:
@@ -123,6 +135,8 @@ def check_features(spec: Beyond, columns: Columns) -> Features:
     if dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum) or (inner is not None and inner in (pl.String, pl.Categorical)):
         if inner is not None:  # a list of categories per item: one row per item, no null inside
             _check_category_lists(spec, features, column)
+        else:  # one row per (item, category): a null row is a category nobody named, as in a list
+            _refuse_null_categories(spec, features, column)
         empty = _categories(features, column, dtype).group_by(ITEM).agg(pl.col("__rp_cat").drop_nulls().n_unique().alias("n"))
         empty = features.select(ITEM).unique().join(empty.filter(pl.col("n") > 0), on=ITEM, how="anti").collect()
         if empty.height:
@@ -151,6 +165,18 @@ def _check_category_lists(spec: Beyond, features: pl.LazyFrame, column: str) -> 
     if nulls.height:
         raise DataError(f"{where}: {nulls[ITEM].n_unique()} items have a null inside their list of categories, e.g. "
                         f"{examples(nulls[ITEM].unique(maintain_order=True).head(3).to_list())}")
+
+
+def _refuse_null_categories(spec: Beyond, features: pl.LazyFrame, column: str) -> None:
+    """A text column of categories (one row per item and category): a null category was
+    dropped, so an item with "a" and a null row was read as "a" alone (a left join's hole, or
+    a category lost upstream) while a null inside a list is refused."""
+    nulls = features.filter(pl.col(column).is_null()).select(ITEM).collect()
+    if nulls.height:
+        some = nulls[ITEM].unique(maintain_order=True).head(5).to_list()
+        raise DataError(f"{spec.name}: features column {column!r}: {nulls.height} rows have a null category (of "
+                        f"{nulls[ITEM].n_unique()} items, e.g. {examples(some)}): name it, or drop the row if the "
+                        "item has no such category")
 
 
 def _check_vectors(spec: Beyond, features: pl.LazyFrame, column: str, dtype: Any) -> Features:
@@ -185,7 +211,17 @@ def _check_vectors(spec: Beyond, features: pl.LazyFrame, column: str, dtype: Any
     bad = int((~np.isfinite(matrix).all(axis=1)).sum()) if dim else 0
     if bad:
         raise DataError(f"{where}: {bad} vectors hold a NaN, infinite or null value")
-    norm = np.sqrt(np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64))
+    squares = np.einsum("ij,ij->i", matrix, matrix, dtype=np.float64)
+    # a squared norm past float64's range (components beyond ~1e154, or all below ~1e-154): each
+    # engine divided by an infinite (or a subnormal, imprecise) norm and the vector's cosines came
+    # out 0 (or wrong), silently; refused: no real embedding is near it, a rescaled copy is exact
+    extreme = ~np.isfinite(squares) | ((squares < np.finfo(np.float64).tiny) & (matrix != 0).any(axis=1))
+    if extreme.any():
+        some = frame[ITEM].filter(pl.Series(extreme)).to_list()
+        raise DataError(f"{where}: {int(extreme.sum())} vectors are too large or too small to normalise in float64 "
+                        f"(their squared norm leaves its range; divide them by their largest component), "
+                        f"e.g. {examples(some)}")
+    norm = np.sqrt(squares)
     zero = norm == 0
     if zero.any():
         some = frame[ITEM].filter(pl.Series(zero)).to_list()
@@ -259,4 +295,4 @@ def shown_cells(universe: pl.DataFrame, k: int | None, dim: int) -> pl.DataFrame
     return universe.filter(pl.col(Q).is_not_null()).group_by(Q).agg((shown.sum() * dim).alias(HELD))
 
 
-__all__ = ["MARKER", "Features", "aux", "catalogue", "categories", "check_specs", "shown_cells"]
+__all__ = ["ID_DIGITS", "ID_SPACE", "MARKER", "Features", "aux", "catalogue", "categories", "check_specs", "shown_cells"]

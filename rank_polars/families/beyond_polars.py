@@ -27,7 +27,7 @@ from ..engines.polars_engine import ordered_sum
 from ..errors import DataError
 from ..measures.beyond import Beyond
 from ..plan import GRADE, ITEM, Q, RANK
-from .beyond_checks import Features, catalogue, categories, shown_cells
+from .beyond_checks import ID_DIGITS, ID_SPACE, Features, catalogue, categories, shown_cells
 
 POP, REL, DIM, W = "__rp_pop", "__rp_rel", "__rp_dim", "__rp_w"
 HEAD_FLAG, CAT = "__rp_head", "__rp_cat"
@@ -41,6 +41,7 @@ class Ctx:
         self.keys, self.groups = frames.keys, frames.groups
         lists = frames.universe.lazy().select(self.keys)
         self.run = frames.run.join(lists, on=self.keys, how="semi", nulls_equal=True)
+        self.matched: set[int] = set()  # the history tables found to share an item with the log
 
     def top(self, spec: Beyond) -> pl.LazyFrame:
         run = self.run if spec.k is None else self.run.filter(pl.col(RANK) <= spec.k)
@@ -48,6 +49,27 @@ class Ctx:
 
     def history(self, spec: Beyond) -> pl.LazyFrame:
         return self.frames.source(spec, "history").select(Q, ITEM)
+
+    def popular(self, label: str, spec: Beyond) -> pl.LazyFrame:
+        """The history, refused when items of the log match its items only once their ids are
+        written alike (:func:`unmatched_message`); checked once per history table of the call."""
+        history = self.history(spec)
+        key = id(spec.sources.get("history"))
+        if key not in self.matched:
+            # the items the measure reads (the top k), not every row of a large log
+            logged, past = self.top(spec).select(ITEM).unique(), history.select(ITEM).unique()
+            # only the ids found on one side alone are rewritten and compared (few in a sound pipeline)
+            canon = pl.col(ITEM).cast(pl.String).str.strip_chars(ID_SPACE)
+            digits = canon.str.split(".").list.first().str.strip_chars_start("0").replace("", "0")  # as the SQL's
+            canon = pl.when(canon.str.contains(ID_DIGITS)).then(digits).otherwise(canon)
+            only_log = logged.join(past, on=ITEM, how="anti").with_columns(canon.alias("__rp_c"))
+            only_past = past.join(logged, on=ITEM, how="anti").select(canon.alias("__rp_c"), pl.col(ITEM).alias("__rp_h"))
+            pair = (pl.col(ITEM).cast(pl.String) + " as " + pl.col("__rp_h").cast(pl.String)).alias("__rp_pair")
+            pairs = only_log.join(only_past, on="__rp_c").select(ITEM, pair).collect()
+            if pairs.height:
+                raise DataError(unmatched_message(label, pairs[ITEM].n_unique(), sorted(pairs["__rp_pair"])[:5]))
+            self.matched.add(key)
+        return history
 
     def items(self, spec: Beyond) -> pl.LazyFrame:
         """The catalogue: ``catalog=``, else the history's distinct items, else the log's
@@ -102,6 +124,18 @@ def missing_items(label: str, shown: pl.LazyFrame, table: pl.LazyFrame, what: st
 def missing_message(label: str, n: int, some: list[str], what: str, consequence: str) -> str:
     return (f"{label}: {n} shown items have no row in the {what} table, e.g. "
             f"{', '.join(repr(s) for s in some[:5])}: {consequence}")
+
+
+def unmatched_message(label: str, n: int, pairs: list[str]) -> str:
+    """Items of the log without a row in the history that match one of its items once both ids
+    are written alike (spaces around, leading zeros, a ".0": ``ID_DIGITS``): "7" against "007"
+    or "7.0" (a CSV export, a float column written out).  By the id rule they differ, so each
+    would count as never seen (popularity 0, the long tail, no co-occurrence), silently; a
+    history whose items are simply other items (cold items) is read as given.  The same message
+    as the SQL check (``beyond_sql.check_matched``)."""
+    return (f"{label}: {n} items of the log have no row in the history table but match one of its items once the "
+            f"ids are written alike, e.g. {', '.join(repr(s) for s in pairs)}: each would count as never seen; "
+            "write the ids one way (by the id rule 7 is '7', not '007' or '7.0')")
 
 
 def exact_sum(values: pl.Expr) -> pl.Expr:
@@ -171,19 +205,19 @@ def exposure_gini(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
 
 
 # -- popularity ------------------------------------------------------------------------------
-def _with_pop(spec: Beyond, ctx: Ctx, users: bool = False) -> pl.LazyFrame:
-    pop = popularity(ctx.history(spec), users)
+def _with_pop(label: str, spec: Beyond, ctx: Ctx, users: bool = False) -> pl.LazyFrame:
+    pop = popularity(ctx.popular(label, spec), users)
     return ctx.top(spec).join(pop, on=ITEM, how="left")
 
 
 def arp(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
-    rows = _with_pop(spec, ctx)
+    rows = _with_pop(label, spec, ctx)
     # popularities are counts: their sum is exact in any order
     return rows.group_by(ctx.keys).agg(pl.col(POP).fill_null(0.0).mean().alias(label))
 
 
 def aplt(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
-    head = short_head(ctx.history(spec), spec.params["head"]).with_columns(pl.lit(True).alias(HEAD_FLAG))
+    head = short_head(ctx.popular(label, spec), spec.params["head"]).with_columns(pl.lit(True).alias(HEAD_FLAG))
     rows = ctx.top(spec).join(head, on=ITEM, how="left")
     tail = pl.col(HEAD_FLAG).is_null().cast(pl.Float64)
     value = tail.sum() if spec.NAME == "aclt" else tail.mean()  # of 0/1 flags: exact in any order
@@ -192,7 +226,7 @@ def aplt(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
 
 def _groups_of(spec: Beyond, ctx: Ctx, label: str) -> tuple[pl.LazyFrame, int, int]:
     """(``ITEM``, ``HEAD_FLAG``) over the catalogue, and the sizes of head and tail."""
-    history = ctx.history(spec)
+    history = ctx.popular(label, spec)
     items = ctx.items(spec)
     head = short_head(history, spec.params["head"]).with_columns(pl.lit(True).alias(HEAD_FLAG))
     flagged = items.join(head, on=ITEM, how="left").with_columns(pl.col(HEAD_FLAG).fill_null(False))
@@ -259,6 +293,7 @@ def novelty(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
     1 ulp from the exactly rounded mean (each list's sum in rank order and the lists' sums in
     ascending order: 1.2e-13 from it; recommenders' count x novelty per item: 2.7e-11)."""
     rows = _history_rows(spec, ctx)
+    ctx.popular(label, spec)
     if spec.params["unseen"] == "error":
         missing_items(label, ctx.top(spec), ctx.history(spec).select(ITEM), "history",
                       "its novelty -log2(0) is infinite; pass unseen='zero' to count it as 0 (recommenders)")
@@ -271,7 +306,7 @@ def novelty(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
 
 def _expected(label: str, spec: Beyond, ctx: Ctx, gain: pl.Expr, users: bool = False) -> pl.LazyFrame:
     """Elliot's EPC / EFD: sum rel disc gain / sum disc, for lists whose query has a relevant item."""
-    top = ctx.labelled(_with_pop(spec, ctx, users))
+    top = ctx.labelled(_with_pop(label, spec, ctx, users))
     disc = 1.0 / (pl.col(RANK).cast(pl.Float64) + 1.0).log(2)
     per = top.group_by(ctx.keys).agg((ordered_sum(pl.col(REL) * disc * gain, RANK) / ordered_sum(disc, RANK)).alias(label))
     has = ctx.relevant().select(ctx.keys).unique().with_columns(pl.lit(True).alias("__rp_has"))
@@ -299,7 +334,7 @@ def _cells(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
     """Items as sparse vectors (``ITEM``, ``DIM``, ``W`` unnormalised): an item's history
     queries and its rows with each (co-occurrence), or its categories, 1.0 each."""
     if spec.params["sim"] == "cooccurrence":
-        return ctx.history(spec).group_by([ITEM, Q]).agg(pl.len().cast(pl.Float64).alias(W)).rename({Q: DIM})
+        return ctx.popular(label, spec).group_by([ITEM, Q]).agg(pl.len().cast(pl.Float64).alias(W)).rename({Q: DIM})
     info: Features = ctx.checked[label]["features"]
     cats = categories(ctx.frames.source(spec, "features"), info).rename({"__rp_cat": DIM})
     return cats.with_columns(pl.lit(1.0).alias(W))

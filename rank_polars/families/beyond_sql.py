@@ -20,7 +20,7 @@ from ..engines.base import FamilySql, Outputs
 from ..engines.sql_engine import quote, quoted_examples, range_sql
 from ..measures.beyond import Beyond
 from ..plan import GRADE, ITEM, N_RET, Q, RANK
-from .beyond_checks import MARKER, Features, catalogue, shown_cells
+from .beyond_checks import ID_DIGITS, ID_SPACE, MARKER, Features, catalogue, shown_cells
 
 I, QQ, R, G = quote(ITEM), quote(Q), quote(RANK), quote(GRADE)
 
@@ -36,6 +36,7 @@ class Ctx:
         self.keys = [quote(k) for k in tables.keys]
         self.groups = [quote(k) for k in tables.groups]
         self.bounds, self.first = bounds, first
+        self.matched: set[int] = set()  # the history tables whose check one measure already carries
 
     def within(self, column: str) -> str:
         """`` AND lo <= column < hi`` for this statement's range of query ids (else nothing)."""
@@ -101,6 +102,43 @@ def check_missing(label: str, shown: str, table: str, what: str, consequence: st
     some = quoted_examples(f"list_sort(list(CAST({I} AS VARCHAR)))")
     return (f"(SELECT CASE WHEN count(*) > 0 THEN error(printf('{text}', count(*), {some})) ELSE 0.0 END AS __rp_check "
             f"FROM {absent} AS a)")
+
+
+def check_matched(label: str, spec: Beyond, ctx: Ctx) -> str:
+    """A one-row relation whose ``__rp_check`` is 0.0, or stops the statement when items of the
+    log without a row in the history match one of its items once the ids are written alike
+    (``ID_SPACE`` / ``ID_DIGITS``), with the message of
+    :func:`rank_polars.families.beyond_polars.unmatched_message`."""
+    past = f"(SELECT {I} FROM {ctx.history(spec)} AS h WHERE {I} IS NOT NULL)"
+    space = " || ".join(f"chr({ord(c)})" for c in ID_SPACE)
+    text = f"trim(CAST({I} AS VARCHAR), {space})"
+    pattern = ID_DIGITS.replace("'", "''")
+    # the digits before the point without their leading zeros (no regexp_extract: PostgreSQL has none)
+    digits = f"coalesce(nullif(ltrim(split_part({text}, '.', 1), '0'), ''), '0')"
+    canon = f"CASE WHEN regexp_matches({text}, '{pattern}') THEN {digits} ELSE {text} END"
+    shown = f"(SELECT DISTINCT {I} FROM {ctx.top(spec, whole=True)} AS t)"  # the items the measure reads
+    only_log = (f"(SELECT {I}, {canon} AS c FROM {shown} AS r "
+                f"WHERE {I} NOT IN (SELECT {I} FROM {past} AS p))")
+    only_past = (f"(SELECT DISTINCT {I}, {canon} AS c FROM {past} AS h "
+                 f"WHERE {I} NOT IN (SELECT {I} FROM {shown} AS r))")
+    pairs = (f"(SELECT l.{I}, CAST(l.{I} AS VARCHAR) || ' as ' || CAST(p.{I} AS VARCHAR) AS pair "
+             f"FROM {only_log} AS l JOIN {only_past} AS p ON l.c = p.c)")
+    text_ = (f"{MARKER}{label}: %d items of the log have no row in the history table but match one of its items once "
+             "the ids are written alike, e.g. %s: each would count as never seen; write the ids one way (by the id "
+             "rule 7 is '7', not '007' or '7.0')").replace("'", "''")
+    some = quoted_examples("list_sort(list(pair))")
+    return (f"(SELECT CASE WHEN count(*) > 0 THEN error(printf('{text_}', count(DISTINCT {I}), {some})) "
+            f"ELSE 0.0 END AS __rp_check FROM {pairs} AS m)")
+
+
+def popular(label: str, spec: Beyond, ctx: Ctx, select: str, on: list[str]) -> str:
+    """``select`` with the check of the history's ids against the log's (:func:`check_matched`):
+    in the first statement, on the first measure reading that history (it stops them all)."""
+    key = id(spec.sources.get("history"))
+    if not ctx.first or key in ctx.matched:
+        return select
+    ctx.matched.add(key)
+    return checked(select, check_matched(label, spec, ctx), label, on)
 
 
 def checked(select: str, check: str, label: str, on: list[str]) -> str:
@@ -176,13 +214,14 @@ def with_pop(ctx: Ctx, spec: Beyond, users: bool = False) -> str:
 
 def arp(label: str, spec: Beyond, ctx: Ctx) -> str:
     # popularities are counts: their sum is exact in any order
-    return by(ctx, with_pop(ctx, spec), "avg(coalesce(pop, 0.0))", label, ctx.keys)
+    return popular(label, spec, ctx, by(ctx, with_pop(ctx, spec), "avg(coalesce(pop, 0.0))", label, ctx.keys), ctx.keys)
 
 
 def aplt(label: str, spec: Beyond, ctx: Ctx) -> str:
     rows = (f"(SELECT t.*, CASE WHEN h.{I} IS NULL THEN 1.0 ELSE 0.0 END AS tail FROM {ctx.top(spec)} AS t "
             f"LEFT JOIN {short_head(ctx, spec)} AS h ON t.{I} = h.{I})")
-    return by(ctx, rows, "sum(tail)" if spec.NAME == "aclt" else "avg(tail)", label, ctx.keys)  # 0/1 flags: exact
+    select = by(ctx, rows, "CAST(sum(tail) AS DOUBLE)" if spec.NAME == "aclt" else "avg(tail)", label, ctx.keys)  # 0/1 flags: exact
+    return popular(label, spec, ctx, select, ctx.keys)
 
 
 def flagged(ctx: Ctx, spec: Beyond) -> str:
@@ -202,7 +241,7 @@ def std_over_mean(label: str, ctx: Ctx, per: str) -> str:
 def _groups_checked(label: str, spec: Beyond, ctx: Ctx, select: str) -> str:
     check = check_missing(label, ctx.top(spec), ctx.items(spec), catalogue(spec),
                           "its popularity group (head or tail of the catalogue) is unknown")
-    return checked(select, check, label, ctx.groups)
+    return popular(label, spec, ctx, checked(select, check, label, ctx.groups), ctx.groups)
 
 
 def pop_rsp(label: str, spec: Beyond, ctx: Ctx) -> str:
@@ -246,7 +285,7 @@ def novelty(label: str, spec: Beyond, ctx: Ctx) -> str:
               f"LEFT JOIN {popularity(ctx, spec)} AS p ON s.{I} = p.{I} GROUP BY ALL)")
     # the terms as a column first: Spark's ordered sum (a fold) cannot hold a subquery
     terms = f"(SELECT *, k * coalesce(-log2(pop / {rows}), 0.0) AS t FROM {by_pop})"
-    select = by(ctx, terms, f"{ordered(ctx, 't')} / sum(k)", label, ctx.groups)
+    select = popular(label, spec, ctx, by(ctx, terms, f"{ordered(ctx, 't')} / sum(k)", label, ctx.groups), ctx.groups)
     if spec.params["unseen"] == "error":
         check = check_missing(label, ctx.top(spec), ctx.history(spec), "history",
                               "its novelty -log2(0) is infinite; pass unseen='zero' to count it as 0 (recommenders)")
@@ -260,7 +299,7 @@ def expected(label: str, spec: Beyond, ctx: Ctx, gain: str, users: bool = False)
     rows = f"(SELECT *, __rp_rel * {disc} * ({gain}) AS __rp_t, {disc} AS __rp_d FROM {ctx.labelled(with_pop(ctx, spec, users))})"
     value = f"{ordered(ctx, '__rp_t', R)} / {ordered(ctx, '__rp_d', R)}"  # in rank order
     has = f"(SELECT DISTINCT {', '.join(ctx.keys)} FROM {ctx.relevant()})"
-    per = by(ctx, rows, value, label, ctx.keys)
+    per = popular(label, spec, ctx, by(ctx, rows, value, label, ctx.keys), ctx.keys)
     return (f"SELECT {ctx.cols('v')}, CASE WHEN h.{ctx.keys[-1]} IS NOT NULL THEN v.{quote(label)} END AS {quote(label)} "
             f"FROM ({per}) AS v LEFT JOIN {has} AS h ON {ctx.on('v', 'h')}")
 
@@ -352,6 +391,8 @@ def ils(label: str, spec: Beyond, ctx: Ctx) -> str:
     if spec.NAME == "diversity":
         value = f"1.0 - {value}"
     select = f"SELECT {keys}, {value} AS {quote(label)} FROM {per}"
+    if spec.params["sim"] == "cooccurrence":
+        select = popular(label, spec, ctx, select, ctx.keys)
     return checked(select, check, label, ctx.keys) if check else select
 
 
@@ -390,7 +431,7 @@ def serendipity(label: str, spec: Beyond, ctx: Ctx) -> str:
     for c in (check, hist_check):
         if c:
             select = checked(select, c, label, ctx.keys)
-    return select
+    return popular(label, spec, ctx, select, ctx.keys) if spec.params["sim"] == "cooccurrence" else select
 
 
 MEASURES: dict[str, Callable[[str, Beyond, Ctx], str]] = {
