@@ -26,6 +26,7 @@ from typing import Any, Sequence
 import polars as pl
 
 from ..errors import LowSupportWarning, RankPolarsError
+from ..inputs import scan
 from ..measures import Measure
 from . import checks, finish, polars_engine, sql
 from .plan import B, C, D, E, P, Q, R, T, Plan
@@ -37,15 +38,9 @@ Metrics = str | Measure | Sequence[str | Measure]
 
 
 def _lazy(frame: Any, what: str) -> pl.LazyFrame:
-    if isinstance(frame, pl.LazyFrame):
-        return frame
-    if isinstance(frame, pl.DataFrame):
-        return frame.lazy()
-    try:
-        return pl.DataFrame(frame).lazy()
-    except Exception as exc:  # noqa: BLE001  (any input Polars cannot read is the user's to fix)
-        raise RankPolarsError(f"counterfactual: the {what} must be a Polars DataFrame / LazyFrame or something "
-                              f"pl.DataFrame reads; got {type(frame).__name__}") from exc
+    """Any source evaluate reads (a frame, Parquet paths checked for truncation, a dict, pandas),
+    as a LazyFrame: a path given to pl.DataFrame became a one-column frame of its text."""
+    return scan(frame, f"counterfactual: the {what}")
 
 
 def _columns(frame: pl.LazyFrame, cols: Sequence[str], what: str) -> None:
@@ -138,6 +133,11 @@ def _prepare(plan: Plan, log: Any, candidate: Any, examination: Any, names: dict
     if plan.position_based:
         ef = _lazy(examination, "examination frame")
         _columns(ef, ["position", "examination"], "examination frame")
+        for col in plan.examination_by:  # a group column the curve is joined on, as the query and item are
+            left, right = lf.collect_schema()[col], ef.collect_schema()[col]
+            if left != right:
+                raise RankPolarsError(f"counterfactual: the examination frame's {col!r} is {right} and the log's is "
+                                      f"{left}: give both the same type so that each group finds its curve")
         ex = ef.select(*plan.examination_by, pl.col("position").alias(P), pl.col("examination").alias(T))
         checks.check_types(ex, {P: "position"}, {T: "examination"}, "examination frame")
         ex = ex.with_columns(pl.col(P).cast(pl.Int64), pl.col(T).cast(pl.Float64))
@@ -155,7 +155,7 @@ def counterfactual(log: Any, candidate: Any, metrics: Metrics | None = None, *, 
 
     Parameters
     ----------
-    log : DataFrame or LazyFrame
+    log : DataFrame, LazyFrame or Parquet path(s) (any source ``evaluate`` reads; so are the candidate and the examination)
         One row per shown item: ``query, item, position, click`` (a 0/1 click or a count), the
         ``by`` and ``session`` columns, and for the slate estimators the logging policy's
         propensity column (``pscore``, ``pscore_item_position`` or ``pscore_cascade``).
@@ -255,7 +255,11 @@ def _duckdb_parts(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame | None,
                 eng.con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM read_parquet('{path}')")
         if examination is not None:
             eng.con.register("examination", examination.collect())
-        return eng.query(sql.parts_sql(plan))
+        parts = eng.query(sql.parts_sql(plan))
+    # the groups as the log types them, as the Polars engine gives them (DuckDB reads a
+    # Categorical or Enum back as text)
+    types = log.collect_schema()
+    return parts.with_columns(pl.col(b).cast(types[b]) for b in plan.by)
 
 
 def counterfactual_sql(metrics: Metrics | None = None, *, estimator: str = "ips", by: str | Sequence[str] | None = None,

@@ -68,9 +68,13 @@ def check_types(frame: pl.LazyFrame, integers: dict[str, str], numbers: dict[str
 
 def check_log(plan: Plan, log: pl.LazyFrame, names: dict[str, str]) -> None:
     c, p = pl.col(C), pl.col(P)
+    # a null id would make a ranking of its own, or lose a click, without a word; a null session
+    # would merge every session of its query without one into one logged ranking (one too few)
+    ids = [Q, D, *plan.session]
+    said = ", ".join(repr(names.get(c, c)) for c in ids)
     conditions = {
-        # a null id would make a ranking of its own, or lose a click, without a word
-        f"have a null query or item ({names[Q]!r}, {names[D]!r})": pl.col(Q).is_null() | pl.col(D).is_null(),
+        f"have a null query{', item or session' if plan.session else ' or item'} ({said})":
+            pl.any_horizontal(pl.col(c).is_null() for c in ids),
         f"have a null, negative or non-integer click count ({names[C]!r})":
             c.is_null() | (c < 0) | (c != c.floor()) | ~c.is_finite(),
         f"have a null or non-positive position ({names[P]!r})": p.is_null() | (p < 1),

@@ -66,6 +66,12 @@ class Plan:
         return any(w.kind in ("p", "ctr") for w in self.weights)
 
     @property
+    def lengths(self) -> dict[str, int | None]:
+        """The candidate's list lengths the weights divide by, per query: column -> the cutoff
+        its rows are counted to (None: every row), as :attr:`.spec.Weight.length` names them."""
+        return {w.length: w.k if w.kind == "ctr" else None for w in self.weights if w.kind in ("p", "ctr")}
+
+    @property
     def needs_theta_at_rank(self) -> bool:
         return any(w.needs_examination_at_rank for w in self.weights)
 

@@ -33,12 +33,15 @@ def _position_based(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame, exam
     if plan.needs_theta_at_rank:
         rows = rows.join(examination.select(*on, pl.col(P).alias(R), pl.col(T).alias("_tr")), on=[*on, R], how="left")
     if plan.needs_ranks_length:
-        rows = rows.join(candidate.group_by(Q).agg(_n=pl.len()), on=Q, how="left")
-    theta_r, n = pl.col("_tr") if plan.needs_theta_at_rank else pl.lit(None), pl.col("_n")
+        # per query, the rows each weight divides by: all of them, or those ranked at most k
+        # (a ctr@k: the rows shown in the top k, fewer than k where the positions have gaps)
+        counts = {name: pl.len() if k is None else (pl.col(R) <= k).sum() for name, k in plan.lengths.items()}
+        rows = rows.join(candidate.group_by(Q).agg(**counts), on=Q, how="left")
+    theta_r = pl.col("_tr") if plan.needs_theta_at_rank else pl.lit(None)
     w, c = pl.col("_w"), pl.col(C)
     terms = []
     for i, weight in enumerate(plan.weights):
-        lam = weight.polars(pl.col(R), theta_r, n)
+        lam = weight.polars(pl.col(R), theta_r, pl.col(weight.length))
         on_k = (lam > 0).cast(pl.Float64)
         terms += [(lam * c * w).sum().alias(f"y_{i}"), (c * on_k).sum().alias(f"sup_{i}"),
                   (c * w * on_k).sum().alias(f"w1_{i}"), (c * w * w * on_k).sum().alias(f"w2_{i}")]

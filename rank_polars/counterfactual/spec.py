@@ -16,8 +16,12 @@ dcg@k      1 / log2(r + 1)                  linear gain, log2 discount only
 p@k        1 / k (1 / n without @k)         trec_eval's P@k: divided by k
 rbp(p)@k   (1 - p) · p^(r - 1)              binary gain only
 clicks@k   θ(r)                             the candidate's expected clicks in its top k
-ctr@k      θ(r) / min(k, n)                 the candidate's CTR in its top k (mean form)
+ctr@k      θ(r) / n_k                       the candidate's CTR in its top k (mean form)
 ========== ================================ ==========================================
+
+n_k is the number of the candidate's rows ranked at most k (n without @k): the rows shown in its top k,
+as evaluate's ``ctr@k`` divides by, which is min(k, n) for a list ranked 1, 2, 3, ... but fewer for a
+candidate whose positions have gaps.
 
 Refused, because they are not sums over items of a weight times the relevance: ``rr`` (and
 ``click_rr``: the reciprocal rank of the *first* relevant item is a maximum over items; it has no
@@ -81,15 +85,23 @@ class Weight:
     def needs_examination_at_rank(self) -> bool:
         return self.kind in ("clicks", "ctr")
 
+    @property
+    def length(self) -> str:
+        """The column of the candidate's list length this weight divides by (the engines count
+        it per query): its rows ranked at most k for ``ctr@k`` (the rows shown in its top k,
+        fewer than min(k, n) when the positions have gaps), every row otherwise."""
+        return f"_n{self.k}" if self.kind == "ctr" and self.k is not None else "_n"
+
     def polars(self, r: pl.Expr, theta_r: pl.Expr, n: pl.Expr) -> pl.Expr:
-        """λ(r) as a Polars expression; 0 where r is null (the candidate lacks the item) or beyond k."""
+        """λ(r) as a Polars expression; 0 where r is null (the candidate lacks the item) or beyond k.
+        ``n`` is the list length named by :attr:`length`."""
         lam = {
             "cg": pl.lit(1.0),
             "dcg": 1.0 / (r + 1).cast(pl.Float64).log(2),
             "p": 1.0 / (pl.lit(float(self.k)) if self.k else n.cast(pl.Float64)),
             "rbp": (1.0 - self.persistence) * pl.lit(self.persistence).pow(r - 1),
             "clicks": theta_r,
-            "ctr": theta_r / (pl.min_horizontal(pl.lit(self.k), n) if self.k else n).cast(pl.Float64),
+            "ctr": theta_r / n.cast(pl.Float64),
         }[self.kind]
         inside = r.is_not_null() if self.k is None else r.is_not_null() & (r <= self.k)
         return pl.when(inside).then(lam).otherwise(0.0)
@@ -102,7 +114,7 @@ class Weight:
             "p": f"1.0 / {float(self.k)!r}" if self.k else f"1.0 / {n}",
             "rbp": f"{1.0 - self.persistence!r} * POW({self.persistence!r}, {r} - 1)",
             "clicks": theta_r,
-            "ctr": f"{theta_r} / LEAST({self.k}, {n})" if self.k else f"{theta_r} / {n}",
+            "ctr": f"{theta_r} / {n}",
         }[self.kind]
         inside = f"{r} IS NOT NULL" + (f" AND {r} <= {self.k}" if self.k else "")
         return f"CASE WHEN {inside} THEN {lam} ELSE 0.0 END"

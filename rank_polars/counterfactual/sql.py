@@ -85,17 +85,20 @@ def _position_based(plan: Plan) -> list[str]:
     joins = (f"FROM l LEFT JOIN ex AS x ON x.{P} = l.{P}{on_ex_l} "
              f"LEFT JOIN cand ON cand.{Q} = l.{Q} AND cand.{D} = l.{D}")
     ctes = [f"r AS (SELECT {', '.join(select)} {joins} WHERE l.{C} > 0)"]
-    src, theta_r, n = "r", "NULL", "_n"
+    src, theta_r = "r", "NULL"
     if plan.needs_theta_at_rank:
         ctes.append(f"rt AS (SELECT r.*, x.{T} AS _tr FROM r LEFT JOIN ex AS x ON x.{P} = r.{R}{on_ex})")
         src, theta_r = "rt", "_tr"
     if plan.needs_ranks_length:
-        ctes.append(f"rn AS (SELECT s.*, n._n FROM {src} AS s LEFT JOIN "
-                    f"(SELECT {Q}, COUNT(*) AS _n FROM cand GROUP BY {Q}) AS n ON n.{Q} = s.{Q})")
+        # as in Polars: all the rows of the query, or those ranked at most k (ctr@k)
+        counts = ", ".join(f"COUNT(*) AS {name}" if k is None else f"SUM(CASE WHEN {R} <= {k} THEN 1 ELSE 0 END) AS {name}"
+                           for name, k in plan.lengths.items())
+        ctes.append(f"rn AS (SELECT s.*, {', '.join('n.' + name for name in plan.lengths)} FROM {src} AS s LEFT JOIN "
+                    f"(SELECT {Q}, {counts} FROM cand GROUP BY {Q}) AS n ON n.{Q} = s.{Q})")
         src = "rn"
     terms = []
     for i, weight in enumerate(plan.weights):
-        lam = weight.sql(R, theta_r, n)
+        lam = weight.sql(R, theta_r, weight.length)
         on_k = f"CASE WHEN {lam} > 0 THEN 1.0 ELSE 0.0 END"
         terms += [f"SUM({lam} * {C} * _w) AS y_{i}", f"SUM({C} * {on_k}) AS sup_{i}",
                   f"SUM({C} * _w * {on_k}) AS w1_{i}", f"SUM({C} * _w * _w * {on_k}) AS w2_{i}"]
@@ -153,7 +156,8 @@ def estimate_sql(plan: Plan, t: Tables) -> str:
         else:
             slot = f"SELECT {gb + ', ' if by else ''}SUM(y_{i}) AS v FROM parts{' GROUP BY ' + gb if by else ''}"
         total = (f"SELECT {gb + ', ' if by else ''}SUM(v) AS v FROM ({slot}){' GROUP BY ' + gb if by else ''}")
-        using = f" USING ({gb})" if by else " ON TRUE"
+        # a null group is a group like any other (as in both engines): matched as not distinct
+        using = " ON " + (" AND ".join(f"t.{b} IS NOT DISTINCT FROM c.{b}" for b in by) if by else "TRUE")
         selects.append(f"SELECT {', '.join('t.' + b for b in by) + ', ' if by else ''}'{weight.label}' AS metric, "
                        f"t.v / c.n AS estimate, c.n AS rankings FROM ({total}) AS t JOIN {n} AS c{using}")
     order = ", ".join([*by, "metric"])

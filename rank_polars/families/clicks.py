@@ -38,9 +38,15 @@ PROBLEMS = (
     ("fraction", "a click count that is not a whole number (column {click!r})"),
     ("above1", "more clicks than impressions (a count above 1 in column {click!r} on one shown row; a CTR is a "
                "rate of 0/1 clicks: use clicks@k for counts)"),
+    # with qrels only: the click metrics read every judgment joined to a shown row, none of them
+    # "contributing" to the engine's duplicate-judgment check, so the family counts them itself
+    ("judged_twice", "more than one judgment for its ({query!r}, {item!r}) in the qrels (the shown row would be "
+                     "counted once per judgment)"),
 )
 
 _SHOWN, _X, _Y = "__rp_shown", "__rp_x", "__rp_y"
+#: per shown row, the number of judgments of its (query, item) (only with qrels)
+_JUDGED = "__rp_judged"
 
 def message(label: str, columns: Columns, problem: str, rows: int, queries: Sequence[str], n_queries: int) -> str:
     """The error both engines raise for bad click values (the DuckDB statement spells the same)."""
@@ -50,12 +56,13 @@ def message(label: str, columns: Columns, problem: str, rows: int, queries: Sequ
 
 
 def _what(problem: str, columns: Columns) -> str:
-    return dict(PROBLEMS)[problem].format(click=columns.relevance, position=columns.position)
+    return dict(PROBLEMS)[problem].format(click=columns.relevance, position=columns.position, query=columns.query,
+                                          item=columns.item)
 
 
-def _checked(outputs: Outputs) -> list[str]:
+def _checked(outputs: Outputs, qrels: bool = False) -> list[str]:
     ctr = any(spec.NAME == "ctr" for _, spec in outputs)
-    return [p for p, _ in PROBLEMS if p != "above1" or ctr]
+    return [p for p, _ in PROBLEMS if (p != "above1" or ctr) and (p != "judged_twice" or qrels)]
 
 
 # -- Polars ---------------------------------------------------------------------------------
@@ -99,7 +106,8 @@ def _polars(spec: FamilyMeasure) -> pl.Expr:
 def _bad(problem: str) -> pl.Expr:
     g = pl.col(GRADE).cast(pl.Float64)
     bad = {"noposition": pl.col(RANK).is_null(), "noclick": pl.col(GRADE).is_null(), "below1": pl.col(RANK) < 1,
-           "negative": g < 0, "fraction": ~(g.is_finite() & (g == g.floor())), "above1": g > 1}[problem]
+           "negative": g < 0, "fraction": ~(g.is_finite() & (g == g.floor())), "above1": g > 1,
+           "judged_twice": pl.col(_JUDGED) > 1}[problem]
     return bad.fill_null(False).sum().alias(f"__rp_bad_{problem}")
 
 
@@ -122,13 +130,13 @@ def _linearised(x: pl.Expr, y: pl.Expr, groups: list[str]) -> pl.Expr:
     return pl.when(over(y.sum()) > 0).then(ratio + (x - ratio * y) / over(y.mean()))
 
 
-def polars_ranking_aggs(outputs: Outputs) -> tuple[list[pl.Expr], list[pl.Expr]]:
+def polars_ranking_aggs(outputs: Outputs, qrels: bool = False) -> tuple[list[pl.Expr], list[pl.Expr]]:
     """Per row, each cutoff's columns; per ranking, every requested metric (under
     :func:`_per_ranking_name`) and the counts of bad click values: what the Polars engine's
     checking pass computes with its own counts (:mod:`rank_polars.engines.base`)."""
     return (_per_row({spec.k for _, spec in outputs}),
             [*(_polars(spec).alias(_per_ranking_name(label)) for label, spec in outputs),
-             *(_bad(p) for p in _checked(outputs))])
+             *(_bad(p) for p in _checked(outputs, qrels))])
 
 
 def _per_ranking_name(label: str) -> str:
@@ -139,17 +147,21 @@ def polars_values(outputs: Outputs, frames: FamilyFrames) -> pl.LazyFrame:
     # one pass over the ranked run for every requested click metric and the checks (or none:
     # the engine's checking pass computed them)
     run, keys, q = frames.run, frames.keys, frames.keys[-1]
-    checks = _checked(outputs)
+    judged = frames.per_ranking is None and GRADE not in run.collect_schema().names() and frames.qrels is not None
+    checks = _checked(outputs, judged)
     if frames.per_ranking is not None:
         per = frames.per_ranking.rename({_per_ranking_name(label): label for label, _ in outputs})
     else:
-        if GRADE not in run.collect_schema().names() and frames.qrels is not None:
-            # qrels given: the clicks are their labels, joined to the shown rows (0 where absent)
-            run = run.join(frames.qrels.select(Q, ITEM, GRADE), left_on=[q, ITEM], right_on=[Q, ITEM], how="left")
+        if judged:
+            # qrels given: the clicks are their labels, joined to the shown rows (0 where absent);
+            # one row per judged pair, with its count, so that a pair judged twice is refused
+            # rather than showing its row twice
+            pairs = frames.qrels.group_by(Q, ITEM).agg(pl.col(GRADE).max(), pl.len().alias(_JUDGED))
+            run = run.join(pairs, left_on=[q, ITEM], right_on=[Q, ITEM], how="left")
             run = run.with_columns(pl.col(GRADE).fill_null(0))
         # collected here (streaming, one row per ranking), so that the checks read their counts
         # before any value is returned
-        rows, aggs = polars_ranking_aggs(outputs)
+        rows, aggs = polars_ranking_aggs(outputs, judged)
         per = run.with_columns(rows).group_by(keys).agg(aggs).collect(engine="streaming")
         per = per.rename({_per_ranking_name(label): label for label, _ in outputs})
     _raise_bad(per, outputs, checks, q, frames.columns)
@@ -197,7 +209,7 @@ def _bad_sql(problem: str) -> str:
     g = f"CAST({quote(GRADE)} AS DOUBLE)"
     cond = {"noposition": f"{quote(RANK)} IS NULL", "noclick": f"{quote(GRADE)} IS NULL", "below1": f"{quote(RANK)} < 1",
             "negative": f"{g} < 0", "fraction": f"NOT ({g} - {g} = 0 AND {g} = floor({g}))",  # x - x: NaN when infinite
-            "above1": f"{g} > 1"}[problem]
+            "above1": f"{g} > 1", "judged_twice": f"{quote(_JUDGED)} > 1"}[problem]
     # a sum of 0/1 rather than COUNT(*) FILTER: sqlglot's Snowflake and BigQuery lose the filter
     return f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END) AS {quote('__rp_bad_' + problem)}"
 
@@ -232,12 +244,15 @@ def sql_values(outputs: Outputs, tables: FamilySql) -> str:
     q = keys[-1]
     run = tables.run
     if tables.qrels is not None:
-        # qrels given: the clicks are their labels, joined to the shown rows (0 where absent)
-        item, grade = quote(ITEM), quote(GRADE)
+        # qrels given: the clicks are their labels, joined to the shown rows (0 where absent);
+        # one row per judged pair, with its count (a pair judged twice is refused, as in Polars)
+        item, grade, judged = quote(ITEM), quote(GRADE), quote(_JUDGED)
         cols = ", ".join(f"r.{k}" for k in keys)
-        run = (f"(SELECT {cols}, r.{item}, r.{quote(RANK)}, COALESCE(j.{grade}, 0) AS {grade} FROM {tables.run} AS r "
-               f"LEFT JOIN {tables.qrels} AS j ON r.{q} = j.{quote(Q)} AND r.{item} = j.{item})")
-    checks = _checked(outputs)
+        pairs = (f"(SELECT {quote(Q)}, {item}, MAX({grade}) AS {grade}, COUNT(*) AS {judged} FROM {tables.qrels} "
+                 f"GROUP BY {quote(Q)}, {item})")
+        run = (f"(SELECT {cols}, r.{item}, r.{quote(RANK)}, COALESCE(j.{grade}, 0) AS {grade}, j.{judged} "
+               f"FROM {tables.run} AS r LEFT JOIN {pairs} AS j ON r.{q} = j.{quote(Q)} AND r.{item} = j.{item})")
+    checks = _checked(outputs, tables.qrels is not None)
     parts = [(label, part, expr) for label, spec in outputs for part, expr in _sql(spec).items()]
     values = ", ".join(f"{expr} AS {quote(label + part)}" for label, part, expr in parts)
     per = (f"SELECT {', '.join(keys)}, {values}, TRUE AS {quote(_SHOWN)}, {', '.join(_bad_sql(p) for p in checks)} "

@@ -234,7 +234,13 @@ def _duckdb(log: Any, roles: dict[str, str], groups: list[str], randomized: str 
             table = duckdb_pairs(eng.query, "pb_chosen" if randomized else "pb_rows", internal, pairs) if pairs else None
         except duckdb.Error as e:
             raise RankPolarsError(f"position_bias: DuckDB could not read the log: {str(e).splitlines()[0]}") from None
-    return counts, positions.select(*internal, "p", "clicks", "impressions"), table
+    # the groups as the log types them, as the Polars engine gives them (DuckDB hands a
+    # Categorical or Enum back as text: a curve per arm would no longer join the log's arms)
+    lf = log.scan() if isinstance(log, ParquetFiles) else log.lazy()
+    types = lf.collect_schema()
+    cast = [pl.col(f"g{j}").cast(types[g]) for j, g in enumerate(groups)]
+    return (counts, positions.select(*internal, "p", "clicks", "impressions").with_columns(cast),
+            table.with_columns(cast) if table is not None else None)
 
 
 def _warn_nulls(out: pl.DataFrame, method: str) -> None:
