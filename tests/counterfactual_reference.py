@@ -107,10 +107,11 @@ def ips_reference(log: list[dict[str, Any]], candidate: dict[Any, dict[Any, int]
         r = ranks.get(row["item"])
         if r is None or (k is not None and r > k):
             continue
-        n = len(ranks)
+        # ctr@k divides by the candidate's rows ranked at most k (evaluate's ctr@k)
+        n = len(ranks) if kind != "ctr" or not k else sum(1 for rank in ranks.values() if rank <= k)
         lam = {"cg": 1.0, "dcg": 1.0 / math.log2(r + 1), "p": 1.0 / (k if k else n),
                "rbp": (1 - persistence) * persistence ** (r - 1), "clicks": theta.get(r, math.nan),
-               "ctr": theta.get(r, math.nan) / (min(k, n) if k else n)}[kind]
+               "ctr": theta.get(r, math.nan) / n}[kind]
         w = 1.0 / theta[row["position"]]
         if clip is not None:
             w = min(w, clip)
