@@ -90,7 +90,9 @@ class CatalogCoverage(Beyond):
     The catalogue is ``catalog=`` when given, else the distinct items of ``history=``
     (recommenders' ``catalog_coverage`` divides by the training items), else, by name
     (``"catalog_coverage@10"``), the distinct items of the whole log: every version, every
-    rank.  Catalogue-level.
+    rank.  Catalogue-level.  With ``history=`` (recommenders' convention) the shown items are not
+    checked against it: items shown but never in the history count, and the value can exceed 1;
+    ``catalog=`` refuses a shown item outside the catalogue.
     """
 
     NAME = "catalog_coverage"
