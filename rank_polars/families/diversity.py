@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import polars as pl
 
 from ..errors import RankPolarsError
+from ..inputs import _numeric, _scalar
 from ..measures.diversity import ideal_ideal, ndeval_discount
 from ..plan import ITEM, Q, RANK
 
@@ -116,7 +117,8 @@ def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Data
     At each rank, every unplaced item scores the sum of the gains its subtopics still carry
     (1, times 1 - alpha per placed item relevant to it, multiplied rank by rank and summed in
     subtopic order, as ndeval); the best item of each query is placed (ties: the larger item
-    id), then its subtopics' gains decay.  Items relevant to nothing add 0 and are left out.
+    id as text, ndeval's strcmp), then its subtopics' gains decay.  Items relevant to nothing
+    add 0 and are left out.
 
     It depends on the judgments alone, so it is computed once per query (not per ranking),
     and only ``depth`` steps run (the cutoff, not the judgment depth).  Each step is a few
@@ -134,7 +136,10 @@ def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Data
     empty = pl.DataFrame(schema={Q: pairs.schema[Q], POS: pl.Int64, G: pl.Float64})
     if not pairs.height or depth == 0:
         return empty
-    rows = pairs.select(Q, SUB, ITEM).sort(Q, ITEM, SUB)
+    # items in the order of their text: a query's last candidate is then the larger docno as
+    # ndeval's strcmp has it ("9" above "10"; an integer sort put 10 first and built another ideal)
+    text = pl.col(ITEM) if pairs.schema[ITEM] == pl.String else pl.col(ITEM).cast(pl.String)
+    rows = pairs.select(Q, SUB, ITEM).sort(Q, text, SUB)
     new_query = pl.col(Q).ne_missing(pl.col(Q).shift())
     codes = rows.select(
         new_query.cum_sum().cast(pl.Int64).sub(1).alias("q"),
@@ -166,7 +171,7 @@ def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Data
         query_start = np.flatnonzero(np.r_[True, pair_q[1:] != pair_q[:-1]])
         best = np.maximum.reduceat(score, query_start)
         sizes = np.diff(np.r_[query_start, len(pair_start)])
-        # the last candidate of a query is its largest item (its pairs are sorted by item)
+        # the last candidate of a query is its largest item (its pairs are sorted by the items' text)
         candidate = np.where(score == np.repeat(best, sizes), np.arange(len(pair_start)), -1)
         picked = np.maximum.reduceat(candidate, query_start)
         out_q.append(pair_q[picked])
@@ -456,18 +461,56 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     return table.select(*keys, *values)
 
 
+def warn_unjudged(labels: Sequence[str], evaluated: pl.DataFrame, judged: pl.DataFrame,
+                  whose: str = "evaluated queries") -> None:
+    """A CoverageWarning naming the queries of ``evaluated`` (a ``Q`` column) without a row in
+    ``judged`` (the distinct ``Q`` of the subtopic judgments the measures ``labels`` read): they
+    score 0 on every measure and count in the means, where ndeval leaves a topic without
+    judgments out; judgments given as qrels= leave them out (with the qrels' own warning)."""
+    from ..errors import examples, warn
+
+    # as text: the ids were matched as text wherever either side was (the id rule)
+    text = [pl.col(Q).cast(pl.String)]
+    ids = (evaluated.select(text).drop_nulls().unique().join(judged.select(text).unique(), on=Q, how="anti")
+           .sort(Q).get_column(Q).to_list())
+    if ids:
+        warn(f"{', '.join(labels)}: {len(ids)} {whose} have no subtopic judgments and score 0, counted in the "
+             f"means (ndeval leaves such a topic out), e.g. {examples(ids, 3)}; give the subtopic judgments as qrels= "
+             f"to leave them out")
+
+
+def _id_type(dtype: pl.DataType) -> bool:
+    """Whether ids of ``dtype`` are matched (text or integers: the id rule); others are refused."""
+    return dtype.is_integer() or dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum)
+
+
+def _tables(outputs: Sequence[tuple[str, Any]]) -> dict[int, list[tuple[str, Any]]]:
+    """The specs by the subtopic table they read (one warning per table)."""
+    tables: dict[int, list[tuple[str, Any]]] = {}
+    for label, spec in outputs:
+        tables.setdefault(id(spec.sources.get("subtopics")), []).append((label, spec))
+    return tables
+
+
 def polars_values(outputs: Sequence[tuple[str, Any]], frames: Any) -> pl.LazyFrame:
     """The family hook (:mod:`rank_polars.engines.base`): every requested diversity measure."""
     groups: dict[tuple[Any, ...], list[tuple[str, Any]]] = {}
     for label, spec in outputs:
         groups.setdefault(_key(spec), []).append((label, spec))
     ranges = _ranges(frames.universe)
+    warned: set[int] = set()
     parts = []
     for same in groups.values():
         spec = same[0][1]
         # the checks and the relevant pairs read the table: once, into memory when it is small
         source = _in_memory(frames.source(spec, "subtopics"))
         table = _subtopic_table(source, spec, frames.columns, ranges)
+        key = id(spec.sources.get("subtopics"))
+        if frames.qrels is None and key not in warned:
+            # no qrels: the universe is the run's queries (with qrels, bind_subtopics compares them)
+            warned.add(key)
+            warn_unjudged([label for label, _ in _tables(outputs)[key]], frames.universe.select(Q),
+                          table.select(Q).unique().collect())
         if len(ranges) == 1:
             parts.append(run_values(frames.run, table, frames.keys, same, "__rp_relevance", checked=True))
             continue
@@ -496,6 +539,14 @@ def _ranges(universe: pl.DataFrame) -> list[pl.Expr | None]:
     return ranges_of(universe, RANGE_ROWS)
 
 
+def _check_types(schema: Any, column: str, relevance: str) -> None:
+    """Refuse, naming the column, a subtopic column of lists or structs (an item's intents as one
+    list per row were each one opaque subtopic: a silently wrong |S| and gains) and grades read
+    as text (which cannot be compared with 0), with the messages the qrels' columns get."""
+    _scalar(schema[column], column, "subtopic judgments", "subtopic id")
+    _numeric(schema[relevance], relevance, "subtopic judgments")
+
+
 def _subtopic_table(source: pl.LazyFrame, spec: Any, columns: Any,
                     ranges: Sequence[pl.Expr | None] = (None,)) -> pl.LazyFrame:
     """``Q, subtopic, ITEM, __rp_relevance`` from a subtopic table (query / item already renamed)."""
@@ -505,6 +556,7 @@ def _subtopic_table(source: pl.LazyFrame, spec: Any, columns: Any,
         if need not in names:
             raise RankPolarsError(f"{spec.NAME}: the subtopic judgments have no column {what!r} "
                                   f"(columns: {', '.join(n for n in names if not n.startswith('__rp'))})")
+    _check_types(source.collect_schema(), column, columns.relevance)
     check_subtopics(source.select(Q, column, ITEM, columns.relevance), column, columns.relevance, ranges)
     return source.select(Q, column, ITEM, pl.col(columns.relevance).alias("__rp_relevance"))
 
@@ -541,7 +593,8 @@ def ideal_sql(pairs: str, alpha: float, depth: int | None) -> str:
     its subtopics in order (``subs``) and the gains they still carry (``ws``).  Each recursion
     step is two set operations over all queries at once, as :func:`ideal_gains`: a group-by
     gives each query's best unplaced item (its gains summed in subtopic order, a left fold as
-    ndeval adds them; the largest (gain, item) pair, so ties go to the larger item id), and a
+    ndeval adds them; the largest (gain, item's text) pair, so ties go to the larger item id
+    as text, ndeval's strcmp), and a
     join hands it to the query's other unplaced items, whose gains in its subtopics are
     multiplied by ``1 - alpha`` (repeated multiplication, as ndeval).  A step reads only the
     items still unplaced, and the recursion stops after ``depth`` steps or when none is left.
@@ -559,8 +612,9 @@ def ideal_sql(pairs: str, alpha: float, depth: int | None) -> str:
         " UNION ALL"
         " SELECT s.q, s.item, s.subs, list_transform(s.ws, lambda x, i: CASE WHEN list_contains(b.best.subs, s.subs[i])"
         f" THEN x * {1.0 - alpha!r} ELSE x END), s.step + 1, s.item = b.best.item, b.best.score"
-        " FROM __rp_state AS s JOIN (SELECT q, MAX({'score': list_reduce(ws, lambda a, b: a + b), 'item': item,"
-        f" 'subs': subs}}) AS best FROM __rp_state WHERE NOT picked{stop} GROUP BY q) AS b ON s.q = b.q"
+        " FROM __rp_state AS s JOIN (SELECT q, MAX({'score': list_reduce(ws, lambda a, b: a + b),"
+        f" 'text': CAST(item AS VARCHAR), 'item': item, 'subs': subs}}) AS best FROM __rp_state"
+        f" WHERE NOT picked{stop} GROUP BY q) AS b ON s.q = b.q"
         " WHERE NOT s.picked"
     )
 
@@ -589,6 +643,12 @@ def sql_values(outputs: Sequence[tuple[str, Any]], tables: Any) -> str | list[st
         groups.setdefault(_key(spec), []).append((label, spec))
     for same in groups.values():
         _sql_checks(same, tables, quote)
+    universe = getattr(tables, "universe_frame", None)
+    if tables.qrels is None and tables.query is not None and universe is not None:
+        # no qrels: the universe is the run's queries (with qrels, bind_subtopics compares them)
+        for same in _tables(outputs).values():
+            judged = tables.query(f"SELECT DISTINCT {quote(Q)} FROM {tables.source(same[0][1], 'subtopics')} AS t")
+            warn_unjudged([label for label, _ in same], universe.select(Q), judged)
     statements = [_sql_statement(outputs, list(groups.values()), tables, quote, part) for part in _sql_ranges(tables)]
     return statements[0] if len(statements) == 1 else statements
 
@@ -634,11 +694,13 @@ def _sql_checks(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> 
     column, relevance = first.params["subtopic"], tables.columns.relevance
     source = tables.source(first, "subtopics")
     q, item, col, grade = quote(Q), quote(ITEM), quote(column), quote(relevance)
-    names = tables.query(f"SELECT * FROM {source} AS t LIMIT 0").columns
+    schema = tables.query(f"SELECT * FROM {source} AS t LIMIT 0").schema
+    names = schema.names()
     for need, what in ((Q, tables.columns.query), (column, column), (ITEM, tables.columns.item), (relevance, relevance)):
         if need not in names:
             raise RankPolarsError(f"{first.NAME}: the subtopic judgments have no column {what!r} "
                                   f"(columns: {', '.join(n for n in names if not n.startswith('__rp'))})")
+    _check_types(schema, column, relevance)
     where = {
         "nulls": f"{q} IS NULL OR {col} IS NULL OR {item} IS NULL OR {grade} IS NULL",
         # NaN and infinities: x - x is 0 for every finite number (a dialect-neutral isfinite)
@@ -792,7 +854,8 @@ def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, 
     """``evaluate(run, ["alpha_ndcg@20"], qrels=subtopic_judgments)``: the diversity specs that
     carry no ``subtopics=`` table read these qrels (a frame with the subtopic column, or a
     file in ndeval's format), and the plan's other measures see one judgment per (query,
-    item), its highest grade.
+    item), its highest grade.  A spec's ``subtopics=`` file in ndeval's format is read here
+    too.
 
     ``grades_needed=False`` (no measure of the plan reads a grade) and every family measure
     reading these qrels: the engine gets one judgment per judged query instead
@@ -801,18 +864,54 @@ def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, 
 
     ``in_memory`` (the Polars engine): the judged queries of a file of at most
     :data:`JUDGMENT_ROWS` rows are computed from one read of it, here."""
-    wanting = [spec for _, spec in families if "subtopics" in spec.SOURCES and spec.sources["subtopics"] is None]
-    if qrels is None or not wanting:
-        return qrels, list(families)
+    import os
+
     from ..inputs import scan
     from ..ndeval.files import looks_like_subtopic_qrels, read_subtopic_qrels
 
-    import os
+    # an ndeval file given as a spec's subtopics= is read by its content too (as TREC qrels it
+    # lost its subtopic column, trec_eval's unused second field); one frame per file, so the
+    # specs reading it still share their judgments (the family groups them by the table)
+    files: dict[str, pl.DataFrame] = {}
 
+    def read(spec: Any) -> Any:
+        given = spec.sources.get("subtopics") if "subtopics" in spec.SOURCES else None
+        if not (isinstance(given, (str, os.PathLike)) and looks_like_subtopic_qrels(given)):
+            return spec
+        path = os.fspath(given)
+        if path not in files:
+            files[path] = read_subtopic_qrels(path)
+        return spec.replace(subtopics=files[path])
+
+    families = [(label, read(spec)) for label, spec in families]
+    wanting = [spec for _, spec in families if "subtopics" in spec.SOURCES and spec.sources["subtopics"] is None]
+    own = [(label, spec) for label, spec in families
+           if "subtopics" in spec.SOURCES and spec.sources["subtopics"] is not None]
+    def local(table: Any) -> bool:  # a frame or a file here (not a Spark table's name)
+        return isinstance(table, (pl.DataFrame, pl.LazyFrame)) or (
+            isinstance(table, (str, os.PathLike)) and os.path.exists(table))
+
+    own = [(label, spec) for label, spec in own if local(spec.sources["subtopics"])]
+    if qrels is None or not (wanting or (own and local(qrels))):
+        return qrels, list(families)
+    given = qrels
     if isinstance(qrels, (str, os.PathLike)) and looks_like_subtopic_qrels(qrels):
         qrels = read_subtopic_qrels(qrels)
     frame = scan(qrels, "qrels")
     names = frame.collect_schema().names()
+    if own and query in names:
+        # tables of their own beside qrels: a query judged there but not here scores 0 (without
+        # qrels the engines compare the run's queries, warn_unjudged); ids the id rule refuses
+        # (floats, lists) are the family's to refuse, naming them
+        judged = frame.select(pl.col(query).alias(Q)).unique().collect()
+        for same in _tables(own).values():
+            rows = scan(same[0][1].sources["subtopics"], f"{same[0][1].NAME} subtopics")
+            schema = rows.collect_schema()
+            if query in schema and _id_type(schema[query]) and _id_type(judged.schema[Q]):
+                warn_unjudged([label for label, _ in same], judged,
+                              rows.select(pl.col(query).alias(Q)).unique().collect(), "queries of the qrels")
+    if not wanting:
+        return given, list(families)
     column = wanting[0].params["subtopic"]
     if column not in names:
         return qrels, list(families)  # the family then says it needs subtopics=

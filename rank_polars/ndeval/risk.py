@@ -54,12 +54,28 @@ def risk(
     for name, frame in (("values", values), ("baseline", baseline)):
         if query not in frame.columns:
             raise RankPolarsError(f"risk: {name} has no query column {query!r} (evaluate(..., per_query=True) gives it)")
+    for g in groups:
+        if g not in values.columns:
+            raise RankPolarsError(f"risk: values has no group column {g!r} (by=)")
+    if values.schema[query] != baseline.schema[query]:
+        # a join of text with integers is a raw SchemaError; made equal, "007" and 7 would not meet
+        raise RankPolarsError(f"risk: the query column {query!r} is {values.schema[query]} in values but "
+                              f"{baseline.schema[query]} in the baseline; cast one of them")
     metrics = [c for c in values.columns if c not in (*groups, query)]
+    for m in metrics:
+        if not values.schema[m].is_numeric():  # a group column left out of by=, taken for a metric
+            raise RankPolarsError(f"risk: values' column {m!r} ({values.schema[m]}) is not a metric; name the group "
+                                  f"columns with by=")
     absent = [m for m in metrics if m not in baseline.columns]
     if absent:
         raise RankPolarsError(f"risk: the baseline has no column {absent[0]!r}; it needs every metric of values")
     if baseline.select(query).is_duplicated().any():
         raise RankPolarsError("risk: the baseline has more than one row for a query (one baseline for every group)")
+    # a query twice in a group (two versions' tables stacked without their column) counted twice
+    repeated = values.filter(values.select(*groups, query).is_duplicated())
+    if repeated.height:
+        raise RankPolarsError(f"risk: values has more than one row for query {repeated[query][0]!r}"
+                              f"{' in one group' if groups else ''}; name every group column with by=")
     base = baseline.select(query, *(pl.col(m).alias(f"__rp_b{i}") for i, m in enumerate(metrics)))
     if missing == "zero" and groups:
         keys = values.select(groups).unique().join(
