@@ -243,7 +243,9 @@ def tukey_pairs(means: np.ndarray, ms: float, n: int, df: int, confidence: float
     """Tukey's HSD for ``m`` means of ``n`` values each, with error variance ``ms`` on ``df`` degrees
     of freedom: ``q = |mean_i - mean_j| / sqrt(ms / n)``, ``p = P(Q_{m, df} >= q)`` (SciPy's
     ``studentized_range``), half width ``q_{confidence; m, df} sqrt(ms / n)``.  As
-    ``scipy.stats.tukey_hsd`` when ``ms`` is its one-way mean square.
+    ``scipy.stats.tukey_hsd`` when ``ms`` is its one-way mean square, except below ~1e-11, where
+    SciPy's integral stops and p is kept within the bounds ``[P2, C(m, 2) P2]`` of one pair's t
+    tail ``P2 = 2 P(T_df >= q / sqrt(2))`` (exactly the paired t-test's p for two versions).
 
     Examples
     --------
@@ -259,8 +261,16 @@ def tukey_pairs(means: np.ndarray, ms: float, n: int, df: int, confidence: float
     q = np.abs(means[:, None] - means[None, :]) / se
     # each distinct q once: the tail is a numerical integral (~50 ms a value)
     distinct, where = np.unique(q[q > 0], return_inverse=True)
+    tail = stats.studentized_range.sf(distinct, m, df)
+    # That integral stops near 1e-12 (a p of 1e-12 where the truth is 1e-31).  The true tail lies
+    # between one pair's and the union bound over all pairs': P2 <= P(Q >= q) <= C(m, 2) P2 with
+    # P2 = P(|T_df| >= q / sqrt(2)) (each (Z_i - Z_j) / (sqrt(2) S) is t on df); clipping to them
+    # can only move the value towards the truth, is exact for two versions (Tukey = paired t) and
+    # tight far in the tail, where the pairs' events hardly overlap.
+    pair = 2.0 * stats.t.sf(distinct / math.sqrt(2.0), df)
+    tail = np.clip(tail, pair, np.minimum(1.0, m * (m - 1) / 2 * pair))
     p = np.ones((m, m))
-    p[q > 0] = np.minimum(1.0, stats.studentized_range.sf(distinct, m, df))[where]
+    p[q > 0] = np.minimum(1.0, tail)[where]
     half = float(stats.studentized_range.ppf(confidence, m, df)) * se
     return p, np.full((m, m), half)
 
@@ -282,8 +292,8 @@ def randomized_tukey(y: np.ndarray, n_resamples: int, rng: np.random.Generator) 
     [[1.0, 0.852, 0.022], [0.852, 1.0, 0.229], [0.022, 0.229, 1.0]]
     """
     m, n = y.shape
-    if n == 0:  # no query in every version (missing="skip"): nothing to sum, and no NumPy warning
-        return TwoWay(m, 0, np.full(m, math.nan), ss_versions=0.0, ss_queries=0.0, ss_residual=0.0, scale=1.0)
+    if n == 0:  # no query in every version (missing="skip"): nothing to permute, no p-value
+        return np.full((m, m), np.nan)
     means = y.mean(axis=1)
     observed = np.abs(means[:, None] - means[None, :])
     tol = _TIE_RTOL * max(float(np.abs(y).mean()), 1e-300)
@@ -364,6 +374,8 @@ def anova(
 
 def anova_values(per: pl.DataFrame, *, by: str = "model", query: str = "query", missing: str = "zero") -> pl.DataFrame:
     """:func:`anova` on per-query values already computed (``by``, ``query`` and one column per metric)."""
+    if missing not in ("zero", "skip"):  # any other word was read as "zero"
+        raise RankPolarsError(f"anova: missing must be 'zero' or 'skip', got {missing!r}")
     labels = [c for c in per.columns if c not in (by, query)]
     check_block_input(per, by, query, labels, "anova")
     b = block(per, by, query, labels, missing)
@@ -384,11 +396,22 @@ def check_block_input(per: pl.DataFrame, by: str, query: str, labels: Sequence[s
     versions = per[by].n_unique()
     if versions < 2:
         raise RankPolarsError(f"{who}: needs at least 2 versions in column {by!r}, found {versions}")
+    check_numeric(per, by, query, labels, who)
     for label in labels:
         bad = per.filter(~pl.col(label).cast(pl.Float64).is_finite().fill_null(False))
         if bad.height:
             raise RankPolarsError(f"{who}: the per-query values of {label} are not numbers (NaN, infinite or null) "
                                   f"for {bad.height} rows, e.g. queries {examples(bad[query].sort().to_list())}")
+
+
+def check_numeric(per: pl.DataFrame, by: str, query: str, labels: Sequence[str], who: str) -> None:
+    """Refuse a metric column that is neither numeric nor boolean: a text column is an id (another
+    grouping column), not a metric, and casting would read ``"0.5"`` as one."""
+    text = [c for c in labels if not (per.schema[c].is_numeric() or per.schema[c] == pl.Boolean)]
+    if text:
+        raise RankPolarsError(f"{who}: column {text[0]!r} is not numeric ({per.schema[text[0]]}); every column but "
+                              f"{by!r} and {query!r} is read as a metric: drop it, or compare each of its groups on "
+                              "its own")
 
 
 ANOVA_SCHEMA: dict[str, Any] = {

@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from . import planning, stats
-from .anova import NO_QUERY, block, randomized_tukey, tukey, two_way
+from .anova import NO_QUERY, block, check_numeric, randomized_tukey, tukey, two_way
 from .errors import RankPolarsError, SmallSampleWarning, examples, warn
 from .evaluate import Engine, evaluate
 from .inputs import Source
@@ -26,6 +26,7 @@ from .validate import Missing
 Test = Literal["paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey", "delta"]
 TESTS = ("paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey", "delta")
 ALL_PAIRS_TESTS = ("tukey", "randomized-tukey")  # one family of every pair of versions, per metric
+SIGN_TESTS = ("wilcoxon", "randomization")  # tests of the signs: a tied query (difference 0) tells them nothing
 CORRECTIONS = (None, "bonferroni", "holm", "bh")
 INTERVALS = (None, "t", "bootstrap", "tukey", "delta")
 
@@ -182,8 +183,8 @@ def compare(
     Pairing is by query id.  With ``missing="skip"`` only the queries both versions have
     are paired.  With ``missing="zero"`` a query one version has and the other lacks
     counts as 0 for the one lacking it (with ``qrels`` evaluate has already zero-filled
-    every judged query); a :class:`CoverageWarning` says how many.  The means are those of
-    the paired queries.  With fewer than two paired queries (none for ``wilcoxon`` and the
+    every judged query); either way a :class:`CoverageWarning` says how many.  The means are
+    those of the paired queries.  With fewer than two paired queries (none for ``wilcoxon`` and the
     resampling tests) p is null, ``significant`` is false and the row does not count in the
     correction.
 
@@ -203,10 +204,11 @@ def compare(
     correction and a :class:`SmallSampleWarning` names it.  The smallest p of each test
     (:func:`rank_polars.stats.smallest_p`) is 0 for ``paired_t`` from n = 2 on (it needs
     two queries); ``2 / 2^n`` for ``wilcoxon`` and ``randomization`` (the two extreme sign
-    patterns); ``1 / n^n`` for ``bootstrap`` (one of the n^n equally likely resamples).
+    patterns), n there counting the queries with a difference (a tie has no sign to flip);
+    ``1 / n^n`` for ``bootstrap`` (one of the n^n equally likely resamples).
     With ``alpha=0.05``: ``paired_t`` needs 2 queries, ``bootstrap`` 3, ``wilcoxon`` and
-    ``randomization`` 6.  A resampling p-value is never reported below that bound (the
-    resamples cannot resolve less), nor below ``1 / (1 + n_resamples)``.  Tukey's HSD with
+    ``randomization`` 6 that differ.  A resampling p-value is never reported below that bound
+    (the resamples cannot resolve less), nor below ``1 / (1 + n_resamples)``.  Tukey's HSD with
     no residual variance (every query shows the same differences between versions) has no
     p-value either: null, with that note.
 
@@ -261,7 +263,8 @@ def compare(
         tables.append(compare_values(
             per, by=by_col, query=query, baseline=baseline, pairs=pairs, test=test, correction=correction, alpha=alpha,
             n_resamples=n_resamples, seed=seed, missing=missing, confidence=confidence, interval=interval,
-            power=power, progress=shown, higher_is_better=directions(outputs),
+            power=power, progress=shown,
+            higher_is_better=directions([(label, spec) for label, spec in outputs if spec.AGGREGATE != "catalog"]),
         ))
     if catalog:
         tables.append(catalog_compare(run, catalog, qrels=qrels, by=by_col, baseline=baseline, n_resamples=catalog_resamples,
@@ -306,9 +309,12 @@ def compare_values(
 ) -> pl.DataFrame:
     """:func:`compare` on per-query values already computed: ``per`` has the ``by`` column, the
     ``query`` column and one column per metric (what ``rp.evaluate(..., per_query=True)``
-    returns).  ``higher_is_better``: ``{metric column: False}`` for a metric to minimise (wins
+    returns): one row per version and query, no null query id, numeric (or boolean) metrics,
+    else an error (a second grouping column would otherwise be paired and compared as a metric).
+    ``higher_is_better``: ``{metric column: False}`` for a metric to minimise (wins
     are then the queries where the version is lower, and the verdicts and groups follow); a
-    metric not named is higher-is-better.  The other arguments are :func:`compare`'s.
+    metric not named is higher-is-better, a name that is not a metric column is an error.
+    The other arguments are :func:`compare`'s.
 
     Examples
     --------
@@ -333,10 +339,23 @@ def compare_values(
     if (interval == "delta") != (test == "delta"):
         raise RankPolarsError("compare: test='delta' (unpaired arms) goes with its own interval, interval='delta', only")
     shown = resolve(progress)
+    if missing not in ("zero", "skip"):  # any other word was read as "zero"
+        raise RankPolarsError(f"compare: missing must be 'zero' or 'skip', got {missing!r}")
+    absent = [c for c in (by, query) if c not in per.columns]
+    if absent:
+        raise RankPolarsError(f"compare: no column {absent[0]!r} in the per-query values (columns: {per.columns}); "
+                              "name it with by= / query=")
     labels = [c for c in per.columns if c not in (by, query)]
+    if not labels:
+        raise RankPolarsError(f"compare: no metric column in the per-query values (columns: {per.columns})")
+    unknown = [k for k in (higher_is_better or {}) if k not in labels]
+    if unknown:  # a misspelt metric would silently count as higher-is-better, turning wins into losses
+        raise RankPolarsError(f"compare: higher_is_better names {unknown[0]!r}, not a metric column; "
+                              f"the metrics are {examples(labels, 10)}")
     better = {label: bool((higher_is_better or {}).get(label, True)) for label in labels}
     if per[by].null_count():
         raise RankPolarsError(f"compare: column {by!r} has null versions; fill or drop them")
+    per = _check_table(per, by, query, labels)
     _check_values(per, by, query, labels)
     versions = per[by].unique().sort().to_list()
     if len(versions) < 2:
@@ -616,6 +635,23 @@ def _unpaired_rows(per: pl.DataFrame, by: str, labels: list[str], chosen: list[t
     return rows
 
 
+def _check_table(per: pl.DataFrame, by: str, query: str, labels: list[str]) -> pl.DataFrame:
+    """Refuse what is not a per-query table (one row per version and query, numeric metrics), and
+    read boolean metrics as 0 / 1.  Null query ids never join (each would pair with nothing), and a
+    (version, query) given twice would be paired with every copy: both are errors, not numbers."""
+    if per[query].null_count():
+        raise RankPolarsError(f"compare: column {query!r} has null query ids ({per[query].null_count()} rows); "
+                              "fill or drop them")
+    check_numeric(per, by, query, labels, "compare")
+    if per.select(by, query).n_unique() < per.height:
+        twice = per.filter(pl.struct(by, query).is_duplicated())
+        raise RankPolarsError(
+            f"compare: {twice.select(by, query).n_unique()} (version, query) pairs have more than one row, e.g. "
+            f"{examples(twice[query].unique().sort().to_list())}; one row per version and query (a second "
+            f"grouping column? every column but {by!r} and {query!r} is read as a metric: {examples(labels, 10)})")
+    return per.with_columns(pl.col(c).cast(pl.Float64) for c in labels if per.schema[c] == pl.Boolean)
+
+
 def _check_values(per: pl.DataFrame, by: str, query: str, labels: list[str]) -> None:
     """Refuse a per-query value that is NaN, infinite or null: no query is dropped silently."""
     bad = per.select(by, query, *[(~pl.col(m).is_finite()).fill_null(True).alias(m) for m in labels])
@@ -644,10 +680,14 @@ def _warn_small(rows: list[dict[str, Any]], test: str, alpha: float, n_resamples
              SmallSampleWarning)
     elif small:
         r = small[0]
+        n, signs = r["n_queries"], ""
+        if test in SIGN_TESTS:  # their bound counts the queries with a difference (wins + losses)
+            n = r["wins"] + r["losses"]
+            signs = f" ({n} with a difference)"
         warn(
             f"compare: the {test} test was not run on {len(small)} of {len(rows)} rows ({r['note']}; e.g. "
-            f"{r['metric']} {r['version']!r} vs {r['baseline']!r}: {r['n_queries']} paired queries, "
-            f"the smallest p it could give is {stats.smallest_p(test, r['n_queries'], n_resamples):.4g} "
+            f"{r['metric']} {r['version']!r} vs {r['baseline']!r}: {r['n_queries']} paired queries{signs}, "
+            f"the smallest p it could give is {stats.smallest_p(test, n, n_resamples):.4g} "
             f">= alpha {alpha}); their p is null and they are not significant",
             SmallSampleWarning,
         )
@@ -697,16 +737,18 @@ def _pair(per: pl.DataFrame, by: str, query: str, labels: list[str], pair: tuple
     base, version = pair
     a = per.filter(pl.col(by) == base).select(query, *[pl.col(m).alias(f"{m}__b") for m in labels])
     b = per.filter(pl.col(by) == version).select(query, *[pl.col(m).alias(f"{m}__v") for m in labels])
-    if missing == "skip":
-        return a.join(b, on=query, how="inner")
-    both = a.join(b, on=query, how="full", coalesce=True)
+    # sorted by query: the resamples must not depend on the order the rows came in (an engine's,
+    # a join's), as the Tukey tests' block, which orders by query, already does not
+    both = a.join(b, on=query, how="full", coalesce=True).sort(query)
     first = labels[0]
-    filled = both.filter(pl.col(f"{first}__b").is_null() | pl.col(f"{first}__v").is_null())
-    if filled.height:
-        warn(
-            f"compare {version!r} with {base!r}: {filled.height} queries are in one version's run only and "
-            f"count as 0 for the other (missing='zero'), e.g. {examples(filled[query].sort().to_list())}",
-        )
+    one_side = pl.col(f"{first}__b").is_null() | pl.col(f"{first}__v").is_null()
+    lacking = both.filter(one_side)[query]
+    if lacking.len():  # zero-filled or left out, never silently (as block says it for the Tukey tests)
+        what = "are left out (missing='skip')" if missing == "skip" else "count as 0 for the other (missing='zero')"
+        warn(f"compare {version!r} with {base!r}: {lacking.len()} queries are in one version's run only and "
+             f"{what}, e.g. {examples(lacking.to_list())}")
+    if missing == "skip":
+        return both.filter(~one_side)
     return both.with_columns(pl.all().exclude(query).fill_null(0.0))
 
 
@@ -715,17 +757,22 @@ def _p_value(
     scale: float = 0.0,
 ) -> tuple[float, str | None]:
     """The test's p-value (never below the smallest it can resolve), or NaN and why it was not run."""
-    floor = stats.smallest_p(test, d.size, n_resamples)
     # No spread in the differences: the t statistic is x/0 and every bootstrap mean is the same,
     # so neither can say anything.  The sign-flip tests (wilcoxon, randomization) still can for a
     # constant non-zero shift (SciPy's wilcoxon gives 2/2^n); with no difference at all no test can.
     why = stats.degenerate(d, scale)
+    n = d.size
+    if test in SIGN_TESTS and why != stats.NO_DIFFERENCE:
+        # a tie flips to itself (and Wilcoxon drops it): the bound is on the queries with a difference,
+        # else SciPy's normal approximation calls 5 signs among 20 queries significant (p = 0.043 < 2/2^5)
+        n = int(np.count_nonzero(d))
+    floor = stats.smallest_p(test, n, n_resamples)
     if floor >= alpha or why == stats.NO_DIFFERENCE or (why and test in ("paired_t", "bootstrap")):
         if test == "randomization":
             advance(n_resamples)  # the sign flips not drawn
         if floor < alpha:
             return math.nan, why
-        return math.nan, "n too small" if stats.smallest_p(test, d.size, math.inf) >= alpha else "n_resamples too small"
+        return math.nan, "n too small" if stats.smallest_p(test, n, math.inf) >= alpha else "n_resamples too small"
     if test == "paired_t":
         return stats.paired_t_p(d), None
     if test == "wilcoxon":
@@ -750,6 +797,11 @@ def _interval(d: np.ndarray, interval: str, n_resamples: int, confidence: float,
     return stats.percentile_ci(means, confidence)
 
 
+def _scale(x: np.ndarray, y: np.ndarray) -> float:
+    """The largest |value| compared: what rounding in the differences is relative to (:func:`stats.degenerate`)."""
+    return float(max(np.abs(x).max(initial=0.0), np.abs(y).max(initial=0.0)))
+
+
 def _row_values(label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str, interval: str,
                 higher_is_better: bool = True) -> dict[str, Any]:
     """What a row says without a test: means, difference, d_z, W/T/L (the test fills the rest).
@@ -757,6 +809,7 @@ def _row_values(label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str
     d = y - x
     better = d if higher_is_better else -d
     n = d.size
+    scale = _scale(x, y)
     mean_b = float(x.mean()) if n else math.nan
     diff = float(d.mean()) if n else math.nan
     return {
@@ -773,7 +826,7 @@ def _row_values(label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str
         "p_value": math.nan,
         "p_adjusted": math.nan,
         "significant": False,
-        "effect_size": stats.effect_size(d),
+        "effect_size": stats.effect_size(d, scale),
         "wins": int(np.count_nonzero(better > 0)),
         "ties": int(np.count_nonzero(d == 0)),
         "losses": int(np.count_nonzero(better < 0)),
@@ -792,7 +845,7 @@ def _row(
 ) -> dict[str, Any]:
     row = _row_values(label, pair, x, y, test, interval, higher_is_better)
     d = y - x
-    scale = float(max(np.abs(x).max(initial=0.0), np.abs(y).max(initial=0.0)))
+    scale = _scale(x, y)
     boot_seed, flip_seed = seed.spawn(2)
     boot = np.random.default_rng(boot_seed)
     # the bootstrap test and a bootstrap interval share one set of resamples

@@ -97,10 +97,13 @@ def intervals(
     plain = [(label, spec) for label, spec in outputs if spec.AGGREGATE != "catalog"]
     grouped = table.group_by(by) if by else None
     if method == "t":
-        stats_exprs = [pl.len().alias("__n")]
+        stats_exprs = [pl.len().alias("__n")]  # keeps a group whose metrics are all catalogue-level
         for label, spec in plain:
             g = _transformed(label, spec)
-            stats_exprs += [g.mean().alias(f"{label}__mean"), g.std(ddof=1).alias(f"{label}__sd")]
+            # n is the values the measure defines (a family may leave some null, e.g. ctr@k of a
+            # ranking with no row in its top k): the mean is over those, so the interval is too
+            stats_exprs += [g.count().alias(f"{label}__n"), g.mean().alias(f"{label}__mean"),
+                            g.std(ddof=1).alias(f"{label}__sd")]
         agg = grouped.agg(stats_exprs) if grouped is not None else table.select(stats_exprs)
         if by:
             agg = agg.sort(by, nulls_last=True)
@@ -112,14 +115,14 @@ def _t_bounds(agg: pl.DataFrame, outputs: Sequence[tuple[str, Measure]], by: lis
               confidence: float) -> pl.DataFrame:
     from scipy import stats
 
-    n = agg["__n"].to_numpy().astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        quantile = np.where(n >= 2, stats.t.ppf((1 + confidence) / 2, np.maximum(n - 1, 1)), np.nan)
     columns: dict[str, Any] = {c: agg[c] for c in by}
     for label, spec in outputs:
         if spec.AGGREGATE == "catalog":
-            low = high = np.full(n.size, np.nan)
+            low = high = np.full(agg.height, np.nan)
         else:
+            n = agg[f"{label}__n"].to_numpy().astype(np.float64)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                quantile = np.where(n >= 2, stats.t.ppf((1 + confidence) / 2, np.maximum(n - 1, 1)), np.nan)
             mean = agg[f"{label}__mean"].to_numpy().astype(np.float64)
             sd = agg[f"{label}__sd"].fill_null(np.nan).to_numpy().astype(np.float64)
             # no spread beyond rounding: no interval (as stats.degenerate for differences)
@@ -185,8 +188,9 @@ def _bootstrap_bounds(table: pl.DataFrame, outputs: Sequence[tuple[str, Measure]
                 continue
             rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(g, k)))
             # sorted: the engines give a group's queries in any order, the resamples must not depend on it
-            low, high, _ = bootstrap_interval(np.sort(part[label].to_numpy().astype(np.float64)), spec.AGGREGATE, confidence,
-                                              method, n_resamples, rng)
+            # the values the measure defines (nulls are left out of the mean, so out of its resamples)
+            defined = part[label].drop_nulls().to_numpy().astype(np.float64)
+            low, high, _ = bootstrap_interval(np.sort(defined), spec.AGGREGATE, confidence, method, n_resamples, rng)
             row[f"{label}_low"], row[f"{label}_high"] = low, high
         rows.append(row)
     schema = {**{c: table.schema[c] for c in by}, **{f"{label}_{s}": pl.Float64 for label, _ in outputs

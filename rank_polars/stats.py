@@ -137,11 +137,14 @@ def wilcoxon_p(d: np.ndarray) -> float:
     return float(result.pvalue)
 
 
-def effect_size(d: np.ndarray) -> float:
+def effect_size(d: np.ndarray, scale: float | None = None) -> float:
     """Paired Cohen's d_z = mean(d) / sd(d) (sd with n-1): a definition, not a distribution.
 
     sd = 0: 0 when the mean is 0 too (identical values), +-inf otherwise (a constant
-    shift).  Fewer than two queries: NaN.
+    shift).  With ``scale`` (the largest |value| compared, as :func:`degenerate`; what
+    ``compare`` passes) "0" allows rounding: ``(x + 0.25) - x`` has an sd of 1e-17, and
+    d_z = 7e15 would be a number where the tests say there is no spread.  Without it, sd is
+    0 only exactly.  Fewer than two queries: NaN.
 
     Examples
     --------
@@ -154,8 +157,14 @@ def effect_size(d: np.ndarray) -> float:
     if d.size < 2:
         return math.nan
     mean, sd = float(d.mean()), float(d.std(ddof=1))
-    if sd == 0.0:
-        return 0.0 if mean == 0.0 else math.copysign(math.inf, mean)
+    if scale is not None:
+        why = degenerate(d, scale)
+    else:
+        why = None if sd else NO_DIFFERENCE if mean == 0.0 else SAME_DIFFERENCE
+    if why == NO_DIFFERENCE:
+        return 0.0
+    if why == SAME_DIFFERENCE:
+        return math.copysign(math.inf, mean)
     return mean / sd
 
 
