@@ -135,7 +135,10 @@ def popular(label: str, spec: Beyond, ctx: Ctx, select: str, on: list[str]) -> s
     """``select`` with the check of the history's ids against the log's (:func:`check_matched`):
     in the first statement, on the first measure reading that history (it stops them all)."""
     key = id(spec.sources.get("history"))
-    if not ctx.first or key in ctx.matched:
+    # in an engine's session, integer ids on both sides (the id rule: text on either side reads
+    # both as text) cannot be written two ways; to_sql does not know the tables' types
+    integers = ctx.t.universe_frame is not None and ctx.t.columns.item not in ctx.t.text_ids
+    if not ctx.first or key in ctx.matched or integers:
         return select
     ctx.matched.add(key)
     return checked(select, check_matched(label, spec, ctx), label, on)
