@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal, Sequence
 
 import polars as pl
 
-from ..errors import RankPolarsError
+from ..errors import RankPolarsError, examples
 
 
 def risk(
@@ -48,8 +49,8 @@ def risk(
     """
     if missing not in ("zero", "skip"):
         raise RankPolarsError(f"missing must be 'zero' or 'skip', got {missing!r}")
-    if not alpha >= 0:
-        raise RankPolarsError(f"alpha must be >= 0 (a loss weighs 1 + alpha), got {alpha!r}")
+    if not (alpha >= 0 and math.isfinite(alpha)):  # inf: every loss -inf, and 0 * inf a NaN
+        raise RankPolarsError(f"alpha must be a finite number >= 0 (a loss weighs 1 + alpha), got {alpha!r}")
     groups = [by] if isinstance(by, str) else list(by or [])
     for name, frame in (("values", values), ("baseline", baseline)):
         if query not in frame.columns:
@@ -69,6 +70,15 @@ def risk(
     absent = [m for m in metrics if m not in baseline.columns]
     if absent:
         raise RankPolarsError(f"risk: the baseline has no column {absent[0]!r}; it needs every metric of values")
+    for name, frame in (("values", values), ("baseline", baseline)):
+        # a null is a measure undefined on the query (ctr@k of a ranking with no row in its top
+        # k): scored as 0 it would be a loss or a win made up; NaN and infinities would spread
+        for m in metrics:
+            bad = frame.filter(~pl.col(m).cast(pl.Float64).is_finite().fill_null(False))
+            if bad.height:
+                raise RankPolarsError(f"risk: column {m!r} of {name} has {bad.height} null, NaN or infinite values, e.g. "
+                                      f"queries {examples(bad[query].unique().sort().to_list())}; a measure undefined on "
+                                      "a query has no risk there: drop those rows (a query on one side only follows missing=)")
     if baseline.select(query).is_duplicated().any():
         raise RankPolarsError("risk: the baseline has more than one row for a query (one baseline for every group)")
     # a query twice in a group (two versions' tables stacked without their column) counted twice
