@@ -414,6 +414,17 @@ def to_polars(node: Node, leaf: Callable[[Node], Any]) -> Any:
 
 # ----------------------------------------------------------------------------- SQL (DuckDB)
 
+def sql_log2(x: str) -> str:
+    """log2 in SQL as Polars computes ``log(2)``: ``ln(x) / ln(2)``, so the engines give the same
+    bits (the C library's ``log2``, DuckDB's ``LOG2``, differs from it in the last bit for some
+    ranks: nDCG's discounts were 1 ulp apart).  Every SQL logarithm base 2 is written by this.
+
+    >>> sql_log2("r + 1")
+    '(LN(r + 1) / LN(2.0))'
+    """
+    return f"(LN({x}) / LN(2.0))"
+
+
 def to_sql(node: Node, leaf: Callable[[Node], str]) -> str:
     """Compile to a DuckDB SQL expression; sqlglot translates it to other dialects."""
 
@@ -432,7 +443,7 @@ def to_sql(node: Node, leaf: Callable[[Node], str]) -> str:
         if isinstance(n, Func):
             args = [go(a) for a in n.args]
             if n.name == "log2":
-                return f"LOG2({args[0]})"
+                return sql_log2(args[0])
             if n.name == "ln":
                 return f"LN({args[0]})"
             if n.name == "exp":

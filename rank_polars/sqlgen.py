@@ -98,7 +98,7 @@ def to_sql(
     ...     "('a', 'q1', 'x', 1, 0), ('a', 'q1', 'y', 2, 1), ('b', 'q1', 'y', 1, 1)) "
     ...     "t(model, query, item, position, relevance)")
     >>> con.sql(rp.to_sql(["ndcg@10", "mrr"], table="logs", by="model")).fetchall()
-    [('a', 1, 0.6309297535714575, 0.5), ('b', 1, 1.0, 1.0)]
+    [('a', 1, 0.6309297535714574, 0.5), ('b', 1, 1.0, 1.0)]
     """
     if missing not in ("zero", "skip"):
         raise RankPolarsError(f"missing must be 'zero' or 'skip', got {missing!r}")

@@ -42,6 +42,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from .._dsl import sql_log2
 from ..errors import MetricNameError, RankPolarsError
 from ..measures import Measure, parse
 
@@ -110,7 +111,7 @@ class Weight:
         """λ(r) as a DuckDB expression (the same cases as :meth:`polars`)."""
         lam = {
             "cg": "1.0",
-            "dcg": f"1.0 / LOG2({r} + 1.0)",
+            "dcg": f"1.0 / {sql_log2(f'{r} + 1.0')}",
             "p": f"1.0 / {float(self.k)!r}" if self.k else f"1.0 / {n}",
             "rbp": f"{1.0 - self.persistence!r} * POW({self.persistence!r}, {r} - 1)",
             "clicks": theta_r,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .._dsl import sql_log2
 from ..engines.base import FamilySql, Outputs
 from ..engines.sql_engine import quote, quoted_examples, range_sql
 from ..measures.beyond import Beyond
@@ -169,7 +170,7 @@ def entropy(label: str, spec: Beyond, ctx: Ctx) -> str:
     sizes = f"(SELECT {g + ', ' if g else ''}c, CAST(count(*) AS DOUBLE) AS m FROM {counts} GROUP BY ALL)"
     total = f"sum(c * m) OVER ({'PARTITION BY ' + g if g else ''})"  # of counts: exact in any order
     p = f"(SELECT *, c / {total} AS p FROM {sizes})"
-    terms = f"(SELECT *, m * -(p * log2(p)) AS t FROM {p})"
+    terms = f"(SELECT *, m * -(p * {sql_log2('p')}) AS t FROM {p})"
     return by(ctx, terms, f"0.0 + {ordered(ctx, 't')}", label, ctx.groups)  # 0.0, not -0.0, for one item
 
 
@@ -287,7 +288,7 @@ def novelty(label: str, spec: Beyond, ctx: Ctx) -> str:
     by_pop = (f"(SELECT {g + ', ' if g else ''}p.pop, CAST(sum(s.c) AS DOUBLE) AS k FROM {counts} AS s "
               f"LEFT JOIN {popularity(ctx, spec)} AS p ON s.{I} = p.{I} GROUP BY ALL)")
     # the terms as a column first: Spark's ordered sum (a fold) cannot hold a subquery
-    terms = f"(SELECT *, k * coalesce(-log2(pop / {rows}), 0.0) AS t FROM {by_pop})"
+    terms = f"(SELECT *, k * coalesce(-{sql_log2(f'pop / {rows}')}, 0.0) AS t FROM {by_pop})"
     select = popular(label, spec, ctx, by(ctx, terms, f"{ordered(ctx, 't')} / sum(k)", label, ctx.groups), ctx.groups)
     if spec.params["unseen"] == "error":
         check = check_missing(label, ctx.top(spec), ctx.history(spec), "history",
@@ -297,7 +298,7 @@ def novelty(label: str, spec: Beyond, ctx: Ctx) -> str:
 
 
 def expected(label: str, spec: Beyond, ctx: Ctx, gain: str, users: bool = False) -> str:
-    disc = f"(1.0 / log2(CAST({R} AS DOUBLE) + 1.0))"
+    disc = f"(1.0 / {sql_log2(f'CAST({R} AS DOUBLE) + 1.0')})"
     # the terms as columns first: Spark's ordered sum (a fold) cannot hold the gain's subqueries
     rows = f"(SELECT *, __rp_rel * {disc} * ({gain}) AS __rp_t, {disc} AS __rp_d FROM {ctx.labelled(with_pop(ctx, spec, users))})"
     value = f"{ordered(ctx, '__rp_t', R)} / {ordered(ctx, '__rp_d', R)}"  # in rank order
@@ -316,7 +317,7 @@ def efd(label: str, spec: Beyond, ctx: Ctx) -> str:
     rows = f"(SELECT CAST(count(*) AS DOUBLE) FROM {ctx.history(spec)})"
     least = f"(SELECT min(pop) FROM {popularity(ctx, spec)})"
     # an item absent from the history: the history's largest novelty (Elliot's _max_nov)
-    return expected(label, spec, ctx, f"-log2(coalesce(pop, {least}) / {rows})")
+    return expected(label, spec, ctx, f"-{sql_log2(f'coalesce(pop, {least}) / {rows}')}")
 
 
 # -- similarity ------------------------------------------------------------------------------

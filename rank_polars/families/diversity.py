@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from .._dsl import sql_log2
 from ..errors import RankPolarsError
 from ..inputs import _numeric, _scalar
 from ..measures.diversity import ideal_ideal, ndeval_discount
@@ -568,7 +569,7 @@ def _subtopic_table(source: pl.LazyFrame, spec: Any, columns: Any,
 def _sql_sum(kind: str, k: int | None, beta: float | None, rank: str, gain: str, ordered: bool) -> str:
     cut = f"{rank} <= {k}" if k is not None else "TRUE"
     if kind in ("dcg", "ndcg"):
-        term = f"{gain} / LOG2({rank} + 1)"
+        term = f"{gain} / {sql_log2(f'{rank} + 1')}"
     elif kind in ("err", "nerr"):
         term = f"{gain} / {rank}"
     else:
