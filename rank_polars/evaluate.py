@@ -10,7 +10,7 @@ import polars as pl
 from .engines.base import Engine as EngineBase
 from .engines.base import auxiliary_tables, split_outputs
 from .engines.polars_engine import PolarsEngine, ordered_sum
-from .errors import RankPolarsError
+from .errors import RankPolarsError, examples, warn
 from .families.diversity import bind_subtopics
 from .inputs import Columns, Inputs, Source, prepare
 from .measures import MetricLike, parse_all
@@ -296,6 +296,7 @@ def finish(table: pl.DataFrame, outputs: Plan | Sequence[tuple[str, Measure]], i
     if per_query:
         out = table.sort([*by_int, Q], nulls_last=True).rename({**names, Q: inputs.columns.query})
         return out.select(*inputs.by, inputs.columns.query, *labels)
+    warn_undefined(table, outputs, inputs)
     means = [aggregate_expr(label, measure) for label, measure in outputs]
     if by_int:
         out = table.group_by(by_int).agg(pl.len().alias("queries"), *means).sort(by_int, nulls_last=True)
@@ -308,6 +309,21 @@ def finish(table: pl.DataFrame, outputs: Plan | Sequence[tuple[str, Measure]], i
         out = out.join(bounds, on=by_int, how="left", nulls_equal=True) if by_int else pl.concat([out, bounds], how="horizontal")
         labels = [c for label in labels for c in (label, f"{label}_low", f"{label}_high")]
     return out.rename(names).select(*inputs.by, "queries", *labels)
+
+
+def warn_undefined(table: pl.DataFrame, outputs: Sequence[tuple[str, Measure]], inputs: Inputs) -> None:
+    """A CoverageWarning for each measure a family leaves undefined (null) on some queries: the
+    ILS of a one-item list, the serendipity of a user without history, EPC / EFD of a list with
+    nothing relevant, a CTR with no row in the top k.  Their means are over the queries that
+    have a value while ``queries`` counts every one: said, not silent."""
+    for label, measure in outputs:
+        if measure.AGGREGATE == "catalog" or label not in table.columns:
+            continue
+        undefined = table.filter(pl.col(label).is_null())
+        if undefined.height:
+            some = undefined.get_column(Q).drop_nulls().cast(pl.String).unique().sort().head(3).to_list()
+            warn(f"{label}: undefined (null) on {undefined.height:,} of {table.height:,} queries, left out of its mean "
+                 f"(e.g. {inputs.columns.query} {examples(some, 3)}); per_query=True shows them")
 
 
 __all__ = ["evaluate"]

@@ -154,3 +154,26 @@ def test_a_null_item_in_the_features_table_is_refused_as_in_the_history(engine: 
     for features in (categories, vectors):
         with pytest.raises(DataError, match=re.escape("ils@3: the features table has 1 null item values")):
             run([rp.ils(k=3, features=features)], engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_values_a_measure_leaves_undefined_are_told_not_averaged_silently(engine: str) -> None:
+    """User '1' has no history (its id is written '001' there): its serendipity is null; user '3'
+    is shown one item: its ILS is null.  The means leave them out while ``queries`` counts all
+    three: a CoverageWarning now says how many and which (nothing said before)."""
+    log = pl.DataFrame({"user": ["1", "1", "2", "2", "3"], "item": ["a", "b", "a", "c", "a"],
+                        "position": [1, 2, 1, 2, 1], "relevance": [1, 0, 1, 1, 0]})
+    hist = pl.DataFrame({"user": ["001", "2", "3"], "item": ["b", "c", "b"]})
+    feat = pl.DataFrame({"item": ["a", "b", "c"], "vec": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]})
+    metrics = [rp.serendipity(k=2, history=hist, features=feat), rp.ils(k=2, features=feat), "ndcg@2"]
+    with pytest.warns(rp.CoverageWarning) as caught:
+        out = rp.evaluate(log, metrics, query="user", engine=engine)
+    said = [str(w.message) for w in caught]
+    assert any(m.startswith("serendipity@2: undefined (null) on 1 of 3 queries") and "'1'" in m for m in said), said
+    assert any(m.startswith("ils@2: undefined (null) on 1 of 3 queries") and "'3'" in m for m in said), said
+    assert not any(m.startswith("ndcg@2") for m in said), said
+    per = rp.evaluate(log, metrics, query="user", engine=engine, per_query=True)
+    # the means are over the defined values, as said
+    assert out["serendipity@2"][0] == pytest.approx(per["serendipity@2"].drop_nulls().mean(), abs=1e-12)
+    assert out["ils@2"][0] == pytest.approx(per["ils@2"].drop_nulls().mean(), abs=1e-12)
+    assert out["queries"][0] == 3
