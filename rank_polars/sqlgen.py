@@ -125,6 +125,7 @@ def to_sql(
     src = Source(table, qrels, by_cols, order, query, item, position, score, relevance, labels=labels,
                  unlabelled=unlabelled)
     plan_outputs, families = split_outputs(outputs)
+    _check_family_dialects(families, dialect)
     if families and per_query and any(spec.AGGREGATE == "catalog" for _, spec in families):
         raise RankPolarsError("a catalogue-level metric is one value per group: it has no per-query value")
     plan = build_plan(plan_outputs or [("__rp_universe_only", NumQ())])
@@ -156,6 +157,20 @@ def to_sql(
     # tests/test_sql_engine.py parses it for every metric, and parsing a statement of every
     # metric took 70% of to_sql's time (0.19 of 0.27 s).
     return translate(sql, dialect)
+
+
+def _check_family_dialects(families: list, dialect: str) -> None:
+    """Refuse, naming the measures, a family whose SQL exists in some dialects only (its module's
+    ``SQL_DIALECTS``): the translation would otherwise fail with a generic message."""
+    from .engines.base import family_groups
+
+    for module, _, outputs in family_groups(families):
+        only = getattr(module, "SQL_DIALECTS", None)
+        if only is not None and dialect.lower() not in only:
+            names = ", ".join(label for label, _ in outputs)
+            raise RankPolarsError(f"{names}: to_sql writes these measures for {', '.join(only)} only (their greedy "
+                                  f"ideal needs its lists and lambdas), not {dialect!r}; evaluate(..., engine='spark') "
+                                  "computes them on a Spark cluster")
 
 
 class _Tables(FamilySql):

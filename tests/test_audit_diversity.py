@@ -313,3 +313,13 @@ def test_every_engine_equals_the_definitions_at_any_cutoff(ids: pl.DataType, alp
                 want = _definitions(judged[row["query"]], lists.get((row["model"], row["query"]), []), a, b,
                                     int(k) if k else 1)[kind]
                 assert row[name] == pytest.approx(want, abs=1e-9), (engine, row["model"], row["query"], name)
+
+
+@pytest.mark.parametrize("dialect", ["spark", "postgres", "trino"])
+def test_to_sql_names_the_dialect_the_diversity_measures_are_written_in(dialect: str) -> None:
+    """Other dialects failed with the translation's generic message ("does not survive
+    translation", "cannot be expressed"), naming neither the measure nor why."""
+    from rank_polars.measures.diversity import AlphaNDCG
+
+    with pytest.raises(rp.RankPolarsError, match=rf"alpha_ndcg@20: to_sql writes these measures for duckdb only .* not '{dialect}'"):
+        rp.to_sql([AlphaNDCG(20, subtopics="subs"), "ndcg@10"], table="logs", qrels="q", dialect=dialect)

@@ -27,6 +27,11 @@ from ..inputs import _numeric, _scalar
 from ..measures.diversity import ideal_ideal, ndeval_discount
 from ..plan import ITEM, Q, RANK
 
+#: The dialects ``to_sql`` writes this family in: its greedy ideal is a recursive CTE over DuckDB's
+#: lists and lambdas (``list_transform``, ``list_reduce``), which the other dialects lack or
+#: translate into another statement; the DuckDB and Spark engines compute the ideal on the driver.
+SQL_DIALECTS = ("duckdb",)
+
 SUB = "__rp_subtopic"
 POS = "__rp_ideal_rank"
 G = "__rp_gain"
