@@ -68,6 +68,15 @@ def cell(value: Any, decimals: int = 4) -> str:
     return str(value)
 
 
+def level(confidence: float) -> str:
+    """A confidence level as a percentage with the digits it has: ``95%``, ``99.9%`` (never rounded to ``100%``).
+
+    >>> level(0.95), level(0.975), level(0.999), level(0.57)
+    ('95%', '97.5%', '99.9%', '57%')
+    """
+    return f"{round(100 * confidence, 10):g}%"
+
+
 def signed(x: Any, pct: bool = False) -> str:
     """A difference with its sign: ``+0.0312`` (or ``+3.1%``)."""
     if _missing(x):
@@ -94,7 +103,7 @@ def comparison_display(table: pl.DataFrame, confidence: float = 0.95) -> pl.Data
         rows.append({
             "metric": r["metric"], "version": str(r["version"]), "baseline": str(r["baseline"]),
             "queries": r["n_queries"], "mean": cell(r["mean_version"]), "baseline mean": cell(r["mean_baseline"]),
-            "diff": signed(r["diff"]), f"{confidence:.0%} CI": f"[{signed(r['ci_low'])}, {signed(r['ci_high'])}]",
+            "diff": signed(r["diff"]), f"{level(confidence)} CI": f"[{signed(r['ci_low'])}, {signed(r['ci_high'])}]",
             "p adj." if adjusted else "p": p_value(_p(r)),
             # a test too weak for the data says so ("n too small") instead of "no"
             "sig.": r.get("note") or ("yes" if r["significant"] else "no"),
@@ -205,4 +214,4 @@ def groups(table: pl.DataFrame, metric: str, alpha: float = 0.05) -> pl.DataFram
                          "group": [letters[v] for v in order]})
 
 
-__all__ = ["cell", "comparison_display", "count", "count_of", "did_you_mean", "groups", "p_value", "share", "signed", "verdict"]
+__all__ = ["cell", "comparison_display", "count", "count_of", "did_you_mean", "groups", "level", "p_value", "share", "signed", "verdict"]

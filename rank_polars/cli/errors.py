@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import shlex
 
 import click
 import polars as pl
@@ -54,7 +55,10 @@ _PARAMETERS = {
     "correction": "--correction", "baseline": "--baseline", "n_resamples": "--n-resamples", "alpha": "--alpha",
     "confidence": "--confidence", "per_query": "--per-query", "dialect": "--dialect", "table": "--table",
     "query": "--query", "item": "--item", "position": "--position", "score": "--score", "relevance": "--relevance",
+    "ci": "--ci", "ci_method": "--ci-method", "interval": "--interval", "pairs": "--pairs", "seed": "--seed",
+    "catalog_resamples": "--catalog-resamples",
 }
+_FLAGS = {"per_query"}  # options without a value
 _KEYWORD = re.compile(r"\b(" + "|".join(_PARAMETERS) + r")=(?:'([^']*)'|\"([^\"]*)\"|([\w.@-]+)|(?=[\s,;:)]|$))")
 
 
@@ -67,11 +71,17 @@ def cli_wording(message: str) -> str:
     'label every row, or pass --qrels'
     >>> cli_wording("labels='run' needs every relevant row judged; pass labels='qrels'")
     '--labels run needs every relevant row judged; pass --labels qrels'
+    >>> cli_wording("left out of its mean; per_query=True shows them")
+    'left out of its mean; --per-query shows them'
+    >>> cli_wording("table='my logs' is not one table name")
+    "--table 'my logs' is not one table name"
     """
 
     def option(m: re.Match[str]) -> str:
         value = next((g for g in m.groups()[1:] if g is not None), "")
-        return _PARAMETERS[m.group(1)] + (f" {value}" if value else "")
+        if m.group(1) in _FLAGS and value == "True":  # per_query=True is the flag itself
+            value = ""
+        return _PARAMETERS[m.group(1)] + (f" {shlex.quote(value)}" if value else "")  # as typed in a shell
 
     return _KEYWORD.sub(option, message)
 

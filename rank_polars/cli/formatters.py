@@ -37,7 +37,8 @@ FOR_PEOPLE = ("table", "markdown", "latex", "html")
 def _polars_text(df: pl.DataFrame, formatting: str) -> str:
     with pl.Config(
         tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True,
-        float_precision=4, tbl_width_chars=10_000, fmt_str_lengths=200, tbl_formatting=formatting,
+        float_precision=4, tbl_width_chars=10_000, fmt_str_lengths=1_000_000,  # ids whole, never cut with …
+        tbl_formatting=formatting,
         tbl_hide_dtype_separator=True,
     ):
         return str(df) + "\n"
@@ -68,9 +69,12 @@ def to_markdown(df: pl.DataFrame) -> str:
 
 
 def _latex_escape(text: str) -> str:
+    """Special characters as commands; ``|<>`` too (LaTeX's default OT1 fonts print them as an em
+    dash, ¡ and ¿); line breaks as spaces (a blank line would end the paragraph inside the table)."""
     table = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-             "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-    return "".join(table.get(ch, ch) for ch in text)
+             "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+             "|": r"\textbar{}", "<": r"\textless{}", ">": r"\textgreater{}"}
+    return "".join(" " if ch in "\r\n" else table.get(ch, ch) for ch in text)
 
 
 def to_latex(df: pl.DataFrame) -> str:

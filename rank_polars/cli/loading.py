@@ -42,7 +42,7 @@ def check_column(schema: pl.Schema, column: str, what: str, option: str) -> None
     """Raise naming the option, with "did you mean" and the columns there are."""
     if column not in schema:
         raise CLIError(
-            f"{what}: no column {column!r} ({option}){did_you_mean(column, schema.names())} "
+            f"{what}: no column {column!r} ({option}){did_you_mean(column, schema.names()) or ';'} "
             f"columns are {', '.join(map(repr, schema.names()))}"
         )
 
@@ -64,11 +64,7 @@ def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str |
         check_column(schema, columns["relevance"], "run", "--relevance")
     for col in by:
         check_column(schema, col, "run", "--by")
-    if qrels is None and columns["relevance"] not in schema:
-        raise CLIError(
-            f"run: no column {columns['relevance']!r} with relevance labels; pass --qrels FILE "
-            f"(or name the label column with --relevance){did_you_mean(columns['relevance'], schema.names())}"
-        )
+    # no relevance column and no --qrels: the library says so (a click log's labels are its click column)
     qrels_lf = None
     if qrels is not None:
         qrels_lf = rio.scan(qrels, qrels_format, what="qrels", numeric=numeric)

@@ -49,8 +49,10 @@ def check_file(path: str | None, force: bool, what: str) -> None:
         return
     if Path(path).exists() and not force:
         raise CLIError(f"{what} {path!r} exists; pass --force to overwrite it")
-    if not Path(path).resolve().parent.is_dir():
-        raise CLIError(f"cannot write {path!r}: folder {str(Path(path).parent)!r} does not exist")
+    parent = Path(path).resolve().parent
+    if not parent.is_dir():
+        why = "is not a folder" if parent.exists() else "does not exist"
+        raise CLIError(f"cannot write {path!r}: {str(Path(path).parent)!r} {why}")
 
 
 def write_file(path: str | Path, content: Content, *, force: bool) -> None:
@@ -61,7 +63,10 @@ def write_file(path: str | Path, content: Content, *, force: bool) -> None:
     """
     target = Path(path)
     data = content.encode("utf-8") if isinstance(content, str) else content
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.resolve().parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.resolve().parent)
+    except OSError as e:  # its message would name the temporary file: name the one asked for
+        raise _naming(e, path) from e
     try:
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 would survive the rename: the mode open() gives
         with os.fdopen(fd, "wb") as f:
@@ -74,9 +79,16 @@ def write_file(path: str | Path, content: Content, *, force: bool) -> None:
             _create_exclusively(tmp, target, data)
     except FileExistsError:
         raise CLIError(f"output file {str(path)!r} was created while the command ran; pass --force to overwrite it") from None
+    except OSError as e:  # a full disk, a quota: the file asked for, not the temporary one
+        raise _naming(e, path) from e
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def _naming(e: OSError, path: str | Path) -> OSError:
+    """``e`` naming ``path`` (not the temporary file beside it) when it has an error code to keep."""
+    return OSError(e.errno, e.strerror, str(path)) if e.strerror else e
 
 
 def _umask() -> int:

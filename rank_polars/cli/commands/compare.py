@@ -36,6 +36,21 @@ def run_compare(run: Any, metrics: Sequence[str], *, qrels: Any, by: str, baseli
     )
 
 
+def as_column_type(value: str, dtype: pl.DataType | None) -> Any:
+    """``value`` as a value of a column of ``dtype`` (``"1"`` is ``1`` in an integer column); as given
+    when the column is text or the value is not one of its type (the library then names the versions).
+
+    >>> as_column_type("1", pl.Int64()), as_column_type("v1", pl.Int64()), as_column_type("007", pl.String())
+    (1, 'v1', '007')
+    """
+    if dtype is None or dtype == pl.String:
+        return value
+    try:
+        return pl.Series([value]).cast(dtype, strict=True).item()
+    except (pl.exceptions.PolarsError, ValueError):
+        return value
+
+
 def groups_text(table: pl.DataFrame, alpha: float) -> str:
     """Per metric, the versions by mean with their letters: versions sharing a letter are not
     significantly different (printed when every pair of three or more versions was compared)."""
@@ -94,6 +109,8 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     check_file(report, force, "report file")
     loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), [by], order)
     corr = None if correction == "none" else correction
+    if baseline is not None:  # the command line gives text: a version in a numeric (or date) column is a number
+        baseline = as_column_type(baseline, loaded.schema.get(by))
     display = choose(progress)
     with display.phase(loaded.what("comparing")):
         table = run_compare(
