@@ -99,7 +99,9 @@ def intervals(
     if method == "t":
         stats_exprs = [pl.len().alias("__n")]  # keeps a group whose metrics are all catalogue-level
         for label, spec in plain:
-            g = _transformed(label, spec)
+            # sorted: the engines give a group's queries in any order, and a sum's last bit follows
+            # the order of its terms (the bounds changed in the last digit from run to run)
+            g = _transformed(label, spec).sort()
             # n is the values the measure defines (a family may leave some null, e.g. ctr@k of a
             # ranking with no row in its top k): the mean is over those, so the interval is too
             stats_exprs += [g.count().alias(f"{label}__n"), g.mean().alias(f"{label}__mean"),

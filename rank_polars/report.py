@@ -30,6 +30,7 @@ import polars as pl
 from .errors import RankPolarsError
 from .measures import parse, parse_all
 from .measures.base import FamilyMeasure
+from .presentation import level as percent
 from .presentation import p_value, verdict
 
 PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C")
@@ -449,7 +450,7 @@ def render(comparison: pl.DataFrame, data: dict[str, Any], *, title: str = "Comp
     # rows without query-by-query wins (unpaired arms, catalogue-level measures) have no bar
     wtl = wtl_bars("wtl", [r for r in comparison.iter_rows(named=True) if r.get("wins") is not None])
     level = data.get("confidence", 0.95)
-    interval_svgs = [interval_chart(f"means-{i}", f"{metric}: mean and {level:.0%} interval", rows, f"mean {metric}")
+    interval_svgs = [interval_chart(f"means-{i}", f"{metric}: mean and {percent(level)} interval", rows, f"mean {metric}")
                      for i, (metric, rows) in enumerate(data.get("means", []))]
     matrices = []
     for metric in comparison["metric"].unique(maintain_order=True).to_list():
@@ -463,7 +464,7 @@ def render(comparison: pl.DataFrame, data: dict[str, Any], *, title: str = "Comp
         if matrices else ""
     )
     means_section = (
-        f'<section id="intervals"><h2>Means with {level:.0%} intervals</h2><p>Each version\'s mean over its queries; '
+        f'<section id="intervals"><h2>Means with {percent(level)} intervals</h2><p>Each version\'s mean over its queries; '
         f'the bar is the t interval over queries.</p><div class="plots">{"".join(interval_svgs)}</div></section>'
         if interval_svgs else ""
     )

@@ -270,3 +270,26 @@ def test_a_million_queries_paired_t_and_interval_are_scipys() -> None:
     ci = ref.confidence_interval(0.95)
     assert out["p_value"][0] == pytest.approx(ref.pvalue, rel=1e-9)
     assert (out["ci_low"][0], out["ci_high"][0]) == pytest.approx((ci.low, ci.high), rel=1e-9)
+
+
+def test_t_intervals_do_not_depend_on_the_order_of_the_queries() -> None:
+    """The engines hand over the per-query table in any order; the t bounds' mean and sd were
+    sums in that order, so ``evaluate(..., ci=0.9)`` changed in the last digit between runs."""
+    import numpy as np
+
+    from rank_polars.intervals import intervals
+    from rank_polars.measures import parse
+
+    rng = np.random.default_rng(5)
+    values = rng.random(5000) * np.exp(rng.normal(0, 8, 5000))  # magnitudes far apart: order shows
+    per = pl.DataFrame({"model": ["a"] * 5000, "ndcg": values})
+    outputs = [("ndcg", parse("ndcg"))]
+    first = intervals(per, outputs, ["model"], 0.9)
+    for seed in range(5):
+        shuffled = per.sample(fraction=1.0, shuffle=True, seed=seed)
+        chunked = pl.concat([shuffled.slice(i, 700) for i in range(0, 5000, 700)], rechunk=False)
+        for table in (shuffled, chunked):
+            got = intervals(table, outputs, ["model"], 0.9)
+            assert got["ndcg_low"].to_list() == first["ndcg_low"].to_list()
+            assert got["ndcg_high"].to_list() == first["ndcg_high"].to_list()
+        assert intervals(table.drop("model"), outputs, [], 0.9).rows() == intervals(per.drop("model"), outputs, [], 0.9).rows()
