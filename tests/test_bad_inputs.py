@@ -490,3 +490,15 @@ def test_dict_keys_that_are_one_id_as_text_are_refused(engine):
     # one key of each kind is fine: ids become text
     got = rp.evaluate({1: {"a": 2.0, "b": 1.0}}, ["p@2"], qrels=judged, engine=engine)
     assert got["p@2"].item() == 1.0
+
+
+def test_every_bad_metric_name_is_said_at_once() -> None:
+    """Only the first bad name was reported: a user fixed one and met the next (ir_measures
+    lists them all)."""
+    import rank_polars as rp
+
+    with pytest.raises(rp.MetricNameError) as caught:
+        rp.evaluate({"q": {"a": 1.0}}, ["ndcgg@10", "map", "p@x"], qrels={"q": {"a": 1}})
+    message = str(caught.value)
+    assert message.startswith("2 metrics are not understood")
+    assert "'ndcgg@10'" in message and "'p@x'" in message and "'map'" not in message

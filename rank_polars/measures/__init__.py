@@ -211,12 +211,21 @@ def parse_all(metrics: MetricLike | Sequence[MetricLike]) -> list[tuple[str, Mea
     if isinstance(metrics, (str, Measure)):
         metrics = [metrics]
     out: list[tuple[str, Measure]] = []
+    bad: list[str] = []
     for metric in metrics:
-        spec = parse(metric)
+        try:
+            spec = parse(metric)
+        except MetricNameError as e:  # every bad name said at once, as ir_measures does
+            bad.append(str(e))
+            continue
         label = metric if isinstance(metric, str) else spec.name
         if label in (name for name, _ in out):
             raise MetricNameError(f"metric {label!r} is requested twice")
         out.append((label, spec))
+    if len(bad) > 1:
+        raise MetricNameError(f"{len(bad)} metrics are not understood:\n" + "\n".join(f"- {b}" for b in bad))
+    if bad:
+        raise MetricNameError(bad[0])
     if not out:
         raise MetricNameError("no metric requested")
     return out
