@@ -86,7 +86,10 @@ def file_options(what: str) -> Callable[[F], F]:
 
 def _file(what: str) -> list[Callable[[F], F]]:
     return [
-        click.option("-o", "--output", type=click.Path(dir_okay=False), help=f"Write {what} to FILE instead of stdout."),
+        # "-" is stdout, as for every Unix tool (it wrote a file named "-")
+        click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True),
+                     callback=lambda _ctx, _param, value: None if value == "-" else value,
+                     help=f"Write {what} to FILE instead of stdout ('-': stdout)."),
         click.option("--force", is_flag=True, help="Overwrite an existing output file."),
     ]
 

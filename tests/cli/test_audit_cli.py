@@ -155,3 +155,13 @@ def test_a_warning_names_a_flag_as_typed(tmp_path: Path) -> None:
     result = invoke("evaluate", tmp_path / "clicks.parquet", "-m", "ctr@10")
     warning = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
     assert warning and warning[0].endswith("--per-query shows them"), result.stderr
+
+
+def test_dash_as_the_output_is_stdout(files: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-o -`` wrote a file named "-" (every Unix tool reads it as stdout)."""
+    monkeypatch.chdir(tmp_path)
+    result = invoke("evaluate", files["parquet"], "-m", "ndcg@10", "--by", "model", "--format", "csv", "-o", "-")
+    assert not (tmp_path / "-").exists()
+    got = pl.read_csv(io.StringIO(result.stdout))
+    want = rp.evaluate(pl.read_parquet(files["parquet"]), ["ndcg@10"], by="model")
+    assert got["ndcg@10"].to_list() == want["ndcg@10"].to_list()
