@@ -9,7 +9,7 @@ from typing import Literal
 from ..errors import DataError, RankPolarsError
 from .parquet import PARQUET_MAGIC
 from .text import first_bytes, not_utf8
-from .trec import DECIMAL
+from .trec import DECIMAL, SPACE
 
 Format = Literal["parquet", "csv", "tsv", "trec", "qrels"]
 FORMATS: tuple[str, ...] = ("parquet", "csv", "tsv", "trec", "qrels")
@@ -37,15 +37,16 @@ def _first_line(head: bytes, size: int, path: Path, what: str) -> str | None:
         if complete or e.start < len(head) - 3:  # not a character cut by the sniffing window
             raise not_utf8(path, what, head, e.start) from None
         text = head[: e.start].decode("utf-8")
-    lines = text.lstrip("\ufeff").splitlines()
+    # "\n" alone ends a line, as the readers split them (splitlines() also splits on \x1c, \x85, \u2028...)
+    lines = [line.removesuffix("\r") for line in text.lstrip("\ufeff").split("\n")]
     if not complete and lines:
         lines = lines[:-1]  # may be cut
-    return next((line for line in lines if line.strip() and not line.lstrip().startswith("#")), None)
+    return next((line for line in lines if line.strip(SPACE) and not line.lstrip(SPACE).startswith("#")), None)
 
 
 def _sniff_text(first: str) -> str | None:
     """The format the first data line says (the reader then checks every line)."""
-    fields = first.split()
+    fields = re.split(f"[{SPACE}]+", first.strip(SPACE))  # TREC fields: C's isspace, not Unicode spaces
     if len(fields) >= 6 and _NUMBER.fullmatch(fields[3]) and _NUMBER.fullmatch(fields[4]):
         return "trec"
     if len(fields) == 4 and re.fullmatch(DECIMAL, fields[3]):
@@ -65,6 +66,10 @@ def sniff(path: str | Path, what: str = "run") -> str:
         return "parquet"
     if head.startswith(b"\x1f\x8b"):
         raise DataError(f"{what}: {p} is gzip-compressed; decompress it first (`gunzip`)")
+    # a BOM, or a NUL in the first character: UTF-16 (Windows PowerShell's `>`, Excel's "Unicode
+    # text"), whose BOM-less ASCII is valid UTF-8 with a NUL after each letter
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or 0 in head[:2]:
+        raise DataError(f"{what}: {p} is UTF-16 text, not UTF-8; re-encode it, e.g. `iconv -f utf-16 -t utf-8`")
     named = _BY_SUFFIX.get(p.suffix.lower())
     try:
         first = _first_line(head, size, p, what)

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
+from urllib.parse import unquote
 
 import polars as pl
 
@@ -13,6 +14,7 @@ from ..errors import DataError, RankPolarsError
 from .paths import check_exists, files_of
 
 PARQUET_MAGIC = b"PAR1"
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"  # the folder value of a null partition key
 
 
 @dataclass(frozen=True)
@@ -107,12 +109,20 @@ def parquet_files(paths: Sequence[str], what: str = "run") -> ParquetFiles:
 
 
 def _same_partition_value(path: str, key: str, value: str, what: str) -> None:
-    """A file inside ``key=value`` that has its own ``key`` column must agree with the folder."""
+    """A file inside ``key=value`` that has its own ``key`` column must agree with the folder.
+
+    The folder's value is compared percent-decoded, as both engines read it (writers encode
+    ``a b/c`` as ``model=a%20b%2Fc``; DuckDB's ``WRITE_PARTITION_COLUMNS`` keeps ``a b/c`` in the file).
+    """
+    decoded = unquote(value)
     column = pl.col(key).cast(pl.String)
+    # the default partition holds the nulls (Spark, DuckDB): its file's column must be null there
+    differs = column.is_not_null() if value == HIVE_NULL else column.ne_missing(decoded)
     other = pl.scan_parquet(path, glob=False, hive_partitioning=False).select(column).filter(
-        column.ne_missing(value)).head(1).collect()
+        differs).head(1).collect()
     if other.height:
-        raise DataError(f"{what}: conflicting partition value: {path} is in folder {key}={value} but its "
+        shown = f"{key}={value}" + (f" (value {decoded!r})" if decoded != value else "")
+        raise DataError(f"{what}: conflicting partition value: {path} is in folder {shown} but its "
                         f"{key!r} column holds {other.item()!r}; rename the column or move the file")
 
 
@@ -128,4 +138,10 @@ def parquet_source(source: str | os.PathLike[str] | Sequence[str | os.PathLike[s
             paths += [str(f) for f in files_of(s)]
         if not paths:
             raise RankPolarsError(f"{what}: an empty list of paths")
+        # a file named twice (a glob and a path that overlap) would have its rows read twice
+        seen: set[Path] = set()
+        for f in paths:
+            if Path(f).resolve() in seen:
+                raise RankPolarsError(f"{what}: the list of paths names {f} twice (its rows would be read twice)")
+            seen.add(Path(f).resolve())
     return parquet_files(paths, what)

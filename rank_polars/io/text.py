@@ -1,4 +1,4 @@
-"""What the text readers share: the first bytes of a file and the errors that name its line."""
+"""What the text readers share: the first bytes of a file and the error that names the line of a bad byte."""
 
 from __future__ import annotations
 
@@ -26,12 +26,3 @@ def not_utf8(path: Path, what: str, data: bytes, start: int) -> DataError:
         "re-encode it as UTF-8, e.g. `iconv -f latin1 -t utf-8`"
     )
 
-
-def read_error(path: Path, what: str, error: Exception) -> DataError:
-    """A reader's failure, said with the file (and the line, for bytes that are not UTF-8)."""
-    data = path.read_bytes()
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        return not_utf8(path, what, data, e.start)
-    return DataError(f"{what}: cannot read {path}: {str(error).splitlines()[0]}")

@@ -7,26 +7,55 @@ from pathlib import Path
 import polars as pl
 
 from ..errors import DataError, examples
-from .text import first_bytes, read_error
+from .text import first_bytes, not_utf8
 
 DECIMAL = r"[+-]?(\d+\.?\d*|\.\d+)"
 
+# Fields are split on C's isspace (the "C" locale), as trec_eval splits them: a no-break space or
+# any other Unicode space is part of a docno (the regex's \s would split there, and a run line
+# "q Q0 a<NBSP>b 1 9.5 r" would be read as docno "a" with score 1).
+SPACE = " \t\x0b\x0c\r"
+_WS, _FIELD = f"[{SPACE}]", f"([^{SPACE}]+)"
 # A TREC run line has six fields or more (trec_eval ignores the rest), a qrels line exactly four.
-_TREC_RUN = r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s.*)?$"
-TREC_QRELS = r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$"
+_TREC_RUN = f"^{_WS}*" + f"{_WS}+".join([_FIELD] * 6) + f"(?:{_WS}.*)?$"
+TREC_QRELS = f"^{_WS}*" + f"{_WS}+".join([_FIELD] * 4) + f"{_WS}*$"
+
+
+def _read_lines(path: Path, what: str) -> pl.DataFrame:
+    r"""``line``: the file's lines, without a BOM or a CRLF's ``\r``.
+
+    Polars' CSV reader with a separator no text line holds reads them fastest; a line that
+    does hold it (the byte 0x1f) is split in Python instead, exactly.
+    """
+    try:  # glob=False: a file named "run[a].txt" is that file, not "runa.txt"
+        return pl.read_csv(path, has_header=False, new_columns=["line"], separator="\x1f", quote_char=None,
+                           schema_overrides={"line": pl.String}, truncate_ragged_lines=False, glob=False)
+    except pl.exceptions.PolarsError:  # a 0x1f in a line, or bytes that are not UTF-8 (said below)
+        pass
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise not_utf8(path, what, data, e.start) from None
+    lines = pl.Series("line", text.removeprefix("\ufeff").split("\n"), pl.String)
+    return lines.str.strip_suffix("\r").to_frame()
 
 
 def _lines(path: Path, what: str) -> pl.DataFrame:
     """``lineno, line`` of the data lines (blank and ``#`` lines dropped, numbers kept)."""
     first_bytes(path, what)
-    try:
-        lines = pl.read_csv(path, has_header=False, new_columns=["line"], separator="\x1f", quote_char=None,
-                            schema_overrides={"line": pl.String}, truncate_ragged_lines=True)
-    except pl.exceptions.ComputeError as e:
-        raise read_error(path, what, e) from None
-    lines = lines.with_row_index("lineno", offset=1)
-    text = pl.col("line").str.strip_chars()
-    return lines.filter(text.is_not_null() & (text != "") & ~text.str.starts_with("#"))
+    lines = _read_lines(path, what).with_row_index("lineno", offset=1)
+    text = pl.col("line").str.strip_chars(SPACE)
+    lines = lines.filter(text.is_not_null() & (text != "") & ~text.str.starts_with("#"))
+    # a lone \r ends no line here (nor in trec_eval): a file with old Mac line ends is one line,
+    # and a run's fields after the sixth are ignored, so all but its first document would vanish
+    inner = lines.filter(pl.col("line").str.strip_chars_end("\r").str.contains("\r", literal=True))
+    if inner.height:
+        row = inner.row(0, named=True)
+        raise DataError(f"{what}: {path}: line {row['lineno']} holds a carriage return (\\r) inside it: lines "
+                        f"must end with \\n (old Mac line ends? convert them, e.g. `tr '\\r' '\\n'`): "
+                        f"{row['line'][:80]!r}")
+    return lines
 
 
 def trec_fields(path: Path, pattern: str, n: int, what: str, layout: str) -> pl.DataFrame:
