@@ -10,6 +10,11 @@ judgments, so R, the ideal ranking and N come from the list's grades, and the le
 list is the number retrieved.  Metrics that need judgments the list does not hold (the
 collection-level counts ``num_rel``, ``set_r``, ``utility``'s missed documents) or several
 queries (``gm_map``, ``num_q``) have no function here: use :func:`rank_polars.evaluate`.
+
+A null grade is an unjudged item.  A NaN or infinite grade, or a value that is not a finite
+number (``2^grade`` overflows float64 from grade 1024 on), fails the expression (Polars'
+``InvalidOperationError``) with a message naming the metric and the column, as ``evaluate``
+refuses them: never a NaN in the output, nor a NaN read as a grade.
 """
 
 from __future__ import annotations
@@ -173,6 +178,10 @@ def bpref(relevance: IntoExpr, *, rel: float | None = None) -> pl.Expr:
 
 def err(relevance: IntoExpr, k: int | None = None, *, max: float | None = None) -> pl.Expr:
     """Expected reciprocal rank of a ranked list of grades.
+
+    ``max`` is the top grade of the scale; without it, the list's own top grade (``evaluate``
+    reads the top grade of all the judgments): pass ``max`` for ``evaluate``'s numbers on
+    lists whose top grades differ.
 
     Examples
     --------

@@ -51,7 +51,8 @@ def _seen(sub: pl.Expr, rank: pl.Expr) -> pl.Expr:
 
 
 def _check(name: str, k: int | None, alpha: float, beta: float = 0.5) -> None:
-    if k is not None and (not isinstance(k, int) or k < 1):
+    # a bool is an int to Python: True was k = 1, named "@True" (the metric specs refuse it too)
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise MetricNameError(f"{name}: k must be a positive integer, got {k!r}")
     for what, value in (("alpha", alpha), ("beta", beta)):
         if not 0.0 <= value <= 1.0:

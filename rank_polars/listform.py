@@ -4,7 +4,9 @@ This is the engine of :mod:`rank_polars.exprs` and the ``ranking`` namespace: th
 ranked order, e.g. ``pl.col("relevance").sort_by("position")``) to one value, so it works
 in ``select`` over a whole frame and in ``group_by(...).agg(...)`` per group.  The list
 carries its own judgments: the ideal ranking is the list sorted by grade, R counts its
-relevant grades, null or negative grades are unjudged.
+relevant grades, null or negative grades are unjudged.  A NaN or infinite grade, or a value
+that is not a finite number (``2^grade`` overflows from grade 1024 on), is an error naming
+the column, as in ``evaluate``: no NaN comes out, and none is read as a grade.
 """
 
 from __future__ import annotations
@@ -31,8 +33,47 @@ def _to_expr(value: IntoExpr) -> pl.Expr:
     raise TypeError(f"expected a column name or a Polars expression, got {type(value).__name__}")
 
 
+def _refused(message: pl.Expr) -> pl.Expr:
+    """Null where ``message`` is null, else an error quoting it.
+
+    An expression has no ``raise``; a strict cast of text that is not a number fails with
+    the text in its message, in every context a list form runs in (select, group_by, over,
+    the streaming engine, ``list.eval``).  The message is built from the data (a count, the
+    top grade), so no optimiser can fold it to a constant and fail on good data."""
+    return message.cast(pl.Int8, strict=True)
+
+
+def _checked(value: pl.Expr, grades: pl.Expr, measure: Measure, relevance: pl.Expr) -> pl.Expr:
+    """``value``, or an error naming the column where the list's grades or the value are not
+    finite numbers (``evaluate`` refuses both: :func:`rank_polars.validate.check_values`).
+
+    Polars reads NaN above every number, so a NaN grade counted as relevant (ap of [1, NaN]
+    was 1) and -inf as unjudged: refused, as ``evaluate`` refuses such labels.  Nulls pass
+    (an unjudged item)."""
+    name = relevance.meta.output_name(raise_if_undetermined=False)
+    where = f"{measure.name} over column {name!r}" if name else f"{measure.name} over a list of grades"
+    # one struct so that the value is computed once: in group_by and list.eval Polars does
+    # not share a subexpression, and the check reading ``value`` again doubled the cost
+    fields = pl.struct(value.alias("value"), (~grades.is_finite()).sum().alias("bad"), grades.max().alias("top"))
+    value, bad, top = pl.field("value"), pl.field("bad"), pl.field("top")
+    message = (
+        pl.when(bad > 0)
+        .then(pl.concat_str(pl.lit(f"{where}: a grade is NaN or infinite ("), bad.cast(pl.String),
+                            pl.lit(" such grade in the list); grades must be finite numbers (a null grade is an unjudged item)")))
+        .when(~value.is_finite())
+        .then(pl.concat_str(pl.lit(f"{where} is not a finite number: the largest grade is "), top.cast(pl.String),
+                            pl.lit(", and 2^grade overflows from grade 1024 on (gain='exp', err); "
+                                   "rescale the grades or use a linear gain")))
+    )
+    # the value itself where the check is null (a failing check raises): Polars evaluates
+    # the check wherever it evaluates the value
+    checked = pl.when(_refused(message).is_null()).then(value)
+    return fields.struct.with_fields(checked.alias("value")).struct.field("value")
+
+
 def list_expr(measure: Measure, relevance: IntoExpr) -> pl.Expr:
-    grades = _to_expr(relevance).cast(pl.Float64)
+    relevance = _to_expr(relevance)
+    grades = relevance.cast(pl.Float64)
     n = grades.len()
 
     def ideal(order: d.Node) -> pl.Expr:
@@ -91,4 +132,5 @@ def list_expr(measure: Measure, relevance: IntoExpr) -> pl.Expr:
         order = next(iter(orders.values()), d.GRADE)
         return scope(ideal(order), "irank", {"order": order.key()})
 
-    return d.to_polars(measure.value(), scope(grades, "rank", {})).alias(measure.name)
+    value = d.to_polars(measure.value(), scope(grades, "rank", {}))
+    return _checked(value, grades, measure, relevance).alias(measure.name)

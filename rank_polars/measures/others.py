@@ -53,9 +53,13 @@ class ERR(Measure):
     def value(self) -> d.Node:
         gmax: d.Node = d.wrap(self.params["max"]) if self.params["max"] is not None else d.global_max(d.GRADE)
         g = d.least(d.GRADE, gmax)
-        stop = d.when(d.GRADE > 0, (d.power(2.0, g) - 1.0) / d.power(2.0, gmax), 0.0)
-        # prod_{j<i} (1 - R_j) as exp(sum of logs): a running sum is a window every engine has
-        log_cont = d.ln(1.0 - stop)
+        scale = d.power(2.0, gmax)
+        stop = d.when(d.GRADE > 0, (d.power(2.0, g) - 1.0) / scale, 0.0)
+        # prod_{j<i} (1 - R_j) as exp(sum of logs): a running sum is a window every engine has.
+        # 1 - R_j as (2^max - 2^g + 1) / 2^max: exact, so the same bits as 1 - R_j, for whole
+        # grades up to 52, and not 0 where 2^g - 1 rounds to 2^g (g = max from 54 on), whose
+        # log made the running sum NaN
+        log_cont = d.ln(d.when(d.GRADE > 0, (scale - d.power(2.0, g) + 1.0) / scale, 1.0))
         reach = d.exp(d.Cum(log_cont) - log_cont)
         return d.row_sum(d.when(self.in_cutoff(), stop / d.RANK * reach, 0.0))
 
