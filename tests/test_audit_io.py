@@ -185,3 +185,24 @@ def test_a_file_named_twice_in_a_list_of_paths_is_refused_by_name(tmp_path, engi
         ours([tmp_path / "a.parquet", str(tmp_path / "*.parquet")], QRELS, engine)
     assert "twice" in str(info.value)
 
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_folder_leaves_out_bookkeeping_names_as_spark_does(tmp_path, engine):
+    """A Spark job still writing keeps its part files under _temporary/: read with the folder,
+    every row came twice (a "duplicate items" error about clean data); _SUCCESS and hidden files
+    are no data either.  A partition folder starting with _ (``_day=1``) is data."""
+    run = pl.DataFrame({"query": [q for q, docs in RUN.items() for _ in docs],
+                        "item": [d for docs in RUN.values() for d in docs],
+                        "score": [s for docs in RUN.values() for s in docs.values()]})
+    qrels = pl.DataFrame({"query": [q for q, docs in QRELS.items() for _ in docs],
+                          "item": [d for docs in QRELS.values() for d in docs],
+                          "relevance": [g for docs in QRELS.values() for g in docs.values()]})
+    folder = tmp_path / "run"
+    (folder / "_day=1").mkdir(parents=True)
+    run.write_parquet(folder / "_day=1" / "part-0.parquet")
+    (folder / "_temporary" / "0").mkdir(parents=True)
+    run.write_parquet(folder / "_temporary" / "0" / "part-0.parquet")
+    run.write_parquet(folder / ".part-1.parquet")
+    (folder / "_SUCCESS").write_bytes(b"")
+    assert_close(ours(str(folder), qrels, engine), reference(RUN, QRELS))
