@@ -89,13 +89,15 @@ class Inputs:
         return key_names(len(self.by))
 
 
-def resolve(source: Source, what: str = "run", numeric: Mapping[str, pl.DataType] | None = None) -> Resolved:
+def resolve(source: Source, what: str = "run", numeric: Mapping[str, pl.DataType] | None = None,
+            names: Columns | None = None) -> Resolved:
     """What a source stands for, the one function both engines read sources through.
 
     Parquet paths stay on disk as checked :class:`rank_polars.io.ParquetFiles` (the DuckDB
     engine reads them with ``read_parquet``, Polars scans them); every other source becomes
     a LazyFrame (the DuckDB engine receives it as Arrow).  ``numeric`` names the CSV
-    columns parsed as numbers (the rest of a CSV is text).
+    columns parsed as numbers (the rest of a CSV is text).  ``names``: the caller's column
+    names, which a source without names of its own takes (:func:`_named`).
     """
     if isinstance(source, pl.LazyFrame):
         return source
@@ -103,15 +105,31 @@ def resolve(source: Source, what: str = "run", numeric: Mapping[str, pl.DataType
         return source.lazy()
     if isinstance(source, (str, os.PathLike)):
         opened = rio.open_path(source, what=what, numeric=numeric)
-        return opened if isinstance(opened, rio.ParquetFiles) else opened.lazy()
+        if isinstance(opened, rio.ParquetFiles):
+            return opened
+        positional = names is not None and rio.detect_format(source, None, what) in ("trec", "qrels")
+        return _named(opened.lazy(), names) if positional else opened.lazy()
     if isinstance(source, (list, tuple)) and all(isinstance(s, (str, os.PathLike)) for s in source):
         return rio.parquet_source(source, what)
     if isinstance(source, Mapping):
-        return rio.from_dict(source, what).lazy()
+        return _named(rio.from_dict(source, what).lazy(), names)
     frame = rio.from_foreign(source, what)
     if frame is None:
         raise RankPolarsError(f"{what}: cannot read a {type(source).__module__}.{type(source).__name__}; expected {ACCEPTED}")
     return frame
+
+
+def _named(frame: pl.LazyFrame, names: Columns | None) -> pl.LazyFrame:
+    """A source whose columns have no names of its own (a TREC file's fields, a dict's levels:
+    ``query, item, score / relevance``) under the caller's names, so that a PyTerrier-style call
+    (``query="qid", item="docno"``, a run frame) reads a TREC qrels file or a dict beside it
+    (it said "column 'qid' not found").  A name the frame already has is left alone."""
+    if names is None:
+        return frame
+    have = frame.collect_schema().names()
+    wanted = {"query": names.query, "item": names.item, "score": names.score, "relevance": names.relevance}
+    rename = {a: b for a, b in wanted.items() if a in have and b != a and b not in have}
+    return frame.rename(rename) if rename else frame
 
 
 def lazy(resolved: Resolved) -> pl.LazyFrame:
@@ -179,8 +197,8 @@ def prepare(
     the judgments are read with the id types the one rule (``io.id_casts``) gives against each
     of them too, and ``Inputs.ids`` says what to read those tables' ids as."""
     numeric = rio.numeric_roles(columns.position, columns.score, columns.relevance)
-    run_src = resolve(run, "run", numeric)
-    qrels_src = None if qrels is None else resolve(qrels, "qrels", numeric)
+    run_src = resolve(run, "run", numeric, columns)
+    qrels_src = None if qrels is None else resolve(qrels, "qrels", numeric, columns)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     keys = [columns.query, columns.item, *(c for c in by_cols if isinstance(c, str))]
     run_src = _narrowed(run_src, keys)

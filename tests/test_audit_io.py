@@ -206,3 +206,22 @@ def test_a_folder_leaves_out_bookkeeping_names_as_spark_does(tmp_path, engine):
     run.write_parquet(folder / ".part-1.parquet")
     (folder / "_SUCCESS").write_bytes(b"")
     assert_close(ours(str(folder), qrels, engine), reference(RUN, QRELS))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("as_file", [True, False])
+def test_a_trec_qrels_file_or_dict_takes_the_callers_column_names(tmp_path, engine, as_file):
+    """A PyTerrier-style run frame (qid, docno) beside TREC qrels or a pytrec_eval dict: those
+    have no column names of their own, and the call said "qrels: column 'qid' not found"."""
+    run = pl.DataFrame({"qid": [q for q, docs in RUN.items() for _ in docs],
+                        "docno": [d for docs in RUN.values() for d in docs],
+                        "score": [s for docs in RUN.values() for s in docs.values()]})
+    qrels: object = QRELS
+    if as_file:
+        qrels = tmp_path / "qrels.txt"
+        qrels.write_text(trec_qrels(QRELS))
+    got = rp.evaluate(run, list(MEASURES.values()), qrels=qrels, query="qid", item="docno", engine=engine,
+                      per_query=True, missing="skip")
+    assert got.columns[0] == "qid"
+    assert_close({str(r["qid"]): {m: r[o] for m, o in MEASURES.items()} for r in got.iter_rows(named=True)},
+                 reference(RUN, QRELS))
