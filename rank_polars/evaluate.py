@@ -19,7 +19,7 @@ from .measures.clicks import label_column
 from .measures.counts import NumQ
 from .plan import ITEM, RANK, SCORE, Q, Plan, build_plan
 from .progress import ProgressLike, resolve
-from .validate import Missing, check_metrics_argument, check_names, check_output_names, check_values
+from .validate import Missing, check_metrics_argument, check_names, check_output_names, check_values, unreachable_thresholds
 
 Engine = Literal["polars", "duckdb", "spark"]
 _UNIVERSE_ONLY = "__rp_num_q"  # the plan's one metric when only measure families are requested
@@ -297,6 +297,7 @@ def finish(table: pl.DataFrame, outputs: Plan | Sequence[tuple[str, Measure]], i
         out = table.sort([*by_int, Q], nulls_last=True).rename({**names, Q: inputs.columns.query})
         return out.select(*inputs.by, inputs.columns.query, *labels)
     warn_undefined(table, outputs, inputs)
+    warn_all_zero(table, outputs, inputs)
     means = [aggregate_expr(label, measure) for label, measure in outputs]
     if by_int:
         out = table.group_by(by_int).agg(pl.len().alias("queries"), *means).sort(by_int, nulls_last=True)
@@ -324,6 +325,24 @@ def warn_undefined(table: pl.DataFrame, outputs: Sequence[tuple[str, Measure]], 
             some = undefined.get_column(Q).drop_nulls().cast(pl.String).unique().sort().head(3).to_list()
             warn(f"{label}: undefined (null) on {undefined.height:,} of {table.height:,} queries, left out of its mean "
                  f"(e.g. {inputs.columns.query} {examples(some, 3)}); per_query=True shows them")
+
+
+def warn_all_zero(table: pl.DataFrame, outputs: Sequence[tuple[str, Measure]], inputs: Inputs) -> None:
+    """A CoverageWarning when, with judgments, every per-query measure is 0 on every query (for
+    the gain measures: no retrieved item is relevant anywhere).  A real ranker seldom scores so; ids written two ways
+    do (``"d1 "`` against ``"d1"``, ``"007"`` against ``7``: by the id rule different items), and
+    nothing else would say so.  Free: it reads the values already computed."""
+    labels = [label for label, measure in outputs if measure.AGGREGATE != "catalog" and label in table.columns]
+    if inputs.qrels is None or not labels or not table.height:
+        return
+    if table.select(pl.all_horizontal((pl.col(label).fill_null(0.0) == 0.0).all() for label in labels)).item():
+        # a threshold above every grade explains its zeros, and has its own warning
+        explained = {label for label, _, _ in unreachable_thresholds(outputs, inputs)}
+        labels = [label for label in labels if label not in explained]
+        if not labels:
+            return
+        warn(f"{', '.join(labels)}: 0 on every one of the {table.height:,} queries; if that is unexpected, check "
+             f"that the run and the judgments write the ids alike (by the id rule 'd1 ' is not 'd1' and '007' is not 7)")
 
 
 __all__ = ["evaluate"]

@@ -354,18 +354,23 @@ def warn_unreachable_thresholds(outputs: Sequence[tuple[str, Any]], inputs: Inpu
     >>> print(caught[0].message)
     metric 'p(rel=2)@5' counts an item as relevant from grade 2 (rel=2), above every grade in the data (the largest is 0.8): it is 0 on every query
     """
+    for label, rel, top in unreachable_thresholds(outputs, inputs):
+        seen = "there are no finite grades" if top is None else f"the largest is {top:g}"
+        warn(f"metric {label!r} counts an item as relevant from grade {rel:g} (rel={rel:g}), above every grade "
+             f"in the data ({seen}): it is 0 on every query")
+
+
+def unreachable_thresholds(outputs: Sequence[tuple[str, Any]], inputs: Inputs) -> list[tuple[str, float, float | None]]:
+    """``(label, rel, largest grade)`` of each metric whose ``rel=`` threshold no grade reaches
+    (the largest finite grade read only when a metric sets ``rel``; Spark frames: none)."""
     wanted = [(label, spec.params["rel"]) for label, spec in outputs
               if getattr(spec, "params", None) and spec.params.get("rel") is not None]
     side = inputs.qrels if inputs.qrels is not None else inputs.run
-    if not wanted or not isinstance(side, pl.LazyFrame):  # Spark frames: not checked
-        return
+    if not wanted or not isinstance(side, pl.LazyFrame):
+        return []
     grade = pl.col(GRADE).cast(pl.Float64)
     top = side.select(grade.filter(grade.is_finite()).max()).collect().item()
-    for label, rel in wanted:
-        if top is None or rel > top:
-            seen = "there are no finite grades" if top is None else f"the largest is {top:g}"
-            warn(f"metric {label!r} counts an item as relevant from grade {rel:g} (rel={rel:g}), above every grade "
-                 f"in the data ({seen}): it is 0 on every query")
+    return [(label, rel, top) for label, rel in wanted if top is None or rel > top]
 
 
 VERSION_COLUMNS = ("model", "version", "system", "variant", "tag")

@@ -225,3 +225,18 @@ def test_a_trec_qrels_file_or_dict_takes_the_callers_column_names(tmp_path, engi
     assert got.columns[0] == "qid"
     assert_close({str(r["qid"]): {m: r[o] for m, o in MEASURES.items()} for r in got.iter_rows(named=True)},
                  reference(RUN, QRELS))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_ids_written_two_ways_scoring_0_everywhere_are_told(engine):
+    """Item ids with a trailing space in the run ('a ' against 'a'): by the id rule other items,
+    so every query scored 0 and nothing said so."""
+    run = {q: {f"{d} ": s for d, s in docs.items()} for q, docs in RUN.items()}
+    with pytest.warns(rp.CoverageWarning, match=r"map, ndcg: 0 on every one of the 2 queries; .*write the ids alike"):
+        out = rp.evaluate(run, ["map", "ndcg"], qrels=QRELS, engine=engine)
+    assert out["map"][0] == 0.0
+    import warnings
+
+    with warnings.catch_warnings():  # a run that finds something is not warned about
+        warnings.simplefilter("error", rp.CoverageWarning)
+        rp.evaluate(RUN, ["map", "ndcg"], qrels=QRELS, engine=engine)
