@@ -47,9 +47,24 @@ def check_column(schema: pl.Schema, column: str, what: str, option: str) -> None
         )
 
 
+def wants_subtopics(metrics: Sequence[str]) -> bool:
+    """Whether a metric of ``metrics`` reads subtopic judgments from the qrels (diversity); a bad
+    name is the library's to report."""
+    from ..measures import parse_all
+
+    try:
+        specs = parse_all(list(metrics))
+    except RankPolarsError:
+        return False
+    return any("subtopics" in getattr(spec, "SOURCES", {}) and spec.sources.get("subtopics") is None for _, spec in specs)
+
+
 def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, columns: dict[str, str],
-         by: Sequence[str], order: str = "auto") -> Loaded:
-    """Scan the run and judgments, check the named columns, line up id types."""
+         by: Sequence[str], order: str = "auto", metrics: Sequence[str] = ()) -> Loaded:
+    """Scan the run and judgments, check the named columns, line up id types.  With a diversity
+    metric among ``metrics``, qrels in ndeval's format (``topic subtopic docno judgment``) are
+    read as subtopic judgments, as ``evaluate`` reads the file (as TREC qrels the subtopic was
+    trec_eval's unused second field, and the measure said it needs subtopics)."""
     # CSV/TSV: only the columns named for position, score and relevance are numbers; ids stay text
     numeric = rio.numeric_roles(columns["position"], columns["score"], columns["relevance"])
     run_lf = rio.scan(run, format_in, what="run", numeric=numeric)
@@ -67,7 +82,12 @@ def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str |
     # no relevance column and no --qrels: the library says so (a click log's labels are its click column)
     qrels_lf = None
     if qrels is not None:
-        qrels_lf = rio.scan(qrels, qrels_format, what="qrels", numeric=numeric)
+        from ..ndeval.files import looks_like_subtopic_qrels, read_subtopic_qrels
+
+        if qrels_format is None and wants_subtopics(metrics) and looks_like_subtopic_qrels(qrels):
+            qrels_lf = read_subtopic_qrels(qrels).lazy()
+        else:
+            qrels_lf = rio.scan(qrels, qrels_format, what="qrels", numeric=numeric)
         qschema = qrels_lf.collect_schema()
         for role in ("query", "item", "relevance"):
             check_column(qschema, columns[role], "qrels", f"--{role}")

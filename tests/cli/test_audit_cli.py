@@ -165,3 +165,19 @@ def test_dash_as_the_output_is_stdout(files: dict[str, Path], tmp_path: Path, mo
     got = pl.read_csv(io.StringIO(result.stdout))
     want = rp.evaluate(pl.read_parquet(files["parquet"]), ["ndcg@10"], by="model")
     assert got["ndcg@10"].to_list() == want["ndcg@10"].to_list()
+
+
+def test_evaluate_reads_ndeval_qrels_for_a_diversity_metric(tmp_path: Path) -> None:
+    """``--qrels`` in ndeval's format with ``-m alpha_ndcg@20``: the command read it as TREC qrels
+    (the subtopic field dropped) and said the measure needs subtopics; the library reads it."""
+    log = pl.DataFrame({"query": ["1"] * 4 + ["2"] * 3, "item": ["a", "b", "c", "d", "a", "e", "f"],
+                        "position": [1, 2, 3, 4, 1, 2, 3]})
+    log.write_parquet(tmp_path / "log.parquet")
+    (tmp_path / "subtopics.txt").write_text("1 1 a 1\n1 2 b 1\n1 1 c 1\n1 3 d 0\n1 3 x 1\n2 1 e 1\n2 2 f 2\n")
+    result = invoke("evaluate", tmp_path / "log.parquet", "--qrels", tmp_path / "subtopics.txt",
+                    "-m", "alpha_ndcg@20", "-m", "ndcg@10", "--format", "csv")
+    got = pl.read_csv(io.StringIO(result.stdout))
+    want = rp.evaluate(str(tmp_path / "log.parquet"), ["alpha_ndcg@20", "ndcg@10"], qrels=str(tmp_path / "subtopics.txt"))
+    assert got["alpha_ndcg@20"].to_list() == want["alpha_ndcg@20"].to_list()
+    assert got["ndcg@10"].to_list() == want["ndcg@10"].to_list()
+    assert 0.0 < want["alpha_ndcg@20"][0] < 1.0

@@ -107,7 +107,8 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
         raise click.UsageError("--pairs all compares every pair of versions; leave --baseline out")
     fmt = check_output(output, fmt, force)
     check_file(report, force, "report file")
-    loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), [by], order)
+    loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), [by], order,
+                  metrics)
     corr = None if correction == "none" else correction
     if baseline is not None:  # the command line gives text: a version in a numeric (or date) column is a number
         baseline = as_column_type(baseline, loaded.schema.get(by))

@@ -43,7 +43,8 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     from ...evaluate import evaluate
 
     fmt = check_output(output, fmt, force)
-    loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), by, order)
+    loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), by, order,
+                  metrics)
     display = choose(progress)
     with display.phase(loaded.what("evaluating")):
         try:
