@@ -82,9 +82,10 @@ def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str |
     # no relevance column and no --qrels: the library says so (a click log's labels are its click column)
     qrels_lf = None
     if qrels is not None:
-        from ..ndeval.files import looks_like_subtopic_qrels, read_subtopic_qrels
-
-        if qrels_format is None and wants_subtopics(metrics) and looks_like_subtopic_qrels(qrels):
+        subtopics = qrels_format is None and wants_subtopics(metrics)
+        if subtopics:
+            from ..ndeval.files import looks_like_subtopic_qrels, read_subtopic_qrels
+        if subtopics and looks_like_subtopic_qrels(qrels):
             qrels_lf = read_subtopic_qrels(qrels).lazy()
         else:
             qrels_lf = rio.scan(qrels, qrels_format, what="qrels", numeric=numeric)

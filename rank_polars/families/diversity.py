@@ -872,6 +872,8 @@ def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, 
     :data:`JUDGMENT_ROWS` rows are computed from one read of it, here."""
     import os
 
+    if not any("subtopics" in spec.SOURCES for _, spec in families):
+        return qrels, list(families)  # no diversity measure: nothing to bind (and nothing imported)
     from ..inputs import scan
     from ..ndeval.files import looks_like_subtopic_qrels, read_subtopic_qrels
 
