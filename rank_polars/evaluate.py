@@ -10,16 +10,24 @@ import polars as pl
 from .engines.base import Engine as EngineBase
 from .engines.base import auxiliary_tables, split_outputs
 from .engines.polars_engine import PolarsEngine, ordered_sum
-from .errors import RankPolarsError, examples, warn
+from .errors import RankPolarsError
 from .families.diversity import bind_subtopics
 from .inputs import Columns, Inputs, Source, prepare
 from .measures import MetricLike, parse_all
 from .measures.base import GM_FLOOR, Measure
 from .measures.clicks import label_column
 from .measures.counts import NumQ
-from .plan import ITEM, RANK, SCORE, Q, Plan, build_plan
+from .plan import ITEM, RANK, SCORE, Plan, Q, build_plan
 from .progress import ProgressLike, resolve
-from .validate import Missing, check_metrics_argument, check_names, check_output_names, check_values, unreachable_thresholds
+from .validate import (
+    Missing,
+    check_metrics_argument,
+    check_names,
+    check_output_names,
+    check_values,
+    warn_all_zero,
+    warn_undefined,
+)
 
 Engine = Literal["polars", "duckdb", "spark"]
 _UNIVERSE_ONLY = "__rp_num_q"  # the plan's one metric when only measure families are requested
@@ -310,39 +318,6 @@ def finish(table: pl.DataFrame, outputs: Plan | Sequence[tuple[str, Measure]], i
         out = out.join(bounds, on=by_int, how="left", nulls_equal=True) if by_int else pl.concat([out, bounds], how="horizontal")
         labels = [c for label in labels for c in (label, f"{label}_low", f"{label}_high")]
     return out.rename(names).select(*inputs.by, "queries", *labels)
-
-
-def warn_undefined(table: pl.DataFrame, outputs: Sequence[tuple[str, Measure]], inputs: Inputs) -> None:
-    """A CoverageWarning for each measure a family leaves undefined (null) on some queries: the
-    ILS of a one-item list, the serendipity of a user without history, EPC / EFD of a list with
-    nothing relevant, a CTR with no row in the top k.  Their means are over the queries that
-    have a value while ``queries`` counts every one: said, not silent."""
-    for label, measure in outputs:
-        if measure.AGGREGATE == "catalog" or label not in table.columns:
-            continue
-        undefined = table.filter(pl.col(label).is_null())
-        if undefined.height:
-            some = undefined.get_column(Q).drop_nulls().cast(pl.String).unique().sort().head(3).to_list()
-            warn(f"{label}: undefined (null) on {undefined.height:,} of {table.height:,} queries, left out of its mean "
-                 f"(e.g. {inputs.columns.query} {examples(some, 3)}); per_query=True shows them")
-
-
-def warn_all_zero(table: pl.DataFrame, outputs: Sequence[tuple[str, Measure]], inputs: Inputs) -> None:
-    """A CoverageWarning when, with judgments, every per-query measure is 0 on every query (for
-    the gain measures: no retrieved item is relevant anywhere).  A real ranker seldom scores so; ids written two ways
-    do (``"d1 "`` against ``"d1"``, ``"007"`` against ``7``: by the id rule different items), and
-    nothing else would say so.  Free: it reads the values already computed."""
-    labels = [label for label, measure in outputs if measure.AGGREGATE != "catalog" and label in table.columns]
-    if inputs.qrels is None or not labels or not table.height:
-        return
-    if table.select(pl.all_horizontal((pl.col(label).fill_null(0.0) == 0.0).all() for label in labels)).item():
-        # a threshold above every grade explains its zeros, and has its own warning
-        explained = {label for label, _, _ in unreachable_thresholds(outputs, inputs)}
-        labels = [label for label in labels if label not in explained]
-        if not labels:
-            return
-        warn(f"{', '.join(labels)}: 0 on every one of the {table.height:,} queries; if that is unexpected, check "
-             f"that the run and the judgments write the ids alike (by the id rule 'd1 ' is not 'd1' and '007' is not 7)")
 
 
 __all__ = ["evaluate"]

@@ -360,6 +360,39 @@ def warn_unreachable_thresholds(outputs: Sequence[tuple[str, Any]], inputs: Inpu
              f"in the data ({seen}): it is 0 on every query")
 
 
+def warn_undefined(table: pl.DataFrame, outputs: Sequence[tuple[str, Any]], inputs: Inputs) -> None:
+    """A CoverageWarning for each measure a family leaves undefined (null) on some queries: the
+    ILS of a one-item list, the serendipity of a user without history, EPC / EFD of a list with
+    nothing relevant, a CTR with no row in the top k.  Their means are over the queries that
+    have a value while ``queries`` counts every one: said, not silent."""
+    for label, measure in outputs:
+        if measure.AGGREGATE == "catalog" or label not in table.columns:
+            continue
+        undefined = table.filter(pl.col(label).is_null())
+        if undefined.height:
+            some = undefined.get_column(Q).drop_nulls().cast(pl.String).unique().sort().head(3).to_list()
+            warn(f"{label}: undefined (null) on {undefined.height:,} of {table.height:,} queries, left out of its mean "
+                 f"(e.g. {inputs.columns.query} {examples(some, 3)}); per_query=True shows them")
+
+
+def warn_all_zero(table: pl.DataFrame, outputs: Sequence[tuple[str, Any]], inputs: Inputs) -> None:
+    """A CoverageWarning when, with judgments, every per-query measure is 0 on every query (for
+    the gain measures: no retrieved item is relevant anywhere).  A real ranker seldom scores so; ids written two ways
+    do (``"d1 "`` against ``"d1"``, ``"007"`` against ``7``: by the id rule different items), and
+    nothing else would say so.  Free: it reads the values already computed."""
+    labels = [label for label, measure in outputs if measure.AGGREGATE != "catalog" and label in table.columns]
+    if inputs.qrels is None or not labels or not table.height:
+        return
+    if table.select(pl.all_horizontal((pl.col(label).fill_null(0.0) == 0.0).all() for label in labels)).item():
+        # a threshold above every grade explains its zeros, and has its own warning
+        explained = {label for label, _, _ in unreachable_thresholds(outputs, inputs)}
+        labels = [label for label in labels if label not in explained]
+        if not labels:
+            return
+        warn(f"{', '.join(labels)}: 0 on every one of the {table.height:,} queries; if that is unexpected, check "
+             f"that the run and the judgments write the ids alike (by the id rule 'd1 ' is not 'd1' and '007' is not 7)")
+
+
 def unreachable_thresholds(outputs: Sequence[tuple[str, Any]], inputs: Inputs) -> list[tuple[str, float, float | None]]:
     """``(label, rel, largest grade)`` of each metric whose ``rel=`` threshold no grade reaches
     (the largest finite grade read only when a metric sets ``rel``; Spark frames: none)."""
