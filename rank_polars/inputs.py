@@ -20,13 +20,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence, Union
 
 import polars as pl
 
 from . import io as rio
 from .errors import RankPolarsError
-from .plan import GRADE, ITEM, Q, RANK, SCORE, by_name, key_names
+from .plan import GRADE, ITEM, RANK, SCORE, Q, by_name, key_names
 
 Source = Union[
     pl.DataFrame, pl.LazyFrame, str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]],
@@ -104,11 +105,12 @@ def resolve(source: Source, what: str = "run", numeric: Mapping[str, pl.DataType
     if isinstance(source, pl.DataFrame):
         return source.lazy()
     if isinstance(source, (str, os.PathLike)):
-        opened = rio.open_path(source, what=what, numeric=numeric)
+        # a file's format sniffed once, here: it also says whether its columns have names
+        fmt = rio.detect_format(source, None, what) if Path(source).is_file() else None
+        opened = rio.open_path(source, fmt, what=what, numeric=numeric)
         if isinstance(opened, rio.ParquetFiles):
             return opened
-        positional = names is not None and rio.detect_format(source, None, what) in ("trec", "qrels")
-        return _named(opened.lazy(), names) if positional else opened.lazy()
+        return _named(opened.lazy(), names) if fmt in ("trec", "qrels") else opened.lazy()
     if isinstance(source, (list, tuple)) and all(isinstance(s, (str, os.PathLike)) for s in source):
         return rio.parquet_source(source, what)
     if isinstance(source, Mapping):
