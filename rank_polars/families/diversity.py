@@ -884,7 +884,7 @@ def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, 
 
     def read(spec: Any) -> Any:
         given = spec.sources.get("subtopics") if "subtopics" in spec.SOURCES else None
-        if not (isinstance(given, (str, os.PathLike)) and looks_like_subtopic_qrels(given)):
+        if not looks_like_subtopic_qrels(given):
             return spec
         path = os.fspath(given)
         if path not in files:
@@ -903,7 +903,7 @@ def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, 
     if qrels is None or not (wanting or (own and local(qrels))):
         return qrels, list(families)
     given = qrels
-    if isinstance(qrels, (str, os.PathLike)) and looks_like_subtopic_qrels(qrels):
+    if looks_like_subtopic_qrels(qrels):
         qrels = read_subtopic_qrels(qrels)
     frame = scan(qrels, "qrels")
     names = frame.collect_schema().names()

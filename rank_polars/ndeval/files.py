@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import polars as pl
@@ -9,11 +10,13 @@ import polars as pl
 from ..io.trec import TREC_QRELS, bad_field, trec_fields
 
 
-def looks_like_subtopic_qrels(path: str | Path) -> bool:
-    """True when ``path`` is a text file whose first data line has ndeval's four fields with
-    an integer subtopic and judgment (TREC qrels share the layout: the measures asking
-    for subtopics decide which it is)."""
-    p = Path(path)
+def looks_like_subtopic_qrels(source: object) -> bool:
+    """True when ``source`` is the path of a text file whose first data line has ndeval's four
+    fields with an integer subtopic and judgment (TREC qrels share the layout: the measures
+    asking for subtopics decide which it is); False for any other source (a frame, a table)."""
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    p = Path(source)
     if not p.is_file():
         return False
     with open(p, "rb") as f:
