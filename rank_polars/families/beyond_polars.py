@@ -297,12 +297,12 @@ def novelty(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
     1 ulp from the exactly rounded mean (each list's sum in rank order and the lists' sums in
     ascending order: 1.2e-13 from it; recommenders' count x novelty per item: 2.7e-11)."""
     rows = _history_rows(spec, ctx)
-    ctx.popular(label, spec)
+    history = ctx.popular(label, spec)
     if spec.params["unseen"] == "error":
-        missing_items(label, ctx.top(spec), ctx.history(spec).select(ITEM), "history",
+        missing_items(label, ctx.top(spec), history.select(ITEM), "history",
                       "its novelty -log2(0) is infinite; pass unseen='zero' to count it as 0 (recommenders)")
     shown = ctx.top(spec).group_by([*ctx.groups, ITEM]).agg(pl.len().cast(pl.Float64).alias("__rp_k"))
-    shown = shown.join(popularity(ctx.history(spec)), on=ITEM, how="left")
+    shown = shown.join(popularity(history), on=ITEM, how="left")
     terms = shown.group_by([*ctx.groups, POP]).agg(pl.col("__rp_k").sum())  # of counts: exact in any order
     k, nov = pl.col("__rp_k"), (-(pl.col(POP) / rows).log(2)).fill_null(0.0)
     return _by(terms, ctx.groups, (ordered_sum(k * nov) / k.sum()).alias(label))
