@@ -50,13 +50,14 @@ def check_column(schema: pl.Schema, column: str, what: str, option: str) -> None
 def wants_subtopics(metrics: Sequence[str]) -> bool:
     """Whether a metric of ``metrics`` reads subtopic judgments from the qrels (diversity); a bad
     name is the library's to report."""
+    from ..families.diversity import reads_qrels_subtopics
     from ..measures import parse_all
 
     try:
         specs = parse_all(list(metrics))
     except RankPolarsError:
         return False
-    return any("subtopics" in getattr(spec, "SOURCES", {}) and spec.sources.get("subtopics") is None for _, spec in specs)
+    return any(reads_qrels_subtopics(spec) for _, spec in specs)
 
 
 def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, columns: dict[str, str],

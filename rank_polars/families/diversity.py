@@ -854,6 +854,12 @@ def _in_memory(frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.collect().lazy() if frame.select(pl.len()).collect().item() <= JUDGMENT_ROWS else frame
 
 
+def reads_qrels_subtopics(spec: Any) -> bool:
+    """Whether ``spec`` reads its subtopic judgments from the call's qrels (a diversity measure
+    without a ``subtopics=`` table of its own)."""
+    return "subtopics" in getattr(spec, "SOURCES", {}) and spec.sources.get("subtopics") is None
+
+
 def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, item: str,
                    relevance: str, grades_needed: bool = True,
                    in_memory: bool = False) -> tuple[Any, list[tuple[str, Any]]]:
@@ -892,7 +898,7 @@ def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, 
         return spec.replace(subtopics=files[path])
 
     families = [(label, read(spec)) for label, spec in families]
-    wanting = [spec for _, spec in families if "subtopics" in spec.SOURCES and spec.sources["subtopics"] is None]
+    wanting = [spec for _, spec in families if reads_qrels_subtopics(spec)]
     own = [(label, spec) for label, spec in families
            if "subtopics" in spec.SOURCES and spec.sources["subtopics"] is not None]
     def local(table: Any) -> bool:  # a frame or a file here (not a Spark table's name)
@@ -953,5 +959,5 @@ def judged_queries(frame: pl.LazyFrame, query: str, item: str, relevance: str) -
     return pl.concat([kept, frame.filter(bad).select(query, item, relevance)])
 
 
-__all__ = ["SQL_RANGE_ROWS", "bind_subtopics", "check_subtopics", "judged_queries", "ideal_gains", "ideal_ideal", "ideal_sql",
+__all__ = ["SQL_RANGE_ROWS", "bind_subtopics", "check_subtopics", "judged_queries", "reads_qrels_subtopics", "ideal_gains", "ideal_ideal", "ideal_sql",
            "nrbp_depth", "polars_values", "refuse_subtopics", "relevant_pairs", "run_values", "sql_values"]
