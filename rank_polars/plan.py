@@ -56,6 +56,9 @@ class Plan:
     #: with ``families``: the deepest rank any metric of the call reads (the plan's and the
     #: families' cutoffs), None for the whole list (see ``validate.repeat_depth``)
     check_depth: int | None = None
+    #: the call is of family measures alone, each counting the items repeated among the rows it
+    #: reads (``FamilyMeasure.checks_own_repeats``): the pass over every row counts no items
+    own_repeats: bool = False
 
     @property
     def row_refs(self) -> set[str]:
@@ -86,6 +89,12 @@ class Plan:
         """Some value reads the length of the ranking (so every row of it counts)."""
         nodes = [*self.values.values(), *self.row_aggs.values(), *self.cums.values(), *self.judgment_aggs.values()]
         return d.reads(nodes, N_RET)
+
+    def reads_rows(self) -> bool:
+        """Some value reads a row of the run: a row contributes to a metric, or a metric reads
+        the ranking's length (not so for ``evaluate``'s stand-in ``num_q`` when only measure
+        families are asked: the metric pass then holds no row)."""
+        return self.contributes.key() != d.Lit(False).key() or self.reads_n_ret()
 
     def judgments_need_n_ret(self) -> bool:
         return d.reads(self.judgment_aggs.values(), N_RET)
@@ -137,6 +146,8 @@ def build_plan(outputs: Sequence[tuple[str, Measure]], families: Sequence[tuple[
     plan.contributes = pred
     plan.depth = None if any(x is None for x in depths) else max(x or 0 for x in depths)
     plan.families = bool(families)
+    plan.own_repeats = (bool(families) and not plan.reads_rows()
+                        and all(spec.checks_own_repeats() for _, spec in families))
     cutoffs = [plan.depth, *(spec.depth() for _, spec in families)]
     plan.check_depth = None if any(k is None for k in cutoffs) else max(k or 0 for k in cutoffs)
     return plan

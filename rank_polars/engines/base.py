@@ -132,6 +132,12 @@ class FamilyFrames:
     columns: Columns
     per_ranking: pl.DataFrame | None = None
     ids: dict[str, pl.DataType] = field(default_factory=dict)  # Inputs.ids
+    # a family that counts its own repeated items (FamilyMeasure.checks_own_repeats) hands them
+    # to this (:func:`repeat_refusal`), with the depth they count to; None: the engine counted
+    # the items over every row (or the checks leave them alone)
+    repeats: Callable[[pl.DataFrame], None] | None = None
+    repeat_depth: int | None = None
+    checks: str = "full"  # Inputs.checks: "strict" refuses any repeated judgment a family reads
 
     @property
     def groups(self) -> list[str]:
@@ -183,6 +189,11 @@ class FamilySql:
     # in an engine's session: the universe as a Polars frame (keys and ``N_RET``), from which a
     # family cuts its work into ranges of query ids (polars_engine.bounds_of); None in to_sql
     universe_frame: pl.DataFrame | None = None
+    # as FamilyFrames': the statements then return each ranking's repeated items in columns
+    # named REPEATS..., which sql_family_values hands to ``repeats`` and drops
+    repeats: Callable[[pl.DataFrame], None] | None = None
+    repeat_depth: int | None = None
+    checks: str = "full"  # Inputs.checks: "strict" refuses any repeated judgment a family reads
     _names: dict[int, str] = field(default_factory=dict)
 
     @property
@@ -207,6 +218,26 @@ class FamilySql:
 
 
 _RETURNED = "__rp_family_row"
+
+#: a family's count, per ranking, of the rows repeating an item among the rows it reads (the
+#: prefix of the SQL statements' columns; the ranking's rows beyond each item's first)
+REPEATS = "__rp_item_dup"
+
+
+def repeat_refusal(inputs: Inputs, duplicates: str, plan: Plan) -> Callable[[pl.DataFrame], None] | None:
+    """What a family that counts its own repeated items hands them to (``FamilyFrames.repeats``):
+    the keys and :data:`REPEATS` of the rankings with a repeat, refused with the run's message
+    for ``item_dup`` (``validate.check_run``); None unless the engine left the count to the
+    families (``validate.families_count_repeats``)."""
+    from ..validate import check_run, families_count_repeats
+
+    if not families_count_repeats(inputs, duplicates, plan):
+        return None
+
+    def refuse(found: pl.DataFrame) -> None:
+        check_run(found.select(*inputs.keys, pl.col(REPEATS).cast(pl.Int64).alias("item_dup")), inputs)
+
+    return refuse
 
 
 def _repeats_keys(values: pl.DataFrame, on: list[str]) -> bool:
@@ -285,9 +316,15 @@ def sql_family_values(families: Outputs, tables: FamilySql, render: Callable[[st
             values = tables.query(render(statements))
         else:
             values = pl.concat([tables.query(render(sql)) for sql in statements], how="vertical_relaxed")
+        counted = [c for c in values.columns if c.startswith(REPEATS)]
+        if counted:  # one count per set of the family's parameters: the largest is the ranking's
+            if tables.repeats is not None:
+                tables.repeats(values.select(*tables.keys, pl.max_horizontal(counted).alias(REPEATS))
+                               .filter(pl.col(REPEATS) > 0))
+            values = values.drop(counted)
         out.append((catalog, outputs, values))
     return out
 
 
-__all__ = ["Engine", "FamilyFrames", "FamilySql", "attach", "family_groups", "polars_family_values",
-           "ranking_aggs", "split_outputs", "sql_family_values"]
+__all__ = ["REPEATS", "Engine", "FamilyFrames", "FamilySql", "attach", "family_groups", "polars_family_values",
+           "ranking_aggs", "repeat_refusal", "split_outputs", "sql_family_values"]

@@ -42,7 +42,7 @@ from ..validate import (
     stat_names,
     universe,
 )
-from .base import Engine, FamilySql, Outputs, attach, sql_family_values
+from .base import Engine, FamilySql, Outputs, attach, repeat_refusal, sql_family_values
 from .sql_engine import (
     POSITIONS_DISTINCT,
     QRELS,
@@ -147,6 +147,8 @@ class SqlRunner(Engine):
                            universe=quote(UNIVERSE), keys=inputs.keys, columns=inputs.columns,
                            relation=self.auxiliary, query=self.query,
                            ideal=self.ideal_table, ordered=True, universe_frame=uni,
+                           repeats=repeat_refusal(inputs, duplicates, plan), repeat_depth=plan.check_depth,
+                           checks=inputs.checks,
                            text_ids=tuple(c for c, t in inputs.ids.items() if t == pl.String))
         with self.progress.phase(f"measure families ({len(families)} metrics)"):
             return attach(table, sql_family_values(families, tables, ctes.render), inputs.keys)

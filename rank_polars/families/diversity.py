@@ -17,6 +17,7 @@ Two parts, shared by both engines and by the drop-in ``rank-polars ndeval``:
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Sequence
 
 import polars as pl
@@ -38,10 +39,21 @@ G = "__rp_gain"
 C = "__rp_seen"
 SUBC = "__rp_subtopic_code"
 LIST = "__rp_list"
+ITEMH = "__rp_item_hash"  # a run row's item, hashed (its repeats are counted as the engines count them)
 
 #: ndeval's default depth for the ideal of nNRBP: the whole list; a tail whose weights
 #: sum below this fraction of the first rank's cannot change a double
 _TAIL = 1e-17
+
+
+def relevant_expr(relevance: str, rel: float | None) -> pl.Expr:
+    """A judgment the measures read: a grade above 0, or at least ``rel`` (ndeval's ``-r``)."""
+    return pl.col(relevance) > 0 if rel is None else pl.col(relevance) >= rel
+
+
+def relevant_sql(grade: str, rel: float | None) -> str:
+    """:func:`relevant_expr` in SQL (``grade``: the quoted column)."""
+    return f"{grade} > 0" if rel is None else f"{grade} >= {float(rel)!r}"
 
 
 def relevant_pairs(subtopics: pl.LazyFrame, column: str, relevance: str, rel: float | None,
@@ -49,8 +61,7 @@ def relevant_pairs(subtopics: pl.LazyFrame, column: str, relevance: str, rel: fl
     """``Q, SUB, ITEM`` of the relevant judgments (each pair once), from ``Q, column, ITEM,
     relevance``; ``checked``: :func:`check_subtopics` has refused any repeated row, so each
     pair is there once already (0.45 -> 0.2 s at 18.6M judgments without the ``unique``)."""
-    relevant = pl.col(relevance) > 0 if rel is None else pl.col(relevance) >= rel
-    pairs = subtopics.filter(relevant).select(Q, pl.col(column).alias(SUB), ITEM)
+    pairs = subtopics.filter(relevant_expr(relevance, rel)).select(Q, pl.col(column).alias(SUB), ITEM)
     return pairs if checked else pairs.unique()
 
 
@@ -75,17 +86,24 @@ def refuse_subtopics(counts: dict[str, int], examples: Any, column: str, relevan
 
 
 def check_subtopics(subtopics: pl.LazyFrame, column: str, relevance: str,
-                    ranges: Sequence[pl.Expr | None] = (None,)) -> None:
+                    ranges: Sequence[pl.Expr | None] = (None,), read: pl.Expr | None = None) -> None:
     """Refuse what ndeval would score silently wrong: null ids or grades, NaN or infinite
     grades (a NaN is not 0, so it counted as relevant), negative grades, and a (query,
-    subtopic, item) judged twice (ndeval counts it twice in R_s).  ``ranges``: predicates on
-    the query id that together cover every id (:func:`query_ranges`), counted one at a time
-    (a distinct count holds its rows) and added up, so the counts are the whole table's."""
+    subtopic, item) judged twice among the judgments the measures read, ``read``
+    (:func:`relevant_expr`; None: every row, ``checks="strict"``): ndeval counts it twice in
+    R_s, and its run rows twice.  A repeat among the rows no measure reads (grade 0) changes
+    no value, as the flat qrels' repeats are counted among the contributing judgments (and
+    the check costs a sort of the rows it counts: 0.6 s over 18.6M judgments, a fifth over
+    their 3.1M relevant ones).  ``ranges``: predicates on the query id that together cover
+    every id (:func:`query_ranges`), counted one at a time (the sort holds its rows) and
+    added up, so the counts are the whole table's."""
     nulls = pl.any_horizontal(pl.col(Q, column, ITEM, relevance).is_null())
     nonfinite = ~pl.col(relevance).cast(pl.Float64).is_finite()
+    row = pl.struct(Q, column, ITEM)
     stats = {"nulls": 0, "nonfinite": 0, "negative": 0, "repeated": 0}
     for part in ranges:
         rows = subtopics if part is None else subtopics.filter(part)
+        counted = rows if read is None else rows.filter(read)
         # distinct row hashes prove there is no repeat (a sort of 64-bit words, not a hash
         # table of the ids); only when some hashes repeat are the rows themselves compared
         counts = rows.select(
@@ -93,17 +111,17 @@ def check_subtopics(subtopics: pl.LazyFrame, column: str, relevance: str,
             nonfinite.sum().alias("nonfinite"),
             (pl.col(relevance) < 0).sum().alias("negative"),
             # equal neighbours among the sorted hashes: 0.74 s at 18.6M rows, a distinct count 1.13 s
-            _equal_neighbours(pl.struct(Q, column, ITEM).hash().sort()).alias("repeated"),
+            _equal_neighbours((row.hash() if read is None else row.hash().filter(read)).sort()).alias("repeated"),
         ).collect(engine="streaming").row(0, named=True)
         if counts["repeated"] and not counts["nulls"]:
-            counts["repeated"] = rows.select(pl.len() - pl.struct(Q, column, ITEM).n_unique()).collect().item()
+            counts["repeated"] = counted.select(pl.len() - row.n_unique()).collect().item()
         stats = {name: stats[name] + counts[name] for name in stats}
     if len(ranges) > 1:  # a null query id is in no range
         stats["nulls"] += subtopics.select(pl.col(Q).is_null().sum()).collect(engine="streaming").item()
 
     def examples(problem: str) -> list[Any]:
         if problem == "repeated":
-            rows = subtopics.group_by(Q, column, ITEM).len().filter(pl.col("len") > 1)
+            rows = (subtopics if read is None else subtopics.filter(read)).group_by(Q, column, ITEM).len().filter(pl.col("len") > 1)
         else:
             rows = subtopics.filter({"nulls": nulls, "nonfinite": nonfinite, "negative": pl.col(relevance) < 0}[problem])
         return rows.select(Q).unique().sort(Q, nulls_last=True).head(3).collect()[Q].to_list()
@@ -321,6 +339,31 @@ def _ranked_rows(rows: pl.DataFrame, keys: Sequence[str], by_count: bool) -> tup
     raise AssertionError("a dense rank of the keys is one value per ranking")
 
 
+#: one thread beside the run's join in :func:`run_values`, for the work that reads the
+#: judgments alone (the greedy ideal's NumPy steps and |S|: they release the GIL, and the
+#: streaming join leaves a core partly idle): alpha_ndcg@20 at 20M rows 7.0 -> 6.3 s
+_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rank_polars_diversity")
+
+
+def _count_repeats(shown: pl.DataFrame, keys: Sequence[str], depth: int | None, repeats: Any) -> None:
+    """Hand ``repeats`` the keys and ``REPEATS`` (rows beyond each item's first) of the rankings
+    showing an item twice among ``shown`` (one row per relevant ranked row: keys, ``LIST``,
+    ``RANK``, ``ITEMH``) to rank ``depth``.  Only the rows relevant to a subtopic are read, so
+    only their repeats change a value, as the plan's contributing rows (the distinct count of
+    items over every row cost ~0.8 s of ``alpha_ndcg@20``'s ~8 s at 20M rows); distinct
+    hashes of (ranking, item) prove there is none."""
+    from ..engines.base import REPEATS
+
+    if depth is not None:
+        shown = shown.filter(pl.col(RANK) <= depth)
+    if shown.select(pl.struct(LIST, ITEMH).hash().n_unique()).item() == shown.height:
+        return
+    found = (shown.group_by(*keys, ITEMH).agg((pl.len() - 1).alias(REPEATS)).filter(pl.col(REPEATS) > 0)
+             .group_by(*keys).agg(pl.col(REPEATS).sum()))
+    if found.height:
+        repeats(found)
+
+
 def _map_ia(by_sub: pl.DataFrame, new: Any, pairs: pl.DataFrame) -> Any:
     """MAP-IA's sum per list (``by_sub``: the rows sorted by list, subtopic and rank, ``new``
     marking each (list, subtopic)'s first row): each subtopic's AP, its precisions added in
@@ -343,7 +386,8 @@ def _key(spec: Any) -> tuple[Any, ...]:
 
 
 def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], outputs: Sequence[tuple[str, Any]],
-               relevance: str, ranks: int | None = None, checked: bool = False) -> pl.LazyFrame:
+               relevance: str, ranks: int | None = None, checked: bool = False,
+               repeats: Any = None, repeat_depth: int | None = None) -> pl.LazyFrame:
     """The keys and one column per ``(label, spec)``: every spec shares ``alpha``, ``rel``,
     ``judged_only`` and its judgments.  ``run``: keys, ``ITEM``, ``RANK`` (1, 2, ... per list);
     ``subtopics``: ``Q``, the spec's subtopic column, ``ITEM``, ``relevance``.
@@ -353,6 +397,8 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     NRBP's ``beta^(r-1)`` by repeated multiplication, a rank's gains added in subtopic order.
     Otherwise ``pow``, and a rank's gains in ascending order (the same bits in every engine).
     ``checked``: the judgments have passed :func:`check_subtopics` (no repeated row).
+    ``repeats`` (``FamilyFrames.repeats``): given, the items repeated among the run's relevant
+    rows to rank ``repeat_depth`` are counted and handed to it (:func:`_count_repeats`).
 
     The run's rows relevant to a subtopic are joined once and sorted (:func:`_ranked_rows`);
     every sum is then a left fold over consecutive rows in rank order (:func:`segment_sums`:
@@ -370,9 +416,24 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     # the relevant pairs are few beside the judgments: read once, used by every part below;
     # a subtopic's code (its order among the query's subtopics) sorts as the subtopic does
     pairs_df = relevant_pairs(subtopics, column, relevance, rel, checked).collect().rechunk()
-    pairs_df = pairs_df.with_columns(pl.col(SUB).rank("dense").cast(pl.Int64).alias(SUBC))
+    # (an integer subtopic is its own code: 0.1 s of a dense rank saved at 3.1M pairs)
+    small = pairs_df.schema[SUB].is_integer() and pairs_df.schema[SUB] != pl.UInt64
+    code = pl.col(SUB) if small else pl.col(SUB).rank("dense")
+    pairs_df = pairs_df.with_columns(code.cast(pl.Int64).alias(SUBC))
+    kinds = {spec.KIND for _, spec in outputs}
+    # |S|, the query's subtopics with a relevant item
+    size_job = _POOL.submit(lambda: pairs_df.group_by(Q).agg(pl.col(SUBC).n_unique().cast(pl.Float64).alias("__S")))
+    ideal_job = None
+    if kinds & {"ndcg", "nerr", "nnrbp"}:
+        depth: int | None = max((spec.k or 0 for _, spec in outputs if spec.KIND in ("ndcg", "nerr")), default=0)
+        if "nnrbp" in kinds:
+            most = pairs_df.group_by(Q).agg(pl.col(SUB).n_unique()).get_column(SUB).max() if pairs_df.height else 1
+            deep = [nrbp_depth(spec.params["beta"], int(most or 1)) for _, spec in outputs if spec.KIND == "nnrbp"]
+            depth = None if None in deep else max([depth or 0, *[d for d in deep if d is not None]])
+        ideal_job = _POOL.submit(ideal_gains, pairs_df, alpha, depth)
+    hashed = [pl.col(ITEM).hash().alias(ITEMH)] if repeats is not None else []
     joined = (run.select(*keys, ITEM, RANK).join(pairs_df.lazy().select(Q, ITEM, SUBC), on=[Q, ITEM], how="inner")
-              .select(*keys, pl.col(RANK).cast(pl.Int64), SUBC).collect(engine="streaming")
+              .select(*keys, pl.col(RANK).cast(pl.Int64), SUBC, *hashed).collect(engine="streaming")
               # one chunk: the streaming engine's 180 chunks made each sort below 3x slower
               .rechunk())
     # the rows by ranking, rank and (ndeval's command) subtopic or (otherwise) descending count
@@ -388,19 +449,15 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     new_list = _starts(by_gain, [LIST])
     seg = np.cumsum(new_list) - 1
     new_rank = _starts(by_gain, [LIST, RANK])
+    if repeats is not None:
+        _count_repeats(by_gain.filter(pl.Series(new_rank)), keys, repeat_depth, repeats)
     gains = by_gain.filter(pl.Series(new_rank)).select(LIST, Q, RANK).with_columns(
         pl.Series(G, segment_sums(new_rank, terms)))
     gains_list = _starts(gains, [LIST])
-    kinds = {spec.KIND for _, spec in outputs}
     ideal_df = None
     ideal_ranks: int | None = None
-    if kinds & {"ndcg", "nerr", "nnrbp"}:
-        depth: int | None = max((spec.k or 0 for _, spec in outputs if spec.KIND in ("ndcg", "nerr")), default=0)
-        if "nnrbp" in kinds:
-            most = pairs_df.group_by(Q).agg(pl.col(SUB).n_unique()).get_column(SUB).max() if pairs_df.height else 1
-            deep = [nrbp_depth(spec.params["beta"], int(most or 1)) for _, spec in outputs if spec.KIND == "nnrbp"]
-            depth = None if None in deep else max([depth or 0, *[d for d in deep if d is not None]])
-        ideal_df = ideal_gains(pairs_df, alpha, depth)  # sorted by query, then ideal rank
+    if ideal_job is not None:
+        ideal_df = ideal_job.result()  # sorted by query, then ideal rank
         if ranks is not None:  # the ideal list's decays by the same products
             ideal_ranks = int(ideal_df.get_column(POS).max() or 0) + 1
     # one row per ranking with a relevant row: its keys, then one sum or count per measure
@@ -425,7 +482,7 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
                                                  .astype(np.float64)))
     if "map" in kinds:
         table = table.with_columns(pl.Series("__map", _map_ia(rows[by_sub], new_sub, pairs_df)))
-    size = pairs_df.group_by(Q).agg(pl.col(SUB).n_unique().cast(pl.Float64).alias("__S"))
+    size = size_job.result()
     table = table.lazy().join(size.lazy(), on=Q, how="left")
     if ideal_cols:
         assert ideal_df is not None
@@ -510,21 +567,22 @@ def polars_values(outputs: Sequence[tuple[str, Any]], frames: Any) -> pl.LazyFra
         spec = same[0][1]
         # the checks and the relevant pairs read the table: once, into memory when it is small
         source = _in_memory(frames.source(spec, "subtopics"))
-        table = _subtopic_table(source, spec, frames.columns, ranges)
+        table = _subtopic_table(source, spec, frames.columns, ranges, strict=frames.checks == "strict")
         key = id(spec.sources.get("subtopics"))
         if frames.qrels is None and key not in warned:
             # no qrels: the universe is the run's queries (with qrels, bind_subtopics compares them)
             warned.add(key)
             warn_unjudged([label for label, _ in _tables(outputs)[key]], frames.universe.select(Q),
                           table.select(Q).unique().collect())
+        counted = {"repeats": frames.repeats, "repeat_depth": frames.repeat_depth}
         if len(ranges) == 1:
-            parts.append(run_values(frames.run, table, frames.keys, same, "__rp_relevance", checked=True))
+            parts.append(run_values(frames.run, table, frames.keys, same, "__rp_relevance", checked=True, **counted))
             continue
         # a large log: each range of queries on its own (the relevant pairs, the greedy ideal
         # and the windows hold their rows), as the metric pass does
         parts.append(pl.concat([
-            run_values(frames.run.filter(part), table.filter(part), frames.keys, same, "__rp_relevance", checked=True)
-            .collect(engine="streaming") for part in ranges]).lazy())
+            run_values(frames.run.filter(part), table.filter(part), frames.keys, same, "__rp_relevance", checked=True,
+                       **counted).collect(engine="streaming") for part in ranges]).lazy())
     out = parts[0]
     for part in parts[1:]:
         out = out.join(part, on=frames.keys, how="full", coalesce=True, nulls_equal=True)
@@ -554,8 +612,10 @@ def _check_types(schema: Any, column: str, relevance: str) -> None:
 
 
 def _subtopic_table(source: pl.LazyFrame, spec: Any, columns: Any,
-                    ranges: Sequence[pl.Expr | None] = (None,)) -> pl.LazyFrame:
-    """``Q, subtopic, ITEM, __rp_relevance`` from a subtopic table (query / item already renamed)."""
+                    ranges: Sequence[pl.Expr | None] = (None,), strict: bool = False) -> pl.LazyFrame:
+    """``Q, subtopic, ITEM, __rp_relevance`` from a subtopic table (query / item already renamed),
+    checked (:func:`check_subtopics`: repeats among the judgments ``spec`` reads, among all of
+    them when ``strict``)."""
     column = spec.params["subtopic"]
     names = source.collect_schema().names()
     for need, what in ((Q, columns.query), (column, column), (ITEM, columns.item), (columns.relevance, columns.relevance)):
@@ -563,7 +623,8 @@ def _subtopic_table(source: pl.LazyFrame, spec: Any, columns: Any,
             raise RankPolarsError(f"{spec.NAME}: the subtopic judgments have no column {what!r} "
                                   f"(columns: {', '.join(n for n in names if not n.startswith('__rp'))})")
     _check_types(source.collect_schema(), column, columns.relevance)
-    check_subtopics(source.select(Q, column, ITEM, columns.relevance), column, columns.relevance, ranges)
+    read = None if strict else relevant_expr(columns.relevance, spec.params["rel"])
+    check_subtopics(source.select(Q, column, ITEM, columns.relevance), column, columns.relevance, ranges, read)
     return source.select(Q, column, ITEM, pl.col(columns.relevance).alias("__rp_relevance"))
 
 
@@ -676,8 +737,10 @@ def _sql_ranges(tables: Any) -> list[str | None]:
 def _sql_statement(outputs: Sequence[tuple[str, Any]], groups: Sequence[Sequence[tuple[str, Any]]], tables: Any,
                    quote: Any, part: str | None) -> str:
     """One statement of :func:`sql_values`, over the queries ``part`` selects (None: all)."""
+    from ..engines.base import REPEATS
+
     keys = [quote(k) for k in tables.keys]
-    selects = [_sql_group(same, tables, quote, part) for same in groups]
+    selects = [_sql_group(same, tables, quote, part, i) for i, same in enumerate(groups)]
     if len(selects) == 1:
         return selects[0]
     sql = f"SELECT * FROM ({selects[0]}) AS d0"
@@ -685,7 +748,8 @@ def _sql_statement(outputs: Sequence[tuple[str, Any]], groups: Sequence[Sequence
         sql += f" FULL JOIN ({select}) AS d{i} USING ({', '.join(keys)})"
     # a ranking with relevant rows under one set of parameters only scores 0 under the others
     filled = ", ".join(f"COALESCE({quote(label)}, 0.0) AS {quote(label)}" for label, _ in outputs)
-    return f"SELECT {', '.join(keys)}, {filled} FROM ({sql}) AS d"
+    counted = "".join(f", {quote(f'{REPEATS}{i}')}" for i in range(len(groups))) if tables.repeats is not None else ""
+    return f"SELECT {', '.join(keys)}, {filled}{counted} FROM ({sql}) AS d"
 
 
 def _sql_checks(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> None:
@@ -714,21 +778,23 @@ def _sql_checks(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> 
         "negative": f"{grade} < 0",
     }
     counted = ", ".join(f"COUNT(*) FILTER (WHERE {cond}) AS {name}" for name, cond in where.items())
+    # repeats among the judgments the measures read (check_subtopics), every row under strict
+    read = "" if tables.checks == "strict" else f" WHERE {relevant_sql(grade, first.params['rel'])}"
     stats = tables.query(
         f"SELECT {counted},"
         # rows sharing a row hash beyond the first: plain counts, which DuckDB spills (a
         # SELECT DISTINCT of the rows ran out of the default 1.5 GiB at 186M judgments); a
         # collision only sends the table to the exact count below
-        f" (SELECT COALESCE(SUM(n - 1), 0) FROM (SELECT COUNT(*) AS n FROM {source} AS u"
+        f" (SELECT COALESCE(SUM(n - 1), 0) FROM (SELECT COUNT(*) AS n FROM {source} AS u{read}"
         f" GROUP BY hash({q}, {col}, {item}) HAVING COUNT(*) > 1) AS d) AS repeated"
         f" FROM {source} AS t")
     counts = {name: int(value or 0) for name, value in stats.row(0, named=True).items()}
     if not any(counts.values()):
         return
-    repeats = f"SELECT {q} FROM {source} AS u GROUP BY {q}, {col}, {item} HAVING COUNT(*) > 1"
+    repeats = f"SELECT {q} FROM {source} AS u{read} GROUP BY {q}, {col}, {item} HAVING COUNT(*) > 1"
     if counts["repeated"] and not any(counts[name] for name in where):
         # the rows themselves compared (as check_subtopics: a hash collision is no repeat)
-        exact = tables.query(f"SELECT COALESCE(SUM(n - 1), 0) AS n FROM (SELECT COUNT(*) AS n FROM {source} AS u"
+        exact = tables.query(f"SELECT COALESCE(SUM(n - 1), 0) AS n FROM (SELECT COUNT(*) AS n FROM {source} AS u{read}"
                              f" GROUP BY {q}, {col}, {item} HAVING COUNT(*) > 1) AS d")
         counts["repeated"] = int(exact.item() or 0)
 
@@ -739,9 +805,13 @@ def _sql_checks(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any) -> 
     refuse_subtopics(counts, examples, column, relevance)
 
 
-def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any, part: str | None = None) -> str:
+def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any, part: str | None = None,
+               index: int = 0) -> str:
     """The measures of one set of shared parameters; ``part``: a predicate on ``Q`` (over the
-    run and the judgments), the queries of one statement of :func:`sql_values` (None: all)."""
+    run and the judgments), the queries of one statement of :func:`sql_values` (None: all).
+    With ``tables.repeats``, also the column ``REPEATS<index>``: per ranking, its relevant rows
+    to ``tables.repeat_depth`` beyond one per item (distinct ranks less distinct item hashes:
+    the ranks are distinct, the run's checks proved it), as :func:`_count_repeats`."""
     first = outputs[0][1]
     alpha, rel, column = first.params["alpha"], first.params["rel"], first.params["subtopic"]
     source = tables.source(first, "subtopics")
@@ -755,7 +825,7 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any, part
     keys = [quote(k) for k in tables.keys]
     keylist = ", ".join(keys)
     ordered = tables.ordered  # sums in a fixed order in the engines' statements
-    where = f"{grade} > 0" if rel is None else f"{grade} >= {float(rel)!r}"
+    where = relevant_sql(grade, rel)
     run = f"(SELECT {keylist}, {item}, {rank} FROM {run_rows})"
     if first.params["judged_only"]:
         run = (f"(SELECT {keylist}, {item}, ROW_NUMBER() OVER (PARTITION BY {keylist} ORDER BY {rank}) AS {rank}"
@@ -763,10 +833,14 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any, part
                f" AND j.{item} = r.{item}))")
     kinds = {spec.KIND for _, spec in outputs}
     pairs_sql = f"SELECT DISTINCT {q}, {col} AS {sub}, {item} FROM {source} AS t WHERE {where}"
+    from ..engines.base import REPEATS
+
+    counting = tables.repeats is not None
     ctes = [
         f"__rp_pairs AS ({pairs_sql})",
         f"__rp_size AS (SELECT {q}, CAST(COUNT(DISTINCT {sub}) AS DOUBLE) AS s FROM __rp_pairs GROUP BY {q})",
         f"__rp_rows AS (SELECT {', '.join('r.' + k for k in keys)}, r.{rank}, p.{sub},"
+        + (f" hash(r.{item}) AS ih," if counting else "") +
         f" ROW_NUMBER() OVER (PARTITION BY {', '.join('r.' + k for k in keys)}, p.{sub} ORDER BY r.{rank}) - 1 AS c"
         f" FROM {run} AS r JOIN __rp_pairs AS p ON r.{q} = p.{q} AND r.{item} = p.{item})",
         # a rank's few subtopic terms added in ascending order in the engines (a sorted list's
@@ -811,6 +885,10 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any, part
             f" (SELECT {q}, {sub}, CAST(COUNT(*) AS DOUBLE) AS r FROM __rp_pairs GROUP BY {q}, {sub}) AS n"
             f" ON w.{q} = n.{q} AND w.{sub} = n.{sub} GROUP BY {', '.join('w.' + k for k in keys)}, w.{sub}) AS a"
             f" GROUP BY {keylist})")
+    if counting:
+        cut = f" WHERE {rank} <= {tables.repeat_depth}" if tables.repeat_depth is not None else ""
+        parts.append(f"(SELECT {keylist}, COUNT(DISTINCT {rank}) - COUNT(DISTINCT ih) AS {quote(f'{REPEATS}{index}')}"
+                     f" FROM __rp_rows{cut} GROUP BY {keylist})")
     # every ranking with a relevant row; the others score 0 (the engine fills them in)
     body = f"(SELECT DISTINCT {keylist} FROM __rp_rows) AS b"
     body += "".join(f" LEFT JOIN {p} AS x{j} USING ({keylist})" for j, p in enumerate(parts))
@@ -836,15 +914,18 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any, part
             out = f"{v} / z.s"
         values.append(f"COALESCE(CAST({out} AS DOUBLE), 0.0) AS {quote(label)}")
     with_ = "WITH RECURSIVE " if recursive else "WITH "
+    if counting:
+        values.append(f"COALESCE({quote(f'{REPEATS}{index}')}, 0) AS {quote(f'{REPEATS}{index}')}")
     inner = f"{with_}{', '.join(ctes)} SELECT {', '.join('b.' + k for k in keys)}, {', '.join(values)} FROM {body}"
     return f"SELECT * FROM ({inner}) AS __rp_diversity"
 
 
 
 #: The subtopic judgments the Polars engine reads into memory, when a table holds no more rows:
-#: once for the judged queries (0.81 -> 0.64 s at 18.6M rows), once for the checks and the
-#: relevant pairs (1.50 -> 1.16 s), each read dropped after its use (held through the call,
-#: one read cost +0.47 GiB at the peak of the checking pass); a larger one is scanned by each.
+#: a file given as qrels once, in :func:`bind_subtopics`, held through the call for the judged
+#: queries, the checks and the relevant pairs (+0.47 GiB at 18.6M rows, where the checking
+#: pass no longer holds a set of items per ranking); a spec's own table once by the family; a
+#: larger one is scanned by each.
 JUDGMENT_ROWS = 25_000_000
 
 
@@ -933,13 +1014,17 @@ def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, 
         # the qrels' own message (inputs.prepare), before a pass over them names no column
         if col not in names:
             raise RankPolarsError(f"qrels: column {col!r} ({role}) not found; columns are {', '.join(map(repr, names))}")
-    # a path stays a path: the SQL engines read the file themselves, not a copy Polars writes
-    source = qrels if isinstance(qrels, (str, os.PathLike)) else frame
+    # a path stays a path: the SQL engines read the file themselves, not a copy Polars writes;
+    # the Polars engine reads it once, here, for the engine's judgments and the family's
+    # checks and pairs (a read each: +0.35 s at 18.6M judgments)
+    source: Any = frame
+    if isinstance(qrels, (str, os.PathLike)):
+        source = frame = _in_memory(frame) if in_memory else qrels
+        frame = scan(source, "qrels")
     bound = [(label, spec.replace(subtopics=source) if spec in wanting else spec) for label, spec in families]
     if not grades_needed and all(spec in wanting for _, spec in families):
-        if in_memory and isinstance(qrels, (str, os.PathLike)):
-            return judged_queries(_in_memory(frame), query, item, relevance).collect().lazy(), bound
-        return judged_queries(frame, query, item, relevance), bound
+        judged = judged_queries(frame, query, item, relevance)
+        return (judged.collect().lazy() if in_memory else judged), bound
     return frame.group_by(query, item).agg(pl.col(relevance).max()), bound
 
 
@@ -960,4 +1045,5 @@ def judged_queries(frame: pl.LazyFrame, query: str, item: str, relevance: str) -
 
 
 __all__ = ["SQL_RANGE_ROWS", "bind_subtopics", "check_subtopics", "judged_queries", "reads_qrels_subtopics", "ideal_gains", "ideal_ideal", "ideal_sql",
-           "nrbp_depth", "polars_values", "refuse_subtopics", "relevant_pairs", "run_values", "sql_values"]
+           "nrbp_depth", "polars_values", "refuse_subtopics", "relevant_expr", "relevant_pairs", "relevant_sql", "run_values",
+           "sql_values"]

@@ -308,5 +308,13 @@ class FamilyMeasure(Measure):
     def value(self) -> d.Node:
         raise TypeError(f"{self.NAME} is computed by its family ({self.FAMILY}), not by a plan formula")
 
+    def checks_own_repeats(self) -> bool:
+        """Whether the family reads only the run rows relevant in the spec's own judgments and
+        counts the items repeated among them itself (the diversity family): a call of such
+        specs alone then skips the distinct count of items over every row of the run
+        (``Plan.own_repeats``), as the plan's measures count repeats among their contributing
+        rows.  False (the default): the family reads other rows too (every shown item)."""
+        return False
+
     def contributes(self) -> d.Node:
         return d.Lit(False)

@@ -91,6 +91,12 @@ class _Diversity(FamilyMeasure):
             if name in params and not 0.0 <= params[name] <= 1.0:
                 raise MetricNameError(f"{self.NAME}: parameter {name} must be in [0, 1], got {params[name]!r}")
 
+    def checks_own_repeats(self) -> bool:
+        # the family reads the rows relevant to a subtopic and counts the items repeated among
+        # them; judged_only ranks the judged rows anew, where a repeated judged item moves the
+        # rows below it: every row is counted then
+        return not self.params["judged_only"]
+
     def __init__(self, k: int | None = None, **params: Any) -> None:
         super().__init__(k, **params)
         if self.SUPPORTS_CUTOFF and self.k is None:
