@@ -177,3 +177,55 @@ def test_values_a_measure_leaves_undefined_are_told_not_averaged_silently(engine
     assert out["serendipity@2"][0] == pytest.approx(per["serendipity@2"].drop_nulls().mean(), abs=1e-12)
     assert out["ils@2"][0] == pytest.approx(per["ils@2"].drop_nulls().mean(), abs=1e-12)
     assert out["queries"][0] == 3
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_list_with_nothing_in_its_top_k_has_no_mean_over_it(engine: str) -> None:
+    """User 'u2' was logged from position 11 on (its first page not in the log): nothing in its
+    top 10.  ARP, APLT, EPC, EFD, ILS, diversity and serendipity are means over the top k's items,
+    undefined on none; they scored 0 and pulled the means down (arp 0.75 where every peer, which
+    sees only the users that have a top-k list, gives 1.5), silently.  Now null, left out of the
+    mean with a CoverageWarning; ACLT, a count, stays 0.  The reference: recommenders' functions on
+    the top-10 rows (u2 has none, as its reco table would)."""
+    from .test_beyond_reference import recommenders_eval
+
+    pe = recommenders_eval()
+    log = pl.DataFrame({"user": ["u1", "u1", "u1", "u2", "u2", "u3", "u3"], "item": ["a", "b", "c", "c", "a", "b", "c"],
+                        # every shown item relevant: recommenders' serendipity without a relevance column
+                        "position": [1, 2, 3, 11, 12, 1, 2], "relevance": [1] * 7})
+    # (recommenders refuses a shown item in the user's own history)
+    hist = pl.DataFrame({"user": ["u1", "u2", "u3", "u4", "u4", "u5", "u5"], "item": ["d", "b", "a", "c", "b", "a", "d"]})
+    top = log.filter(pl.col("position") <= 10)
+    kw = {"col_user": "user", "col_item": "item"}
+    expected = {
+        "diversity(sim=cooccurrence)@10": pe.diversity(hist.to_pandas(), top.to_pandas(), **kw),
+        "serendipity(sim=cooccurrence)@10": pe.serendipity(hist.to_pandas(), top.to_pandas(), **kw),
+        # ARP as Elliot and RecBole: the mean over the users with a list of their items' popularity
+        "arp@10": (
+            sum(hist.filter(pl.col("item") == i).height for i in ["a", "b", "c"]) / 3
+            + sum(hist.filter(pl.col("item") == i).height for i in ["b", "c"]) / 2
+        ) / 2,
+    }
+    specs = [rp.diversity(k=10, history=hist, sim="cooccurrence"), rp.serendipity(k=10, history=hist, sim="cooccurrence"),
+             rp.arp(k=10, history=hist), rp.aplt(k=10, history=hist), rp.aclt(k=10, history=hist),
+             rp.epc(k=10, history=hist), rp.efd(k=10, history=hist), rp.ils(k=10, history=hist, sim="cooccurrence")]
+    with pytest.warns(rp.CoverageWarning) as caught:
+        out = rp.evaluate(log, specs, query="user", engine=engine).row(0, named=True)
+    for label, value in expected.items():
+        assert out[label] == pytest.approx(value, abs=1e-12), label
+    said = [str(w.message) for w in caught]
+    per = rp.evaluate(log, specs, query="user", engine=engine, per_query=True).filter(pl.col("user") == "u2")
+    for spec in specs:
+        if spec.name == "aclt@10":
+            assert per[spec.name][0] == 0.0  # a count over no item
+        else:
+            assert per[spec.name][0] is None, spec.name
+            assert any(m.startswith(f"{spec.name}: undefined (null) on 1 of 3 queries") and "'u2'" in m for m in said), said
+    # a user absent from a version's log (missing="zero") still scores 0, as it is told
+    two = pl.concat([log.with_columns(model=pl.lit("a")), log.filter(pl.col("user") != "u3").with_columns(model=pl.lit("b"))])
+    judged = two.select("user", "item", "relevance").unique()
+    with pytest.warns(rp.CoverageWarning):
+        per = rp.evaluate(two, [rp.arp(k=10, history=hist)], qrels=judged, query="user", by="model", engine=engine,
+                          per_query=True)
+    assert per.filter((pl.col("model") == "b") & (pl.col("user") == "u3"))["arp@10"].to_list() == [0.0]
+    assert per.filter((pl.col("model") == "b") & (pl.col("user") == "u2"))["arp@10"].to_list() == [None]

@@ -50,7 +50,7 @@ import polars as pl
 from ..errors import RankPolarsError
 from ..inputs import Columns, Inputs, scan
 from ..measures.base import FamilyMeasure, Measure
-from ..plan import ITEM, Q, Plan
+from ..plan import ITEM, N_RET, Q, Plan
 from ..validate import Missing
 
 Outputs = Sequence[tuple[str, FamilyMeasure]]
@@ -218,6 +218,7 @@ class FamilySql:
 
 
 _RETURNED = "__rp_family_row"
+_SHOWN = "__rp_family_shown"  # the (group, query) has rows in the run (N_RET > 0)
 
 #: a family's count, per ranking, of the rows repeating an item among the rows it reads (the
 #: prefix of the SQL statements' columns; the ranking's rows beyond each item's first)
@@ -249,9 +250,25 @@ def _repeats_keys(values: pl.DataFrame, on: list[str]) -> bool:
     return bool(values.select(on).is_duplicated().any())
 
 
-def attach(table: pl.DataFrame, results: Sequence[tuple[bool, Outputs, pl.DataFrame]], keys: list[str]) -> pl.DataFrame:
+def _absent(spec: FamilyMeasure, shown: bool) -> pl.Expr:
+    """The value of a ranking ``spec``'s family returned no row for: its ``ABSENT``; None only
+    where the ranking has rows in the run (``shown``: the ``_SHOWN`` column is there), else 0."""
+    if spec.ABSENT is None:
+        return pl.when(pl.col(_SHOWN)).then(pl.lit(None, pl.Float64)).otherwise(0.0) if shown else pl.lit(0.0)
+    return pl.lit(float(spec.ABSENT), pl.Float64)
+
+
+def attach(table: pl.DataFrame, results: Sequence[tuple[bool, Outputs, pl.DataFrame]], keys: list[str],
+           universe: pl.DataFrame | None = None) -> pl.DataFrame:
     """The per-query ``table`` with the families' values: per-query ones joined on the keys
-    (0 where a family returned no row), per-group ones (``catalog``) on the group columns."""
+    (where a family returned no row: the spec's ``ABSENT``, 0 or null, and 0 for a ranking
+    missing from the run, ``universe``'s ``N_RET`` 0), per-group ones (``catalog``) on the
+    group columns."""
+    if universe is not None and any(spec.ABSENT is None for catalog, outputs, _ in results if not catalog
+                                    for _, spec in outputs):
+        # whether each (group, query) has rows in the run: only those can have an empty top k
+        table = table.join(universe.select(*keys, (pl.col(N_RET) > 0).alias(_SHOWN)), on=keys, how="left",
+                           nulls_equal=True)
     for catalog, outputs, values in results:
         labels = [label for label, _ in outputs]
         on = keys[:-1] if catalog else keys
@@ -272,10 +289,11 @@ def attach(table: pl.DataFrame, results: Sequence[tuple[bool, Outputs, pl.DataFr
         else:
             table = table.join(values, how="cross")
         if not catalog:
-            table = table.with_columns(pl.when(pl.col(_RETURNED).is_null()).then(0.0).otherwise(pl.col(label)).alias(label)
-                                       for label in labels)
+            shown = _SHOWN in table.columns
+            table = table.with_columns(pl.when(pl.col(_RETURNED).is_null()).then(_absent(spec, shown))
+                                       .otherwise(pl.col(label)).alias(label) for label, spec in outputs)
         table = table.drop(_RETURNED)
-    return table
+    return table.drop(_SHOWN, strict=False)
 
 
 def ranking_aggs(families: Outputs, inputs: Inputs) -> tuple[list[pl.Expr], list[pl.Expr]] | None:

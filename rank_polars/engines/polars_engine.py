@@ -476,7 +476,7 @@ class PolarsEngine(Engine):
         frames = FamilyFrames(ranked_run(inputs), inputs.qrels, uni, inputs.keys, inputs.columns, per_ranking,
                               inputs.ids, repeat_refusal(inputs, duplicates, plan), plan.check_depth, inputs.checks)
         with display.phase(f"measure families ({len(families)} metrics)"):
-            return attach(table, polars_family_values(families, frames, self.streaming), inputs.keys)
+            return attach(table, polars_family_values(families, frames, self.streaming), inputs.keys, uni)
 
 
 __all__ = ["HELD", "HELD_ROWS", "PolarsEngine", "bounds_of", "contributes_expr", "held_per_query", "held_rows",

@@ -151,7 +151,7 @@ class SqlRunner(Engine):
                            checks=inputs.checks,
                            text_ids=tuple(c for c, t in inputs.ids.items() if t == pl.String))
         with self.progress.phase(f"measure families ({len(families)} metrics)"):
-            return attach(table, sql_family_values(families, tables, ctes.render), inputs.keys)
+            return attach(table, sql_family_values(families, tables, ctes.render), inputs.keys, uni)
 
     def ideal_table(self, pairs: str, alpha: float, depth: int | None) -> str:
         """ndeval's greedy ideal of the relevant (query, subtopic, item) rows ``pairs`` selects,

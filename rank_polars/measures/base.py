@@ -294,6 +294,11 @@ class FamilyMeasure(Measure):
 
     FAMILY: ClassVar[str]
     SOURCES: ClassVar[dict[str, str]] = {}
+    #: the value of a shown ranking the family returns no row for (nothing it reads in the top
+    #: k): 0.0, as a ranking without a contributing row scores 0, or None for a mean over the
+    #: top k's items (ARP, ILS, ...), undefined on an empty top k and left out of the mean. A
+    #: ranking absent from the run (``missing="zero"``) scores 0 either way.
+    ABSENT: ClassVar[float | None] = 0.0
 
     sources: dict[str, Any]
 

@@ -157,6 +157,7 @@ class ARP(Beyond):
     HIGHER_IS_BETTER = False
     NEEDS_LABELS = False
     SOURCES = {"history": "history"}
+    ABSENT = None  # a mean over the top k: none on an empty one
 
 
 class APLT(Beyond):
@@ -169,12 +170,14 @@ class APLT(Beyond):
     NEEDS_LABELS = False
     SOURCES = {"history": "history"}
     PARAMS = {"head": HEAD}
+    ABSENT = None  # a mean over the top k: none on an empty one
 
 
 class ACLT(APLT):
     """aclt@k = |top k outside the short head| (Elliot's ``ACLT``); mean over lists."""
 
     NAME = "aclt"
+    ABSENT = 0.0  # a count: 0 on an empty top k
 
 
 class PopREO(Beyond):
@@ -232,6 +235,7 @@ class EPC(Beyond):
 
     NAME = "epc"
     SOURCES = {"history": "history"}
+    ABSENT = None  # a mean over the top k: none on an empty one
 
 
 class EFD(Beyond):
@@ -243,6 +247,7 @@ class EFD(Beyond):
 
     NAME = "efd"
     SOURCES = {"history": "history"}
+    ABSENT = None  # a mean over the top k: none on an empty one
 
 
 class ILS(Beyond):
@@ -261,6 +266,7 @@ class ILS(Beyond):
     NEEDS_LABELS = False
     SOURCES = {"features": "features", "history": "history"}
     PARAMS = {"sim": SIM}
+    ABSENT = None  # a mean over the top k: none on an empty one
 
 
 class Diversity(ILS):
@@ -282,6 +288,7 @@ class Serendipity(Beyond):
     NEEDS_LABELS = False
     SOURCES = {"features": "features", "history": "history"}
     PARAMS = {"sim": SIM}
+    ABSENT = None  # a mean over the top k: none on an empty one
 
 
 BEYOND: tuple[type[Beyond], ...] = (
