@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from .errors import MetricNameError
+from .measures.base import cutoff
 from .measures.diversity import ideal_ideal
 
 if TYPE_CHECKING:
@@ -50,13 +51,13 @@ def _seen(sub: pl.Expr, rank: pl.Expr) -> pl.Expr:
     return pl.struct(sub.alias("s"), rank.alias("r")).rank("ordinal").cast(pl.Int64) - sub.rank("min").cast(pl.Int64)
 
 
-def _check(name: str, k: int | None, alpha: float, beta: float = 0.5) -> None:
-    # a bool is an int to Python: True was k = 1, named "@True" (the metric specs refuse it too)
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        raise MetricNameError(f"{name}: k must be a positive integer, got {k!r}")
+def _check(name: str, k: int, alpha: float, beta: float = 0.5) -> int:
+    """The cutoff as the metric specs read it (:func:`rank_polars.measures.base.cutoff`: a bool
+    was k = 1 named "@True"; a NumPy integer is one), after the parameters are checked."""
     for what, value in (("alpha", alpha), ("beta", beta)):
         if not 0.0 <= value <= 1.0:
             raise MetricNameError(f"{name}: parameter {what} must be in [0, 1], got {value!r}")
+    return cutoff(name, k)
 
 
 def _per_subtopic(value: pl.Expr, sub: pl.Expr, name: str, divide: bool = True) -> pl.Expr:
@@ -85,7 +86,7 @@ def alpha_dcg(subtopics: IntoExpr, k: int, *, alpha: float = 0.5) -> pl.Expr:
     │ 0.520665    │
     └─────────────┘
     """
-    _check("alpha_dcg", k, alpha)
+    k = _check("alpha_dcg", k, alpha)
     sub, rank = _pairs(subtopics)
     gain = pl.lit(1.0 - alpha, pl.Float64).pow(_seen(sub, rank))
     total = (gain / (rank + 1).cast(pl.Float64).log(2)).filter(rank <= k).sum()
@@ -113,7 +114,7 @@ def err_ia(subtopics: IntoExpr, k: int, *, alpha: float = 0.5) -> pl.Expr:
     │ 0.541667 │
     └──────────┘
     """
-    _check("err_ia", k, alpha)
+    k = _check("err_ia", k, alpha)
     sub, rank = _pairs(subtopics)
     gain = pl.lit(1.0 - alpha, pl.Float64).pow(_seen(sub, rank))
     total = (gain / rank.cast(pl.Float64)).filter(rank <= k).sum()
@@ -138,7 +139,7 @@ def nrbp(subtopics: IntoExpr, *, alpha: float = 0.5, beta: float = 0.5) -> pl.Ex
     │ 0.5625 │
     └────────┘
     """
-    _check("nrbp", None, alpha, beta)
+    _check("nrbp", 1, alpha, beta)
     sub, rank = _pairs(subtopics)
     gain = pl.lit(1.0 - alpha, pl.Float64).pow(_seen(sub, rank))
     total = (gain * pl.lit(beta, pl.Float64).pow(rank - 1)).sum()
@@ -187,7 +188,7 @@ def p_ia(subtopics: IntoExpr, k: int) -> pl.Expr:
     │ 0.333333 │
     └──────────┘
     """
-    _check("p_ia", k, 0.5)
+    k = _check("p_ia", k, 0.5)
     sub, rank = _pairs(subtopics)
     return _per_subtopic((rank <= k).sum().cast(pl.Float64) / k, sub, f"p_ia@{k}")
 
@@ -210,7 +211,7 @@ def strec(subtopics: IntoExpr, k: int) -> pl.Expr:
     │ 0.666667 │
     └──────────┘
     """
-    _check("strec", k, 0.5)
+    k = _check("strec", k, 0.5)
     sub, rank = _pairs(subtopics)
     return _per_subtopic(sub.filter(rank <= k).n_unique().cast(pl.Float64), sub, f"strec@{k}")
 

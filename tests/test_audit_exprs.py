@@ -166,5 +166,24 @@ def test_a_bool_cutoff_is_refused_by_the_diversity_list_forms(name):
     the other list forms and ``evaluate`` refuse it (``ndcg: cutoff k must be a positive integer``)."""
     with pytest.raises(rp.MetricNameError, match="ndcg: cutoff k must be a positive integer, got True"):
         E.ndcg("relevance", True)
-    with pytest.raises(rp.MetricNameError, match=f"{name}: k must be a positive integer, got True"):
+    with pytest.raises(rp.MetricNameError, match=f"{name}: cutoff k must be a positive integer, got True"):
         getattr(E, name)("subtopics", True)
+
+
+@pytest.mark.parametrize("name", ["ndcg", "alpha_dcg", "strec"])
+def test_a_numpy_integer_is_a_cutoff(name):
+    """``for k in np.arange(1, 11)`` gives NumPy integers: they were refused ("cutoff k must be a
+    positive integer, got np.int64(5)"), as was ``spec.replace(k=5)`` (a TypeError). Now read as
+    the int they are, with the int's value and name; a float with a fraction is still refused."""
+    import numpy as np
+
+    column = "relevance" if name == "ndcg" else "subtopics"
+    frame = (pl.DataFrame({"relevance": [3, 2, 0, 1, 2]}) if name == "ndcg"
+             else pl.DataFrame({"subtopics": [[1, 2], [], [1], [3], [2]]}))
+    for k in (np.int64(3), np.int32(3), np.uint8(3), 3.0):
+        got = frame.select(getattr(E, name)(column, k))
+        assert got.equals(frame.select(getattr(E, name)(column, 3))), k
+        assert got.columns == [f"{name}@3"]
+    with pytest.raises(rp.MetricNameError, match="cutoff k must be a positive integer, got np.float64"):
+        getattr(E, name)(column, np.float64(2.5))
+    assert rp.measures.parse("ndcg@5").replace(k=np.int64(10)) == rp.measures.parse("ndcg@10")

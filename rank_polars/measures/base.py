@@ -10,6 +10,7 @@ imports no engine (the list form lives in :mod:`rank_polars.exprs`).
 from __future__ import annotations
 
 import difflib
+import numbers
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -42,6 +43,21 @@ def levels(value: Any) -> tuple[float, ...]:
     if not out:
         raise ValueError(value)
     return out
+
+
+def cutoff(name: str, k: Any) -> int:
+    """``k`` as a cutoff: a positive integral number (a NumPy integer from ``np.arange``, or a
+    float that is one) as an ``int``, else :class:`MetricNameError` naming the metric (a bool,
+    an int to Python, would be ``@True``).
+
+    >>> import numpy as np
+    >>> cutoff("ndcg", np.int64(10)), cutoff("ndcg", 5.0)
+    (10, 5)
+    """
+    integral = isinstance(k, numbers.Integral) or (isinstance(k, numbers.Real) and float(k).is_integer())
+    if isinstance(k, bool) or not integral or int(k) <= 0:
+        raise MetricNameError(f"{name}: cutoff k must be a positive integer, got {k!r}")
+    return int(k)
 
 
 @dataclass(frozen=True)
@@ -134,11 +150,7 @@ class Measure:
         if k is not None:
             if not self.SUPPORTS_CUTOFF:
                 raise MetricNameError(f"{self.NAME} takes no cutoff (@k)")
-            if isinstance(k, bool) or not isinstance(k, int) and not (isinstance(k, float) and k.is_integer()):
-                raise MetricNameError(f"{self.NAME}: cutoff k must be a positive integer, got {k!r}")
-            if int(k) <= 0:
-                raise MetricNameError(f"{self.NAME}: cutoff k must be a positive integer, got {k!r}")
-            k = int(k)
+            k = cutoff(self.NAME, k)
         unknown = set(params) - set(self.PARAMS)
         if unknown:
             raise MetricNameError(
@@ -163,13 +175,14 @@ class Measure:
         """Validate parameter combinations; subclasses raise MetricNameError."""
 
     def replace(self, **params: Any) -> Measure:
-        """The same metric with some parameters changed, e.g. ``spec.replace(rel=2)`` (trec_eval ``-l2``).
+        """The same metric with some parameters (or its cutoff ``k``) changed, e.g.
+        ``spec.replace(rel=2)`` (trec_eval ``-l2``).
 
         >>> from rank_polars.measures import parse
-        >>> parse("P_5").replace(rel=2)
-        p(rel=2)@5
+        >>> parse("P_5").replace(rel=2), parse("ndcg").replace(k=10)
+        (p(rel=2)@5, ndcg@10)
         """
-        return type(self)(self.k, **{**self.params, **params})
+        return type(self)(**{"k": self.k, **self.params, **params})
 
     # -- identity ------------------------------------------------------------------------
     @property
