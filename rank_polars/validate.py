@@ -153,18 +153,20 @@ def stat_names(inputs: Inputs, duplicates: str, plan: Plan) -> list[str]:
     if inputs.run_labels:
         names.append("grade_bad")
     if ranking_check_scope(inputs, plan) == "all":
-        # families that count their own repeated items (diversity: among the rows relevant to a
-        # subtopic, within the cutoff) leave the distinct count of items over every row out:
-        # an item no measure reads changes nothing, as for the plan's contributing rows
+        # families that read only the rows relevant in their own judgments and count the items
+        # repeated there (diversity, within the cutoff) leave the items over every row alone:
+        # an item no measure reads, repeated or null (a null id matches no judgment), changes
+        # nothing, as for the plan's contributing rows (0.8 s, then 0.25 s, at 20M rows)
         names += [n for n in ranking_stats(inputs, duplicates)
-                  if not (n == "item_dup" and families_count_repeats(inputs, duplicates, plan))]
+                  if not (n in ("item_dup", "item_null") and families_count_repeats(inputs, duplicates, plan))]
     return names
 
 
 def families_count_repeats(inputs: Inputs, duplicates: str, plan: Plan) -> bool:
     """Whether the call's families count the items repeated among the rows they read, in place
-    of the distinct count of items over every row (``Plan.own_repeats``): under the default
-    checks, with repeats refused and the order given by positions (scores order every row)."""
+    of the distinct count of items over every row (``Plan.own_repeats``; the null items over
+    every row are then left alone too): under the default checks, with repeats refused and the
+    order given by positions (scores order every row)."""
     return plan.own_repeats and inputs.checks == "full" and duplicates == "error" and inputs.order == "position"
 
 

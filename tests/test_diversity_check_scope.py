@@ -32,7 +32,7 @@ from rank_polars.errors import DataError, RankPolarsError
 from .test_diversity import reference
 
 Judgment = tuple[str, str, str, int]  # query, subtopic, item, grade
-Shown = tuple[str, str, int]  # query, item, position
+Shown = tuple[str, "str | None", int]  # query, item, position
 
 ENGINES = ["polars", "duckdb"]
 # (our name, pyndeval's name)
@@ -159,6 +159,25 @@ def test_read_repeated_item_is_refused(engine: str, items: list[str], names: lis
 ])
 def test_unread_repeated_item_changes_nothing(engine: str, items: list[str], pairs: list[tuple[str, str]]) -> None:
     _assert_as_pyndeval(JUDGMENTS, _ranking(items), pairs, engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_null_item_is_relevant_to_nothing_in_a_diversity_only_call(engine: str) -> None:
+    """A null item id matches no judgment: in a call of diversity measures alone it is a row no
+    measure reads (the values are pyndeval's with a fresh unjudged docno in its place); beside a
+    flat measure, or under judged_only, the run's checks over every row still refuse it."""
+    items = ["a", None, "b", "c", "d"]
+    shown = [("q1", d, p) for p, d in enumerate(items, 1)] + [("q2", "e", 1)]
+    fresh = [(q, d if d is not None else "fresh#2", p) for q, d, p in shown]
+    run = [("m", q, d, 1000.0 - p) for q, d, p in fresh]
+    expected = reference(JUDGMENTS, run, "m", [nd for _, nd in ALL], 0.5, 0.5, 1)
+    got = _ours(JUDGMENTS, shown, [ours for ours, _ in ALL], engine)
+    for query, values in expected.items():
+        for ours, nd in ALL:
+            assert got[query][ours] == pytest.approx(values[nd], abs=1e-9), (query, ours)
+    for names in (["alpha_ndcg@5", "ndcg@5"], ["alpha_ndcg(judged_only=true)@5"]):
+        with pytest.raises(DataError, match="null item ids"):
+            _ours(JUDGMENTS, shown, names, engine)
 
 
 # --- Both at once, generated ----------------------------------------------------------------
