@@ -50,6 +50,30 @@ def test_diversity_in_spark_equals_polars(spark):  # noqa: F811
     both(run, names, spark, qrels=qrels, by="model", per_query=True)
 
 
+def test_diversity_repeats_in_spark_as_polars(spark):  # noqa: F811
+    """A call of diversity measures alone counts the items repeated among the rows relevant to a
+    subtopic (the family's statement returns the count): a relevant item shown twice within the
+    cutoff stops Spark with the Polars engine's message; an item relevant to nothing shown twice,
+    a null item and a grade-0 judgment repeated pass, with the Polars engine's values.
+    (tests/test_diversity_check_scope.py covers Polars and DuckDB against pyndeval.)"""
+    qrels = pl.DataFrame(
+        [("1", "s0", "d1", 1), ("1", "s1", "d2", 2), ("1", "s1", "d3", 0), ("1", "s1", "d3", 0), ("2", "s0", "d1", 1)],
+        schema={"query": pl.String, "subtopic": pl.String, "item": pl.String, "relevance": pl.Int64}, orient="row")
+    run = pl.DataFrame(
+        [("a", "1", "d2", 1), ("a", "1", "x", 2), ("a", "1", "x", 3), ("a", "1", None, 4), ("a", "1", "d3", 5),
+         ("a", "1", "d3", 6), ("a", "2", "d1", 1)],
+        schema={"model": pl.String, "query": pl.String, "item": pl.String, "position": pl.Int64}, orient="row")
+    names = ["alpha_ndcg@5", "nrbp", "map_ia", "strec@3"]
+    both(run, names, spark, qrels=qrels, by="model", per_query=True)
+    repeated = run.with_columns(pl.when(pl.col("position") == 3).then(pl.lit("d2")).otherwise(pl.col("item")).alias("item"))
+    messages = []
+    for engine in ("polars", "spark"):
+        with pytest.raises(DataError) as raised:
+            rp.evaluate(repeated, names, qrels=qrels, by="model", engine=engine, spark=spark)
+        messages.append(str(raised.value))
+    assert "duplicate items within a ranking" in messages[0] and messages[1] == messages[0]
+
+
 def _beyond_data() -> dict[str, pl.DataFrame]:
     items = list(range(1, 8))
     return {
