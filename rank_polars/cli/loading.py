@@ -103,6 +103,51 @@ def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str |
                   schema, (Path(qrels).name or qrels) if qrels else "")
 
 
+def with_tables(metrics: Sequence[str], tables: dict[str, str | None], has_qrels: bool) -> list[Any]:
+    """``metrics``, each name of a measure that reads a table (``--history`` ...) as its spec
+    carrying the files given (a Parquet or ndeval file as its path, which the engines read; a
+    CSV or TSV scanned); the other names as they are (``evaluate`` reports every bad name at
+    once).  A measure whose table is not given is refused in the options' words (the library
+    would say ``history=``)."""
+    from ..measures import parse
+    from ..measures.base import ROLES, FamilyMeasure
+    from ..measures.beyond import Beyond, needed_tables
+
+    given = {role: _table(path, role) for role, path in tables.items() if path is not None}
+    out: list[Any] = []
+    for name in metrics:
+        try:
+            spec = parse(name, given)
+        except RankPolarsError:
+            out.append(name)
+            continue
+        if not isinstance(spec, FamilyMeasure):
+            out.append(name)
+            continue
+        missing = [role for role in needed_tables(spec) if role not in given] if isinstance(spec, Beyond) else []
+        if "subtopics" in spec.SOURCES and "subtopics" not in given and not has_qrels:
+            missing = ["subtopics"]
+        if missing:
+            options = " and ".join(f"--{role} FILE ({ROLES[role]})" for role in missing)
+            also = " or --qrels FILE with a 'subtopic' column" if missing == ["subtopics"] else ""
+            raise CLIError(f"{spec.name} needs {options}{also}")
+        out.append(spec if any(v is not None for v in spec.sources.values()) else name)
+    return out
+
+
+def _table(path: str, role: str) -> Any:
+    """A table given on the command line: a Parquet file (or folder) or an ndeval file as its
+    path, anything else scanned by its extension (CSV, TSV)."""
+    if role == "subtopics":
+        from ..ndeval.files import looks_like_subtopic_qrels
+
+        if looks_like_subtopic_qrels(path):
+            return path
+    if rio.detect_format(path, None) == "parquet":
+        return path
+    return rio.scan(path, None, what=role)
+
+
 def hint_by(error: RankPolarsError, loaded: Loaded) -> RankPolarsError:
     """Add ``did you mean --by model?`` to a duplicates error on an ungrouped multi-version log."""
     text = one_line(str(error))
@@ -117,4 +162,4 @@ def hint_by(error: RankPolarsError, loaded: Loaded) -> RankPolarsError:
     return error
 
 
-__all__ = ["DEFAULT_COLUMNS", "Loaded", "check_column", "hint_by", "load"]
+__all__ = ["DEFAULT_COLUMNS", "Loaded", "check_column", "hint_by", "load", "with_tables"]

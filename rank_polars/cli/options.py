@@ -29,6 +29,23 @@ def input_options(f: F) -> F:
     ])
 
 
+#: The tables a metric may read beside the run (docs/data-model.md), each an option naming a file.
+TABLES = {
+    "history": "Past interactions (the run's query and item columns) for novelty, arp, aplt, aclt, epc, efd, "
+               "pop_reo, pop_rsp, serendipity and ils/diversity(sim=cooccurrence).",
+    "catalog": "The items that could be shown (an item column) for catalog_coverage, pop_reo and pop_rsp "
+               "(default: the history's items, or the log's).",
+    "features": "Item features (an item column, and a vector or a category column) for ils, diversity and serendipity.",
+    "subtopics": "Subtopic judgments (query, subtopic, item, relevance; or ndeval's file) for alpha_ndcg, err_ia, "
+                 "... when --qrels holds the flat ones.",
+}
+
+
+def table_options(f: F) -> F:
+    """--history, --catalog, --features, --subtopics: the tables of the metrics that read one."""
+    return _apply(f, [click.option(f"--{role}", role, metavar="FILE", help=text) for role, text in TABLES.items()])
+
+
 def column_options(f: F) -> F:
     """--query, --item, --position, --score, --relevance (for ``sql``, which reads no file)."""
     return _apply(f, _columns())
@@ -107,4 +124,4 @@ def columns(query: str, item: str, position: str, score: str, relevance: str) ->
 
 
 __all__ = ["column_options", "columns", "engine_option", "file_options", "input_options", "missing_option", "order_option",
-           "output_options", "progress_option"]
+           "output_options", "progress_option", "table_options"]

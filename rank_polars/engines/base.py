@@ -94,7 +94,7 @@ def _source(spec: FamilyMeasure, name: str) -> Any:
         raise RankPolarsError(f"{spec.NAME} carries no table {name!r}; it declares {', '.join(spec.SOURCES) or 'none'}")
     source = spec.sources[name]
     if source is None:
-        raise RankPolarsError(f"{spec.NAME} needs {name}= ({spec.SOURCES[name]}): e.g. rp.{spec.NAME}({name}=frame)")
+        raise RankPolarsError(spec.needs_table(name))
     return source
 
 

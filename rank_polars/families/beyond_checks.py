@@ -52,17 +52,10 @@ def aux(spec: Beyond, name: str, columns: Columns) -> pl.LazyFrame:
     share read each table alone)."""
     source = spec.sources.get(name)
     if source is None:
-        raise RankPolarsError(f"{spec.name} needs {name}= ({_ROLE_HINT[name]}): e.g. rp.{spec.NAME}(k=10, {name}=frame)")
+        raise RankPolarsError(spec.needs_table(name))
     frame = scan(source, f"{spec.name} {name}")
     names = frame.collect_schema().names()
     return frame.rename({u: i for u, i in ((columns.query, Q), (columns.item, ITEM)) if u in names})
-
-
-_ROLE_HINT = {
-    "history": "past interactions with the run's query and item columns",
-    "catalog": "the items that could be shown",
-    "features": "item -> vector or categories",
-}
 
 
 def need_columns(frame: pl.LazyFrame, spec: Beyond, name: str, wanted: Sequence[str], columns: Columns) -> None:

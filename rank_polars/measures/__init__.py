@@ -59,11 +59,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any, Callable, Sequence, Union
+from typing import Any, Callable, Mapping, Sequence, Union
 
 from ..errors import MetricNameError
 from .ap import AP
-from .base import Measure, Param
+from .base import FamilyMeasure, Measure, Param
 from .beyond import BY_NAME as BEYOND_BY_NAME
 from .beyond import NEED_TABLES, needs_tables
 from .clicks import MEASURES as CLICKS
@@ -135,8 +135,13 @@ _PARAM_SYNONYMS: dict[tuple[type[Measure], str], tuple[str, dict[str, str]]] = {
 _CLASS_BY_PARAM: dict[tuple[type[Measure], str], type[Measure]] = {(NumRet, "rel"): NumRelRet}
 
 
-def parse(metric: MetricLike) -> Measure:
+def parse(metric: MetricLike, tables: Mapping[str, Any] | None = None) -> Measure:
     """Turn a metric name (or spec) into a :class:`Measure`.
+
+    ``tables``: ``{role: table}`` (``history``, ``catalog``, ``features``, ``subtopics``: see
+    ``docs/data-model.md``), attached to a name whose spec reads that role, so that a name
+    can stand for a measure that needs a table (``parse("novelty@10", {"history": "train.parquet"})``:
+    the command line's ``--history``); the family says which table is still missing.
 
     >>> from rank_polars.measures import parse
     >>> parse("nDCG(gain=exp)@10")
@@ -201,6 +206,9 @@ def parse(metric: MetricLike) -> Measure:
         k = int(cutoff)
         if k <= 0:
             raise MetricNameError(f"{metric!r}: cutoff k must be a positive integer, got {k}")
+    if tables is not None and issubclass(cls, FamilyMeasure):
+        given = {role: tables[role] for role in cls.SOURCES if tables.get(role) is not None}
+        return cls(k, **params, **given)
     if base in NEED_TABLES:  # novelty@10: its history cannot come from a string
         raise MetricNameError(needs_tables(cls(k, **params)))  # type: ignore[arg-type]
     return cls(k, **params)

@@ -326,6 +326,27 @@ class FamilyMeasure(Measure):
     def value(self) -> d.Node:
         raise TypeError(f"{self.NAME} is computed by its family ({self.FAMILY}), not by a plan formula")
 
+    def needs_table(self, name: str) -> str:
+        """What to say when the table ``name`` is not given: the role, and a call that gives it
+        (``rp.novelty(k=10, history=frame)``; a spec without a function of its own in
+        ``rank_polars``, a diversity measure, through :func:`rank_polars.measures.parse`).
+
+        >>> from rank_polars.measures import parse
+        >>> print(parse("alpha_ndcg@20").needs_table("subtopics"))
+        alpha_ndcg@20 needs subtopics= (subtopic judgments (query, subtopic, item, relevance)): e.g. rp.measures.parse('alpha_ndcg@20').replace(subtopics=frame), or qrels= with a 'subtopic' column
+        """
+        import sys
+
+        # the spec's own module defines its function (rp.novelty is measures.beyond.novelty)
+        if callable(getattr(sys.modules.get(type(self).__module__), self.NAME, None)):
+            args = [f"k={self.k}"] if self.k is not None else []
+            args += [f"{p}={v!r}" for p, v in self.params.items() if v != self.PARAMS[p].default]
+            call = f"rp.{self.NAME}({', '.join([*args, f'{name}=frame'])})"
+        else:
+            call = f"rp.measures.parse({self.name!r}).replace({name}=frame)"
+        also = ", or qrels= with a 'subtopic' column" if name == "subtopics" else ""
+        return f"{self.name} needs {name}= ({ROLES.get(name, name)}): e.g. {call}{also}"
+
     def checks_own_repeats(self) -> bool:
         """Whether the family reads only the run rows relevant in the spec's own judgments and
         counts the items repeated among them itself (the diversity family): a call of such

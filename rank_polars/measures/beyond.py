@@ -306,6 +306,13 @@ NEED_TABLES: dict[str, type[Beyond]] = {
 }
 
 
+def needed_tables(spec: Beyond) -> list[str]:
+    """The tables ``spec`` cannot do without (the others it reads are optional: a catalogue)."""
+    if spec.NAME in ("ils", "diversity", "serendipity") and spec.params.get("sim") == "features":
+        return ["features"] + (["history"] if spec.NAME == "serendipity" else [])
+    return ["history"]
+
+
 def needs_tables(spec: Beyond) -> str:
     """Why ``spec`` cannot come from a name alone, and the call that works.
 
@@ -313,10 +320,7 @@ def needs_tables(spec: Beyond) -> str:
     >>> print(needs_tables(ILS(k=10, sim="cooccurrence")))
     ils(sim=cooccurrence)@10 needs history=: use rp.ils(k=10, sim='cooccurrence', history=...) (a metric name cannot carry a table)
     """
-    if spec.NAME in ("ils", "diversity", "serendipity") and spec.params.get("sim") == "features":
-        needed = ["features"] + (["history"] if spec.NAME == "serendipity" else [])
-    else:
-        needed = ["history"]
+    needed = needed_tables(spec)
     args = [f"k={spec.k}"] if spec.k is not None else []
     args += [f"{p}={v!r}" for p, v in spec.params.items() if v != spec.PARAMS[p].default]
     args += [f"{n}=..." for n in needed]
@@ -332,5 +336,5 @@ distributional_coverage = Entropy
 
 __all__ = [
     "BEYOND", "BY_NAME", "NEED_TABLES", "aclt", "aplt", "arp", "catalog_coverage", "distributional_coverage", "diversity", "efd", "entropy",
-    "epc", "exposure_gini", "gini", "ils", "needs_tables", "novelty", "pop_reo", "pop_rsp", "serendipity",
+    "epc", "exposure_gini", "gini", "ils", "needed_tables", "needs_tables", "novelty", "pop_reo", "pop_rsp", "serendipity",
 ]

@@ -10,13 +10,22 @@ import polars as pl
 
 from ...presentation import comparison_display, groups, verdict
 from ...progress import NoProgress, Progress
-from ..loading import DEFAULT_COLUMNS, load
-from ..options import columns, engine_option, input_options, missing_option, order_option, output_options, progress_option
+from ..loading import DEFAULT_COLUMNS, load, with_tables
+from ..options import (
+    columns,
+    engine_option,
+    input_options,
+    missing_option,
+    order_option,
+    output_options,
+    progress_option,
+    table_options,
+)
 from ..output import check_file, check_output, emit, write_file
 from ..progress import choose
 
 
-def run_compare(run: Any, metrics: Sequence[str], *, qrels: Any, by: str, baseline: str | None, test: str,
+def run_compare(run: Any, metrics: Sequence[Any], *, qrels: Any, by: str, baseline: str | None, test: str,
                 correction: str | None, alpha: float, n_resamples: int, seed: int, missing: str, engine: str,
                 confidence: float, columns: dict[str, str] | None = None, order: str = "auto",
                 progress: Progress | None = None, interval: str | None = None,
@@ -63,7 +72,7 @@ def groups_text(table: pl.DataFrame, alpha: float) -> str:
     return "".join(out)
 
 
-def write_html_report(path: str, run: Any, metrics: Sequence[str], comparison: pl.DataFrame, *, force: bool,
+def write_html_report(path: str, run: Any, metrics: Sequence[Any], comparison: pl.DataFrame, *, force: bool,
                       display: Progress | None = None, **kwargs: Any) -> None:
     """The HTML report of ``comparison``, written safely (see :func:`..output.write_file`)."""
     from ...report import report_html
@@ -88,6 +97,7 @@ def write_html_report(path: str, run: Any, metrics: Sequence[str], comparison: p
 @click.option("--catalog-resamples", type=click.IntRange(min=1), default=1000, show_default=True, help="Resamples of the bootstrap over lists for catalogue-level metrics (gini, entropy, coverage): each re-evaluates the metric on a resampled log.")
 @engine_option("The engine that computes the per-query values")
 @missing_option
+@table_options
 @click.option("--report", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report (table and plots) to this file.")
 @order_option()
 @output_options
@@ -96,7 +106,8 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
             position: str, score: str, relevance: str, metrics: tuple[str, ...], by: str, baseline: str | None,
             pairs: str | None, test: str, interval: str | None, correction: str, alpha: float, confidence: float, n_resamples: int, seed: int, catalog_resamples: int, engine: str,
             missing: str, report: str | None, fmt: str | None, output: str | None, force: bool, order: str,
-            progress: bool | None) -> None:
+            progress: bool | None, history: str | None, catalog: str | None, features: str | None,
+            subtopics: str | None) -> None:
     """Compare versions of a system (values of --by) against a baseline, query by query.
 
     \b
@@ -109,13 +120,15 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     check_file(report, force, "report file")
     loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), [by], order,
                   metrics)
+    chosen = with_tables(metrics, {"history": history, "catalog": catalog, "features": features, "subtopics": subtopics},
+                         loaded.qrels is not None)
     corr = None if correction == "none" else correction
     if baseline is not None:  # the command line gives text: a version in a numeric (or date) column is a number
         baseline = as_column_type(baseline, loaded.schema.get(by))
     display = choose(progress)
     with display.phase(loaded.what("comparing")):
         table = run_compare(
-            loaded.run, metrics, qrels=loaded.qrels, by=by, baseline=baseline, test=test, correction=corr,
+            loaded.run, chosen, qrels=loaded.qrels, by=by, baseline=baseline, test=test, correction=corr,
             alpha=alpha, n_resamples=n_resamples, seed=seed, missing=missing, engine=engine,
             confidence=confidence, columns=loaded.columns, order=order, progress=display, interval=interval,
             catalog_resamples=catalog_resamples,
@@ -129,7 +142,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     emit(table, fmt, output, force=force, display=comparison_display(table, confidence), footer=footer)
     if report:
         write_html_report(
-            report, loaded.run, metrics, table, force=force, display=display, qrels=loaded.qrels, by=by,
+            report, loaded.run, chosen, table, force=force, display=display, qrels=loaded.qrels, by=by,
             missing=missing, engine=engine, columns=loaded.columns, title=f"{Path(run).name}: {', '.join(metrics)}",
             correction=corr, confidence=confidence,
         )

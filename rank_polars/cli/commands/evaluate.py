@@ -5,8 +5,17 @@ from __future__ import annotations
 import click
 
 from ...errors import RankPolarsError
-from ..loading import hint_by, load
-from ..options import columns, engine_option, input_options, missing_option, order_option, output_options, progress_option
+from ..loading import hint_by, load, with_tables
+from ..options import (
+    columns,
+    engine_option,
+    input_options,
+    missing_option,
+    order_option,
+    output_options,
+    progress_option,
+    table_options,
+)
 from ..output import check_output, emit
 from ..progress import choose
 
@@ -15,6 +24,7 @@ from ..progress import choose
 @input_options
 @click.option("-m", "--metric", "metrics", multiple=True, required=True, help="Metric, e.g. ndcg@10, map, mrr, p@5, 'ap(denom=min)@5'; repeat -m for more.")
 @click.option("--by", multiple=True, help="Grouping column, e.g. model; repeat for more.")
+@table_options
 @engine_option()
 @click.option("--per-query", is_flag=True, help="One row per (group, query) instead of means.")
 @missing_option
@@ -31,7 +41,8 @@ from ..progress import choose
 def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
             position: str, score: str, relevance: str, metrics: tuple[str, ...], by: tuple[str, ...], engine: str,
             per_query: bool, missing: str, duplicates: str, labels: str, checks: str, fmt: str | None,
-            output: str | None, force: bool, order: str, progress: bool | None, ci: float | None, ci_method: str) -> None:
+            output: str | None, force: bool, order: str, progress: bool | None, ci: float | None, ci_method: str,
+            history: str | None, catalog: str | None, features: str | None, subtopics: str | None) -> None:
     """Evaluate metrics over RUN, per --by group.
 
     \b
@@ -39,17 +50,20 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
       rank-polars evaluate log/ -m ndcg@10 -m mrr --by model
       rank-polars evaluate log/ -m ndcg@10 --by model --ci 0.95
       rank-polars evaluate run.trec --qrels judgments.qrels -m map -m P_10
+      rank-polars evaluate log/ -m novelty@10 -m ils@10 --history train.parquet --features items.parquet --by model
     """
     from ...evaluate import evaluate
 
     fmt = check_output(output, fmt, force)
     loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), by, order,
                   metrics)
+    chosen = with_tables(metrics, {"history": history, "catalog": catalog, "features": features, "subtopics": subtopics},
+                         loaded.qrels is not None)
     display = choose(progress)
     with display.phase(loaded.what("evaluating")):
         try:
             table = evaluate(
-                loaded.run, list(metrics), qrels=loaded.qrels, by=list(by) or None, per_query=per_query,
+                loaded.run, chosen, qrels=loaded.qrels, by=list(by) or None, per_query=per_query,
                 missing=missing, engine=engine, duplicates=duplicates, labels=labels, checks=checks, order=order, progress=display,
                 ci=ci, ci_method=ci_method,  # type: ignore[arg-type]
                 **loaded.columns,
