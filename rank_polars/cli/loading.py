@@ -10,7 +10,7 @@ from typing import Any, Sequence
 import polars as pl
 
 from .. import io as rio
-from ..errors import RankPolarsError
+from ..errors import RankPolarsError, warn
 from ..validate import VERSION_COLUMNS
 from .errors import CLIError, did_you_mean, one_line
 
@@ -132,6 +132,9 @@ def with_tables(metrics: Sequence[str], tables: dict[str, str | None], has_qrels
             also = " or --qrels FILE with a 'subtopic' column" if missing == ["subtopics"] else ""
             raise CLIError(f"{spec.name} needs {options}{also}")
         out.append(spec if any(v is not None for v in spec.sources.values()) else name)
+    read = {role for spec in out if isinstance(spec, FamilyMeasure) for role, v in spec.sources.items() if v is not None}
+    for role in given.keys() - read:  # a table no metric reads: a mistyped -m, or the wrong option
+        warn(f"--{role} is read by no metric of this call ({', '.join(metrics)})")
     return out
 
 

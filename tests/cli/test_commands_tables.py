@@ -87,3 +87,11 @@ def test_a_missing_table_is_named_by_its_option(tables: dict[str, Path], metric:
     line = one_line_error(invoke("evaluate", tables["log"], "-m", metric, "--by", "model", *args, code=None))
     assert said in line, line
     assert "rp." not in line and "=frame" not in line, line
+
+
+def test_a_table_no_metric_reads_is_said(tables: dict[str, Path]) -> None:
+    """``--catalog`` beside novelty alone (novelty reads no catalogue): a warning, not silence."""
+    result = invoke("evaluate", tables["log"], "-m", "novelty(unseen=zero)@5", "--by", "model",
+                    "--history", tables["history"], "--catalog", tables["videos"])
+    assert "warning: --catalog is read by no metric of this call (novelty(unseen=zero)@5)" in result.stderr
+    assert "--history" not in result.stderr
