@@ -33,9 +33,15 @@ Both return the keys (``frames.keys``: the group columns then the query) and one
 column per label when the specs' ``AGGREGATE`` is a mean/sum/gmean over queries, or the
 group columns alone (``frames.groups``) and one column per label for ``"catalog"``.  The
 engine then joins them with the plan's table (:func:`attach`): per-query values onto each
-evaluated (group, query), 0 where the family returned no row (as a ranking without a
-contributing row scores 0), so ``missing``, ``per_query`` and the aggregation keep
-working; per-group values onto each row of their group, read once per group by ``finish``.
+evaluated (group, query), the spec's ``ABSENT`` where the family returned no row (0, as a
+ranking without a contributing row scores 0; or null for a mean over the top k's items, on a
+ranking with rows but none in its top k), so ``missing``, ``per_query`` and the aggregation
+keep working; per-group values onto each row of their group, read once per group by ``finish``.
+
+A family that reads only the run rows relevant in its own judgments (diversity:
+``FamilyMeasure.checks_own_repeats``) counts the items repeated among them itself, in a call
+of such measures alone, and hands them to ``frames.repeats`` (Polars) or returns them as
+``REPEATS...`` columns (SQL): the engine then counts no item over every row.
 """
 
 from __future__ import annotations
