@@ -339,12 +339,6 @@ def _ranked_rows(rows: pl.DataFrame, keys: Sequence[str], by_count: bool) -> tup
     raise AssertionError("a dense rank of the keys is one value per ranking")
 
 
-#: one thread beside the run's join in :func:`run_values`, for the work that reads the
-#: judgments alone (the greedy ideal's NumPy steps and |S|: they release the GIL, and the
-#: streaming join leaves a core partly idle): alpha_ndcg@20 at 20M rows 7.0 -> 6.3 s
-_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rank_polars_diversity")
-
-
 def _count_repeats(shown: pl.DataFrame, keys: Sequence[str], depth: int | None, repeats: Any) -> None:
     """Hand ``repeats`` the keys and ``REPEATS`` (rows beyond each item's first) of the rankings
     showing an item twice among ``shown`` (one row per relevant ranked row: keys, ``LIST``,
@@ -421,8 +415,13 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     code = pl.col(SUB) if small else pl.col(SUB).rank("dense")
     pairs_df = pairs_df.with_columns(code.cast(pl.Int64).alias(SUBC))
     kinds = {spec.KIND for _, spec in outputs}
+    # one thread beside the run's join below, for the work that reads the judgments alone (the
+    # greedy ideal's NumPy steps and |S|: they release the GIL, and the streaming join leaves a
+    # core partly idle: alpha_ndcg@20 at 20M rows 7.0 -> 6.3 s); a pool per call, whose thread
+    # ends with its jobs (a module-level one would be a dead thread in a forked child)
+    beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rank_polars_diversity")
     # |S|, the query's subtopics with a relevant item
-    size_job = _POOL.submit(lambda: pairs_df.group_by(Q).agg(pl.col(SUBC).n_unique().cast(pl.Float64).alias("__S")))
+    size_job = beside.submit(lambda: pairs_df.group_by(Q).agg(pl.col(SUBC).n_unique().cast(pl.Float64).alias("__S")))
     ideal_job = None
     if kinds & {"ndcg", "nerr", "nnrbp"}:
         depth: int | None = max((spec.k or 0 for _, spec in outputs if spec.KIND in ("ndcg", "nerr")), default=0)
@@ -430,7 +429,8 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
             most = pairs_df.group_by(Q).agg(pl.col(SUB).n_unique()).get_column(SUB).max() if pairs_df.height else 1
             deep = [nrbp_depth(spec.params["beta"], int(most or 1)) for _, spec in outputs if spec.KIND == "nnrbp"]
             depth = None if None in deep else max([depth or 0, *[d for d in deep if d is not None]])
-        ideal_job = _POOL.submit(ideal_gains, pairs_df, alpha, depth)
+        ideal_job = beside.submit(ideal_gains, pairs_df, alpha, depth)
+    beside.shutdown(wait=False)  # the jobs run to their end
     hashed = [pl.col(ITEM).hash().alias(ITEMH)] if repeats is not None else []
     joined = (run.select(*keys, ITEM, RANK).join(pairs_df.lazy().select(Q, ITEM, SUBC), on=[Q, ITEM], how="inner")
               .select(*keys, pl.col(RANK).cast(pl.Int64), SUBC, *hashed).collect(engine="streaming")
