@@ -19,7 +19,7 @@ from .measures import MetricLike, parse_all
 from .measures.clicks import label_column
 from .measures.base import GM_FLOOR, FamilyMeasure, Measure
 from .measures.counts import NumQ
-from .plan import ITEM, Q, build_plan
+from .plan import ITEM, N_RET, Q, build_plan
 from .engines.base import FamilySql, split_outputs
 from .engines.sql_engine import PER_QUERY, Query, Source, metric_column, per_query_query, quote
 from .inputs import Columns
@@ -203,15 +203,23 @@ def _families_sql(q: Query, families: list, src: Source, value: dict[str, str]) 
     tables = _Tables(run=quote(run), qrels=quote(QRELS) if src.qrels is not None else None, universe=quote(UNIVERSE),
                      keys=src.keys, columns=columns, relation=None, query=None)  # type: ignore[arg-type]
     joins = []
-    for i, (module, catalog, outputs) in enumerate(family_groups(families)):
+    groups = family_groups(families)
+    if any(spec.ABSENT is None for _, catalog, outputs in groups if not catalog for _, spec in outputs):
+        # whether the (group, query) has rows in the run: a ranking the family returned no row for
+        # is then undefined (FamilyMeasure.ABSENT, engines.base.attach), else 0
+        condition = " AND ".join(f"p.{quote(k)} IS NOT DISTINCT FROM u.{quote(k)}" for k in src.keys)
+        joins.append(f" LEFT JOIN {quote(UNIVERSE)} AS u ON {condition}")
+    for i, (module, catalog, outputs) in enumerate(groups):
         name, alias = f"__rp_family{i}", f"f{i}"
         q.add(name, f"SELECT *, TRUE AS {quote('__rp_row')} FROM ({module.sql_values(outputs, tables)}) AS {quote('__rp_f')}")
         on = [quote(k) for k in (src.keys[:-1] if catalog else src.keys)]
         condition = " AND ".join(f"p.{k} IS NOT DISTINCT FROM {alias}.{k}" for k in on) or "TRUE"
         joins.append(f" LEFT JOIN {quote(name)} AS {alias} ON {condition}")
-        for label, _ in outputs:
+        for label, spec in outputs:
             got = f"{alias}.{quote(label)}"
-            value[label] = got if catalog else f"CASE WHEN {alias}.{quote('__rp_row')} IS NULL THEN 0.0 ELSE {got} END"
+            absent = (f"CASE WHEN u.{quote(N_RET)} > 0 THEN NULL ELSE 0.0 END" if spec.ABSENT is None
+                      else repr(float(spec.ABSENT)))
+            value[label] = got if catalog else f"CASE WHEN {alias}.{quote('__rp_row')} IS NULL THEN {absent} ELSE {got} END"
     return "".join(joins)
 
 

@@ -221,6 +221,18 @@ def test_a_list_with_nothing_in_its_top_k_has_no_mean_over_it(engine: str) -> No
         else:
             assert per[spec.name][0] is None, spec.name
             assert any(m.startswith(f"{spec.name}: undefined (null) on 1 of 3 queries") and "'u2'" in m for m in said), said
+    # to_sql run in DuckDB: the same nulls and means
+    con = duckdb.connect()
+    con.register("logs", log.to_arrow())
+    con.register("train", hist.to_arrow())
+    sql_specs = [type(spec)(**{"k": spec.k, **spec.params, "history": "train"}) for spec in specs]
+    for per_query in (True, False):
+        got = sql_frame(con, rp.to_sql(sql_specs, table="logs", query="user", per_query=per_query))
+        want = rp.evaluate(log, specs, query="user", engine=engine, per_query=per_query)
+        assert got.columns == want.columns
+        for column in want.columns[1:]:
+            pairs = zip(got.sort(got.columns[0])[column].to_list(), want.sort(want.columns[0])[column].to_list())
+            assert all(a is None and b is None or a == pytest.approx(b, abs=1e-12) for a, b in pairs), column
     # a user absent from a version's log (missing="zero") still scores 0, as it is told
     two = pl.concat([log.with_columns(model=pl.lit("a")), log.filter(pl.col("user") != "u3").with_columns(model=pl.lit("b"))])
     judged = two.select("user", "item", "relevance").unique()
