@@ -31,6 +31,9 @@ class Loaded:
     label: str = ""
     schema: pl.Schema = field(default_factory=pl.Schema)
     qrels_label: str = ""
+    # the metrics to evaluate: the names given, those reading a table given (--history ...) as
+    # specs carrying it (:func:`with_tables`)
+    metrics: list[Any] = field(default_factory=list)
 
     def what(self, verb: str) -> str:
         """``evaluating log (12 files) with judgments qrels.parquet``: each side's files said apart."""
@@ -61,7 +64,8 @@ def wants_subtopics(metrics: Sequence[str]) -> bool:
 
 
 def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, columns: dict[str, str],
-         by: Sequence[str], order: str = "auto", metrics: Sequence[str] = ()) -> Loaded:
+         by: Sequence[str], order: str = "auto", metrics: Sequence[str] = (),
+         tables: dict[str, str | None] | None = None) -> Loaded:
     """Scan the run and judgments, check the named columns, line up id types.  With a diversity
     metric among ``metrics``, qrels in ndeval's format (``topic subtopic docno judgment``) are
     read as subtopic judgments, as ``evaluate`` reads the file (as TREC qrels the subtopic was
@@ -100,7 +104,7 @@ def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str |
     if qrels is not None and qrels_h is qrels_lf and rio.detect_format(qrels, qrels_format) == "parquet":
         qrels_src = qrels
     return Loaded(run_src, qrels_src, run_h, qrels_h, columns, list(by), len(rio.files_of(run)), Path(run).name or run,
-                  schema, (Path(qrels).name or qrels) if qrels else "")
+                  schema, (Path(qrels).name or qrels) if qrels else "", with_tables(metrics, tables or {}, qrels is not None))
 
 
 def with_tables(metrics: Sequence[str], tables: dict[str, str | None], has_qrels: bool) -> list[Any]:

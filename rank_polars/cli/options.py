@@ -41,9 +41,11 @@ TABLES = {
 }
 
 
-def table_options(f: F) -> F:
-    """--history, --catalog, --features, --subtopics: the tables of the metrics that read one."""
-    return _apply(f, [click.option(f"--{role}", role, metavar="FILE", help=text) for role, text in TABLES.items()])
+def metric_input_options(f: F) -> F:
+    """:func:`input_options`, then --history, --catalog, --features, --subtopics (the tables of
+    the metrics that read one): the inputs of a command that evaluates metrics (evaluate, compare)."""
+    return input_options(_apply(f, [click.option(f"--{role}", role, metavar="FILE", help=text)
+                                    for role, text in TABLES.items()]))
 
 
 def column_options(f: F) -> F:
@@ -123,5 +125,10 @@ def columns(query: str, item: str, position: str, score: str, relevance: str) ->
     return {"query": query, "item": item, "position": position, "score": score, "relevance": relevance}
 
 
-__all__ = ["column_options", "columns", "engine_option", "file_options", "input_options", "missing_option", "order_option",
-           "output_options", "progress_option", "table_options"]
+def tables(history: str | None, catalog: str | None, features: str | None, subtopics: str | None) -> dict[str, str | None]:
+    """The files of :func:`metric_input_options`' table options, by role."""
+    return {"history": history, "catalog": catalog, "features": features, "subtopics": subtopics}
+
+
+__all__ = ["column_options", "columns", "engine_option", "file_options", "input_options", "metric_input_options",
+           "missing_option", "order_option", "output_options", "progress_option", "tables"]

@@ -425,8 +425,8 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     ideal_job = None
     if kinds & {"ndcg", "nerr", "nnrbp"}:
         depth: int | None = max((spec.k or 0 for _, spec in outputs if spec.KIND in ("ndcg", "nerr")), default=0)
-        if "nnrbp" in kinds:
-            most = pairs_df.group_by(Q).agg(pl.col(SUB).n_unique()).get_column(SUB).max() if pairs_df.height else 1
+        if "nnrbp" in kinds:  # its depth bound reads the largest |S|
+            most = size_job.result().get_column("__S").max() if pairs_df.height else 1
             deep = [nrbp_depth(spec.params["beta"], int(most or 1)) for _, spec in outputs if spec.KIND == "nnrbp"]
             depth = None if None in deep else max([depth or 0, *[d for d in deep if d is not None]])
         ideal_job = beside.submit(ideal_gains, pairs_df, alpha, depth)
@@ -1017,10 +1017,10 @@ def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, 
     # a path stays a path: the SQL engines read the file themselves, not a copy Polars writes;
     # the Polars engine reads it once, here, for the engine's judgments and the family's
     # checks and pairs (a read each: +0.35 s at 18.6M judgments)
-    source: Any = frame
-    if isinstance(qrels, (str, os.PathLike)):
-        source = frame = _in_memory(frame) if in_memory else qrels
-        frame = scan(source, "qrels")
+    path = isinstance(qrels, (str, os.PathLike))
+    if path and in_memory:
+        frame = _in_memory(frame)
+    source: Any = qrels if path and not in_memory else frame
     bound = [(label, spec.replace(subtopics=source) if spec in wanting else spec) for label, spec in families]
     if not grades_needed and all(spec in wanting for _, spec in families):
         judged = judged_queries(frame, query, item, relevance)

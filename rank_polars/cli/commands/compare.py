@@ -10,17 +10,8 @@ import polars as pl
 
 from ...presentation import comparison_display, groups, verdict
 from ...progress import NoProgress, Progress
-from ..loading import DEFAULT_COLUMNS, load, with_tables
-from ..options import (
-    columns,
-    engine_option,
-    input_options,
-    missing_option,
-    order_option,
-    output_options,
-    progress_option,
-    table_options,
-)
+from ..loading import DEFAULT_COLUMNS, load
+from ..options import columns, engine_option, metric_input_options, missing_option, order_option, output_options, progress_option, tables
 from ..output import check_file, check_output, emit, write_file
 from ..progress import choose
 
@@ -82,7 +73,7 @@ def write_html_report(path: str, run: Any, metrics: Sequence[Any], comparison: p
 
 
 @click.command(name="compare")
-@input_options
+@metric_input_options
 @click.option("-m", "--metric", "metrics", multiple=True, required=True, help="Metric to compare on; repeat -m for more.")
 @click.option("--by", default="model", show_default=True, help="The column whose values are the versions compared.")
 @click.option("--baseline", help="The version the others are compared with (default: every pair of versions, the first in sorted order as baseline).")
@@ -97,7 +88,6 @@ def write_html_report(path: str, run: Any, metrics: Sequence[Any], comparison: p
 @click.option("--catalog-resamples", type=click.IntRange(min=1), default=1000, show_default=True, help="Resamples of the bootstrap over lists for catalogue-level metrics (gini, entropy, coverage): each re-evaluates the metric on a resampled log.")
 @engine_option("The engine that computes the per-query values")
 @missing_option
-@table_options
 @click.option("--report", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report (table and plots) to this file.")
 @order_option()
 @output_options
@@ -119,16 +109,14 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     fmt = check_output(output, fmt, force)
     check_file(report, force, "report file")
     loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), [by], order,
-                  metrics)
-    chosen = with_tables(metrics, {"history": history, "catalog": catalog, "features": features, "subtopics": subtopics},
-                         loaded.qrels is not None)
+                  metrics, tables(history, catalog, features, subtopics))
     corr = None if correction == "none" else correction
     if baseline is not None:  # the command line gives text: a version in a numeric (or date) column is a number
         baseline = as_column_type(baseline, loaded.schema.get(by))
     display = choose(progress)
     with display.phase(loaded.what("comparing")):
         table = run_compare(
-            loaded.run, chosen, qrels=loaded.qrels, by=by, baseline=baseline, test=test, correction=corr,
+            loaded.run, loaded.metrics, qrels=loaded.qrels, by=by, baseline=baseline, test=test, correction=corr,
             alpha=alpha, n_resamples=n_resamples, seed=seed, missing=missing, engine=engine,
             confidence=confidence, columns=loaded.columns, order=order, progress=display, interval=interval,
             catalog_resamples=catalog_resamples,
@@ -142,7 +130,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     emit(table, fmt, output, force=force, display=comparison_display(table, confidence), footer=footer)
     if report:
         write_html_report(
-            report, loaded.run, chosen, table, force=force, display=display, qrels=loaded.qrels, by=by,
+            report, loaded.run, loaded.metrics, table, force=force, display=display, qrels=loaded.qrels, by=by,
             missing=missing, engine=engine, columns=loaded.columns, title=f"{Path(run).name}: {', '.join(metrics)}",
             correction=corr, confidence=confidence,
         )

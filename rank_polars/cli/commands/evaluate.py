@@ -5,26 +5,16 @@ from __future__ import annotations
 import click
 
 from ...errors import RankPolarsError
-from ..loading import hint_by, load, with_tables
-from ..options import (
-    columns,
-    engine_option,
-    input_options,
-    missing_option,
-    order_option,
-    output_options,
-    progress_option,
-    table_options,
-)
+from ..loading import hint_by, load
+from ..options import columns, engine_option, metric_input_options, missing_option, order_option, output_options, progress_option, tables
 from ..output import check_output, emit
 from ..progress import choose
 
 
 @click.command(name="evaluate")
-@input_options
+@metric_input_options
 @click.option("-m", "--metric", "metrics", multiple=True, required=True, help="Metric, e.g. ndcg@10, map, mrr, p@5, 'ap(denom=min)@5'; repeat -m for more.")
 @click.option("--by", multiple=True, help="Grouping column, e.g. model; repeat for more.")
-@table_options
 @engine_option()
 @click.option("--per-query", is_flag=True, help="One row per (group, query) instead of means.")
 @missing_option
@@ -56,14 +46,12 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
 
     fmt = check_output(output, fmt, force)
     loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), by, order,
-                  metrics)
-    chosen = with_tables(metrics, {"history": history, "catalog": catalog, "features": features, "subtopics": subtopics},
-                         loaded.qrels is not None)
+                  metrics, tables(history, catalog, features, subtopics))
     display = choose(progress)
     with display.phase(loaded.what("evaluating")):
         try:
             table = evaluate(
-                loaded.run, chosen, qrels=loaded.qrels, by=list(by) or None, per_query=per_query,
+                loaded.run, loaded.metrics, qrels=loaded.qrels, by=list(by) or None, per_query=per_query,
                 missing=missing, engine=engine, duplicates=duplicates, labels=labels, checks=checks, order=order, progress=display,
                 ci=ci, ci_method=ci_method,  # type: ignore[arg-type]
                 **loaded.columns,
