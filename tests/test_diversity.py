@@ -135,6 +135,53 @@ def test_rankings_sharing_a_hash_are_told_apart(data: tuple) -> None:
     assert tried and got.sort("model", "query").equals(expected.sort("model", "query"))
 
 
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          phases=[Phase.explicit, Phase.generate])
+@given(data=collections())
+def test_packed_sorts_equal_to_the_exact_ones(data: tuple) -> None:
+    """The rows sorted by one packed 64-bit word each (the ranking's hash, its low bits the
+    subtopic and rank) give the values of the sorts by three columns, bit for bit; a run whose
+    codes need more bits than the hash may give takes the exact sorts."""
+    from rank_polars.families import diversity
+
+    qrels, run = data
+    names = _names(*PARAMETERS[0]) + _names(*PARAMETERS[1])
+    packed: list[bool] = []
+    spy = diversity._packed_ranked_rows
+
+    def counted(*args):
+        got = spy(*args)
+        packed.append(got is not None)
+        return got
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(diversity, "_packed_ranked_rows", counted)
+        got = ours(qrels, run, names, "polars")
+        m.setattr(diversity, "PACKED_BITS", -1)  # no bits: the exact sorts
+        exact = ours(qrels, run, names, "polars")
+    assert packed[0] and not packed[-1]
+    assert got.sort("model", "query").equals(exact.sort("model", "query"))
+
+
+@pytest.mark.parametrize("by_count", [True, False])
+def test_packed_sorts_give_way_to_repeated_ranks(by_count: bool) -> None:
+    """A rank repeated in a list can count more earlier rows of a subtopic than its ranks
+    leave room for in the packed word: the exact sorts run, with the same rows and orders."""
+    from rank_polars.families import diversity as dv
+    from rank_polars.plan import Q
+
+    rows = pl.DataFrame({"m": ["a"] * 5 + ["b"] * 2, Q: ["q"] * 7, dv.RANK: [1, 1, 1, 2, 2, 1, 2],
+                         dv.SUBC: [0, 0, 0, 0, 1, 1, 1]})
+    assert dv._packed_ranked_rows(rows, ["m", Q], by_count) is None
+    out, order, new, ranked = dv._ranked_rows(rows, ["m", Q], by_count)
+    assert sorted(out.get_column(dv.C).to_list()) == [0, 0, 0, 1, 1, 2, 3]
+    assert int(new.sum()) == 3  # (a, 0), (a, 1), (b, 1)
+    listed = ranked.select("m", dv.RANK).rows()
+    assert sorted(listed) == sorted(rows.select("m", dv.RANK).rows())
+    assert [m for m, _ in listed] in (["a"] * 5 + ["b"] * 2, ["b"] * 2 + ["a"] * 5)
+    assert all(listed[i][1] <= listed[i + 1][1] for i in range(6) if listed[i][0] == listed[i + 1][0])
+
+
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow],
           phases=[Phase.explicit, Phase.generate])  # no shrinking: each example costs a second
 @given(data=collections())
