@@ -173,11 +173,18 @@ def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Data
     text = pl.col(ITEM) if pairs.schema[ITEM] == pl.String else pl.col(ITEM).cast(pl.String)
     rows = pairs.select(Q, SUB, ITEM).sort(Q, text, SUB)
     new_query = pl.col(Q).ne_missing(pl.col(Q).shift())
+    # a (query, subtopic) id: the query's code and the subtopic's code over all rows (an
+    # integer subtopic less its smallest, when that spans fewer codes than rows: a dense rank
+    # sorted 3.1M rows for 0.08 s)
+    small = pairs.schema[SUB].is_integer() and pairs.schema[SUB] != pl.UInt64
+    if small:
+        lo, hi = pairs.select(pl.col(SUB).min().alias("lo"), pl.col(SUB).max().alias("hi")).row(0)
+        small = lo is not None and hi - lo < pairs.height
     codes = rows.select(
         new_query.cum_sum().cast(pl.Int64).sub(1).alias("q"),
         (new_query | pl.col(ITEM).ne_missing(pl.col(ITEM).shift())).cum_sum().cast(pl.Int64).sub(1).alias("p"),
-        # a (query, subtopic) id: the query's code and the subtopic's code over all rows
-        pl.col(SUB).rank("dense").cast(pl.Int64).sub(1).alias("s"),
+        (pl.col(SUB).cast(pl.Int64) - pl.col(SUB).cast(pl.Int64).min() if small
+         else pl.col(SUB).rank("dense").cast(pl.Int64).sub(1)).alias("s"),
     )
     query_ids = rows[Q].filter(rows.select(new_query).to_series())
     q, pair, sub = (codes[c].to_numpy() for c in ("q", "p", "s"))
@@ -193,6 +200,7 @@ def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Data
     for i in range(1, len(powers)):
         powers[i] = powers[i - 1] * (1.0 - alpha)
     out_q, out_pos, out_g = [], [], []
+    placed = np.zeros(int(pair[-1]) + 1, dtype=bool)
     rank = 0
     while len(pair) and rank < most:
         rank += 1
@@ -209,9 +217,9 @@ def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Data
         out_q.append(pair_q[picked])
         out_pos.append(np.full(len(picked), rank, dtype=np.int64))
         out_g.append(score[picked])
-        placed = np.zeros(len(pair_start), dtype=bool)
-        placed[picked] = True
-        placed_row = placed[np.cumsum(new_pair) - 1]
+        # a row is placed when its pair (a global code) is: a lookup, not a cumsum over the rows
+        placed[pair[pair_start[picked]]] = True
+        placed_row = placed[pair]
         # one placed item per query, and a (query, subtopic) belongs to one query: no index repeats
         seen[group[placed_row]] += 1
         keep = ~placed_row
