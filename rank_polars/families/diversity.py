@@ -481,10 +481,17 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     code = pl.col(SUB) if small else pl.col(SUB).rank("dense")
     pairs_df = pairs_df.with_columns(code.cast(pl.Int64).alias(SUBC))
     kinds = {spec.KIND for _, spec in outputs}
-    # one thread beside the run's join below, for the work that reads the judgments alone (the
-    # greedy ideal's NumPy steps and |S|: they release the GIL, and the streaming join leaves a
-    # core partly idle: alpha_ndcg@20 at 20M rows 7.0 -> 6.3 s); a pool per call, whose thread
-    # ends with its jobs (a module-level one would be a dead thread in a forked child)
+    hashed = [pl.col(ITEM).hash().alias(ITEMH)] if repeats is not None else []
+    joined = (run.select(*keys, ITEM, RANK).join(pairs_df.lazy().select(Q, ITEM, SUBC), on=[Q, ITEM], how="inner")
+              .select(*keys, pl.col(RANK).cast(pl.Int64), SUBC, *hashed).collect(engine="streaming")
+              # one chunk: the streaming engine's 180 chunks made each sort below 3x slower
+              .rechunk())
+    # one thread beside the sorts and sums below, for the work that reads the judgments alone
+    # (the greedy ideal's NumPy steps and |S|: they release the GIL); started after the join,
+    # which keeps both cores busy, where the steps below leave one idle (alpha_ndcg@20 at 20M
+    # rows: beside the join 7.0 -> 6.3 s; beside the sorts, in an interleaved A/B, 5.3 -> 4.95
+    # s); a pool per call, whose thread ends with its jobs (a module-level one would be a dead
+    # thread in a forked child)
     beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rank_polars_diversity")
     # |S|, the query's subtopics with a relevant item
     size_job = beside.submit(lambda: pairs_df.group_by(Q).agg(pl.col(SUBC).n_unique().cast(pl.Float64).alias("__S")))
@@ -497,11 +504,6 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
             depth = None if None in deep else max([depth or 0, *[d for d in deep if d is not None]])
         ideal_job = beside.submit(ideal_gains, pairs_df, alpha, depth)
     beside.shutdown(wait=False)  # the jobs run to their end
-    hashed = [pl.col(ITEM).hash().alias(ITEMH)] if repeats is not None else []
-    joined = (run.select(*keys, ITEM, RANK).join(pairs_df.lazy().select(Q, ITEM, SUBC), on=[Q, ITEM], how="inner")
-              .select(*keys, pl.col(RANK).cast(pl.Int64), SUBC, *hashed).collect(engine="streaming")
-              # one chunk: the streaming engine's 180 chunks made each sort below 3x slower
-              .rechunk())
     # the rows by ranking, rank and (ndeval's command) subtopic or (otherwise) descending count
     rows, by_sub, new_sub, by_gain = _ranked_rows(joined, keys, by_count=ranks is None)
     if ranks is None:
