@@ -30,10 +30,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import duckdb
 import polars as pl
 
-from ..engines.duckdb_engine import DuckDBEngine
 from ..engines.sql_engine import quote
 from ..errors import RankPolarsError, examples, plural, warn
 from ..io.parquet import ParquetFiles, parquet_source
@@ -204,6 +202,11 @@ def _polars(log: Any, roles: dict[str, str], groups: list[str], randomized: str 
 def _duckdb(log: Any, roles: dict[str, str], groups: list[str], randomized: str | None,
             pairs: str | None) -> tuple[dict[str, Any], pl.DataFrame, pl.DataFrame | None]:
     log = _paths(log) or (log if isinstance(log, (pl.DataFrame, pl.LazyFrame)) else _frame(log).collect())
+    # imported here: DuckDB's import is a sixth of rank_polars' own, and calls in Polars do not need it
+    import duckdb
+
+    from ..engines.duckdb_engine import DuckDBEngine
+
     with DuckDBEngine().session() as eng:
         rel = eng.relation(log, "position_bias_log", "position_bias")
         schema = dict(eng.query(f"SELECT * FROM {rel} LIMIT 0").schema)
