@@ -1100,19 +1100,22 @@ def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, 
 
 
 def judged_queries(frame: pl.LazyFrame, query: str, item: str, relevance: str) -> pl.LazyFrame:
-    """One judgment per judged query (one of its items, its highest grade), and every row the
-    engine's checks refuse (a null query, item or grade, a NaN or infinite grade) as it is,
-    so they are refused with their counts.  The item is whichever comes first: no value reads
-    it (the plan reads no judgment here), and the smallest cost 0.05 s more at 18.6M rows.
+    """One judgment per judged query, and every row the engine's checks refuse (a null query,
+    item or grade, a NaN or infinite grade) as it is, so they are refused with their counts.
+
+    The judgment is a stand-in, one item and the highest grade of the whole table: the plan
+    reads no judgment here, only which queries are judged (a group-by giving each query its
+    own cost 0.18-0.22 s at 18.6M rows, the distinct queries 0.10 s).
 
     >>> subs = pl.LazyFrame({"query": ["a", "a", "b"], "item": ["x", "y", "x"], "relevance": [0, 2, 1]})
     >>> judged_queries(subs, "query", "item", "relevance").sort("query").select("query", "relevance").collect().rows()
-    [('a', 2), ('b', 1)]
+    [('a', 2), ('b', 2)]
     """
     grade = pl.col(relevance)
     bad = (pl.col(query).is_null() | pl.col(item).is_null() | grade.is_null()
            | ~grade.cast(pl.Float64, strict=False).is_finite().fill_null(True))
-    kept = frame.filter(~bad).group_by(query).agg(pl.col(item).first(), grade.max())
+    good = frame.filter(~bad)
+    kept = good.select(pl.col(query).unique()).join(good.select(pl.col(item).first(), grade.max()), how="cross")
     return pl.concat([kept, frame.filter(bad).select(query, item, relevance)])
 
 
