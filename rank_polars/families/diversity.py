@@ -390,18 +390,29 @@ def _packed_ranked_rows(rows: pl.DataFrame, keys: Sequence[str],
     if low > PACKED_BITS:
         return None
     u64 = np.uint64
-    lists = rows.with_columns(_list_ids(keys)[0].alias(LIST)).get_column(LIST).to_numpy() >> u64(low)
-    r, s = (rank - r_lo).astype(u64), (sub - s_lo).astype(u64)
-    order = pl.Series((lists << u64(low)) | (s << u64(r_bits)) | r).arg_sort().to_numpy()
-    new = _runs(lists[order], s[order])
+    # the hash: the join's, taken in its streaming pass on both cores, or taken here
+    hashed = rows if LIST in rows.columns else rows.with_columns(_list_ids(keys)[0].alias(LIST))
+    lists = hashed.get_column(LIST).to_numpy() >> u64(low)
+    # (offset to 0, an int64's bits are the uint64's; the words are built in place)
+    r, s = (rank - r_lo).view(u64), (sub - s_lo).view(u64)
+    word = lists << u64(low)
+    word |= s << u64(r_bits)
+    word |= r
+    order = pl.Series(word).arg_sort().to_numpy()
+    head = word[order] >> u64(r_bits)  # each sorted row's (list, subtopic)
+    new = np.empty(len(head), dtype=bool)
+    new[0] = True
+    np.not_equal(head[1:], head[:-1], out=new[1:])
     seen = np.empty(len(order), dtype=np.int64)
     seen[order] = np.arange(len(order)) - np.flatnonzero(new)[np.cumsum(new) - 1]
     field = low - r_bits
     if int(seen.max()) >= 1 << field:
         return None
-    last = (u64((1 << field) - 1) - seen.astype(u64)) if by_count else s
+    np.left_shift(lists, u64(low), out=word)
+    word |= r << u64(field)
+    word |= (u64((1 << field) - 1) - seen.view(u64)) if by_count else s
     out = rows.with_columns(pl.Series(LIST, lists), pl.Series(C, seen))
-    ranked = out[pl.Series((lists << u64(low)) | (r << u64(field)) | last).arg_sort()]
+    ranked = out.drop(SUBC)[pl.Series(word).arg_sort()]
     return None if _lists_shared(ranked, keys) else (out, order, new, ranked)
 
 
@@ -482,8 +493,10 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     pairs_df = pairs_df.with_columns(code.cast(pl.Int64).alias(SUBC))
     kinds = {spec.KIND for _, spec in outputs}
     hashed = [pl.col(ITEM).hash().alias(ITEMH)] if repeats is not None else []
+    # (each row's ranking hashed in the join's streaming pass: see _packed_ranked_rows)
     joined = (run.select(*keys, ITEM, RANK).join(pairs_df.lazy().select(Q, ITEM, SUBC), on=[Q, ITEM], how="inner")
-              .select(*keys, pl.col(RANK).cast(pl.Int64), SUBC, *hashed).collect(engine="streaming")
+              .select(*keys, pl.col(RANK).cast(pl.Int64), SUBC, *hashed, _list_ids(keys)[0].alias(LIST))
+              .collect(engine="streaming")
               # one chunk: the streaming engine's 180 chunks made each sort below 3x slower
               .rechunk())
     # one thread beside the sorts and sums below, for the work that reads the judgments alone
