@@ -279,6 +279,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--data", type=Path, help="folder (default benchmarks/data/diversity_<rows>)")
     ap.add_argument("--only", help="comma-separated measurements, e.g. polars-ndcg@20,pyndeval-v1")
     ap.add_argument("--timeout", type=float, default=3600)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run the measurements this many times, one round after the other (the host's speed drifts: "
+                         "ratios are taken within a round, and the medians reported)")
     args = ap.parse_args(argv)
     queries = generate.parse_size(args.rows) // (RESULTS * VERSIONS)
     data = args.data or HERE / "data" / f"diversity_{generate.size_label(queries * RESULTS * VERSIONS)}"
@@ -297,32 +300,55 @@ def main(argv: list[str] | None = None) -> None:
         keep = data / f"values_pyndeval-{model}.parquet"
         plan[f"pyndeval-{model}"] = (me + ["pyndeval", str(data), model, "alpha_ndcg@20", str(keep)], keep)
     chosen = args.only.split(",") if args.only else list(plan)
-    results = {}
-    for name in chosen:
-        results[name] = timed(plan[name][0], args.timeout)
-        print(name, json.dumps(results[name]), flush=True)
+    rounds: list[dict] = []
+    for i in range(args.rounds):
+        rounds.append({})
+        for name in chosen:
+            rounds[-1][name] = timed(plan[name][0], args.timeout)
+            print(f"round {i + 1}", name, json.dumps(rounds[-1][name]), flush=True)
     files = {name: plan[name][1] for name in chosen if plan[name][1] is not None}
     print("check:", check(data, files))
-    report(meta, results, os.getloadavg())
+    report(meta, rounds, os.getloadavg())
 
 
-def report(meta: dict, results: dict, load: tuple[float, float, float]) -> None:
+def ratios(rounds: list[dict]) -> list[float]:
+    """Each round's pyndeval (both versions, whole processes) over Polars' ``alpha_ndcg@20``."""
+    out = []
+    for r in rounds:
+        theirs = [v["wall_s"] for k, v in r.items() if k.startswith("pyndeval") and "error" not in v]
+        ours = r.get("polars-alpha_ndcg@20")
+        if len(theirs) == VERSIONS and ours and "error" not in ours:
+            out.append(sum(theirs) / ours["wall_s"])
+    return out
+
+
+def report(meta: dict, rounds: list[dict], load: tuple[float, float, float]) -> None:
+    import statistics
+
     def cell(name: str, key: str, fmt: str) -> str:
-        r = results.get(name)
-        if r is None:
+        runs = [r[name] for r in rounds if name in r]
+        if not runs:
             return "—"
-        if "error" in r:
-            return r["error"]
-        return fmt % r[key]
+        if any("error" in r for r in runs):
+            return next(r["error"] for r in runs if "error" in r)
+        values = [r[key] for r in runs]
+        text = fmt % statistics.median(values)
+        return text if len(values) == 1 else f"{text} ({fmt % min(values)}-{fmt % max(values)})"
 
     print(f"\n{meta['rows']:,} run rows ({meta['queries']:,} queries x {meta['results']} x {meta['versions']} versions), "
           f"{meta['subtopic_judgments']:,} subtopic judgments; load average at the end {load[0]:.1f}\n")
     print("| measurement | whole process: wall | whole process: CPU | evaluate / pyndeval call: wall | peak RSS |")
     print("|---|---|---|---|---|")
-    for name in results:
+    for name in rounds[0]:
         print(f"| {name} | {cell(name, 'wall_s', '%.1f s')} | {cell(name, 'cpu_s', '%.1f s')} | "
               f"{cell(name, 'evaluate_s', '%.1f s')} | "
               f"{cell(name, 'rss_gib', '%.2f GiB')} |")
+    if len(rounds) > 1:
+        print(f"\n(the median of {len(rounds)} rounds, then the smallest and largest)")
+    within = ratios(rounds)
+    if within:
+        print("\npyndeval (both versions) / Polars alpha_ndcg@20, whole processes, in each round: "
+              + ", ".join(f"{x:.1f}x" for x in within) + f" (median {statistics.median(within):.1f}x)")
 
 
 if __name__ == "__main__":
