@@ -96,6 +96,58 @@ def test_similarity_by_chunks_of_lists_equals_one_chunk(monkeypatch: pytest.Monk
                                       for a, b in zip(x[2:], y[2:]))
 
 
+@pytest.mark.parametrize("size", [1, 3, None])
+def test_cooccurrence_pairs_equal_the_list_sums(monkeypatch: pytest.MonkeyPatch, size: int | None) -> None:
+    # co-occurrence ILS by the counts of its lists' pairs in the users' histories (recommenders'
+    # way) or by the list sums: whichever is cheaper is taken; each forced here, the same values
+    # (1e-12), and any chunks of lists and of users give the bits of one chunk
+    from rank_polars.families import beyond_polars
+
+    pairs_way = beyond_polars.cooccurrence_pairs
+    specs = [rp.diversity(k=3, history=HISTORY, sim="cooccurrence"), rp.ils(k=4, history=HISTORY, sim="cooccurrence")]
+    taken: list[bool] = []
+
+    def forced(a, item, user, count, work):
+        got = pairs_way(a, item, user, count, math.inf)
+        taken.append(got is not None)
+        return got
+
+    monkeypatch.setattr(beyond_polars, "cooccurrence_pairs", lambda *args: None)
+    sums = run(specs, "polars", per_query=True)
+    monkeypatch.setattr(beyond_polars, "cooccurrence_pairs", forced)
+    pairs = run(specs, "polars", per_query=True)
+    assert taken and all(taken)
+    for x, y in zip(sums.rows(), pairs.rows()):
+        assert x[:2] == y[:2] and all((a is None and b is None) or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
+                                      for a, b in zip(x[2:], y[2:]))
+    if size is not None:
+        monkeypatch.setattr(beyond_polars, "PAIR_CHUNK", size)
+        assert run(specs, "polars", per_query=True).rows() == pairs.rows()
+
+
+def test_cooccurrence_pairs_against_a_dense_product() -> None:
+    # each list's sum over its pairs of distinct items of c_i . c_j / sqrt(pop_i pop_j), the
+    # counts c (item x user) with repeats (a count of 2), items no list shows, empty lists
+    import numpy as np
+    from scipy import sparse
+
+    from rank_polars.families.beyond_polars import cooccurrence_pairs
+
+    rng = np.random.default_rng(11)
+    c = (rng.random((30, 40)) < 0.25) * rng.integers(1, 3, (30, 40))
+    c[c.sum(axis=1) == 0, 0] = 1  # every item is in the history (the index's items are)
+    shown = np.zeros((20, 30))
+    for i in range(20):
+        shown[i, rng.choice(25, size=rng.integers(0, 8), replace=False)] = 1.0
+    pop = c.sum(axis=1)
+    sim = (c @ c.T) / np.sqrt(np.outer(pop, pop))
+    want = [sum(sim[x, y] for j, x in enumerate(np.flatnonzero(r)) for y in np.flatnonzero(r)[j + 1:]) for r in shown]
+    item, user = np.nonzero(c)
+    got = cooccurrence_pairs(sparse.csr_array(shown), item, user, c[item, user].astype(float), math.inf)
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-15)
+    assert cooccurrence_pairs(sparse.csr_array(shown), item, user, c[item, user].astype(float), 0.0) is None
+
+
 # -- by name ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("engine", ENGINES)
 def test_by_name_the_catalogue_is_the_logs_items(engine: str) -> None:
