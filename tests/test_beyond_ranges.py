@@ -42,13 +42,13 @@ def _evaluate(d: dict[str, pl.DataFrame], engine: str, alone: bool = False) -> p
     return rp.evaluate(d["log"], specs, query="user", per_query=True, engine=engine).sort("user")
 
 
-def _statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The family statements the DuckDB engine runs from now on (those naming serendipity)."""
+def _statements(monkeypatch: pytest.MonkeyPatch, label: str = '"serendipity@5"') -> list[str]:
+    """The family statements the DuckDB engine runs from now on (those naming ``label``)."""
     seen: list[str] = []
     query = DuckDBEngine.query
 
     def counted(self: DuckDBEngine, sql: str) -> pl.DataFrame:
-        if '"serendipity@5"' in sql:
+        if label in sql:
             seen.append(sql)
         return query(self, sql)
 
@@ -124,3 +124,27 @@ def test_polars_ranges_of_users_give_the_one_passs_bits(monkeypatch: pytest.Monk
         monkeypatch.undo()
         assert split - whole == 5, by  # the ranges' passes (the one pass is collected with the call's)
         assert parts.equals(one), by  # the same bits, every list once
+
+
+def test_cooccurrence_ranges_of_users_give_the_one_statements_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Co-occurrence ILS past ``beyond_sql.COOCCURRENCE_PAIRS`` pairs of shown items: one
+    statement per range of users (each keeps the history's pairs its own lists hold), the one
+    statement's bits, and the Polars engine's values (1e-12); the id check runs once."""
+    d = _data()
+    specs = [rp.diversity(k=5, history=d["history"], sim="cooccurrence"), rp.ils(k=4, history=d["history"], sim="cooccurrence")]
+    def run(engine: str) -> pl.DataFrame:
+        return rp.evaluate(d["log"], specs, query="user", per_query=True, engine=engine).sort("user")
+
+    seen = _statements(monkeypatch, '"diversity(sim=cooccurrence)@5"')
+    one = run("duckdb")
+    assert len(seen) == 1
+    # 120 lists of 5 in the top 5: 10 pairs each, 1,200 in all: four statements of ~300
+    monkeypatch.setattr(beyond_sql, "COOCCURRENCE_PAIRS", 300)
+    seen = _statements(monkeypatch, '"diversity(sim=cooccurrence)@5"')
+    parts = run("duckdb")
+    assert len(seen) == 4
+    assert parts.equals(one)
+    reference = run("polars")
+    for column in reference.columns[1:]:
+        for x, y in zip(reference[column].to_list(), parts[column].to_list()):
+            assert (x is None and y is None) or math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-15), (column, x, y)

@@ -490,21 +490,44 @@ MEASURES: dict[str, Callable[[str, Beyond, Ctx], str]] = {
 SERENDIPITY_CELLS = 1 << 26
 
 
+#: The pairs of shown items one statement holds when it computes co-occurrence ILS
+#: (:func:`ils_cooccurrence`): past it the statement runs once per range of query ids, each
+#: with the pairs of its lists alone (the history's pairs are made again in each: they are kept
+#: only where a list of the range holds them).  On 200k lists of 10 (9M pairs, a 5M-row
+#: history) one statement needed more than DuckDB's default 1.5 GiB.
+COOCCURRENCE_PAIRS = 1 << 21
+
+
 def ranges(outputs: Outputs, tables: FamilySql, checked_specs: dict[str, dict[str, Any]]) -> list[tuple[Any, Any]]:
     """The ``(lo, hi)`` bounds of ranges of query ids holding about :data:`SERENDIPITY_CELLS`
     shown components each (``polars_engine.query_bounds`` over ``tables.universe_frame``), when
-    the per-list ``outputs`` hold serendipity over feature vectors; ``[(None, None)]``: one
-    statement (as ``to_sql``'s, which has no session)."""
+    the per-list ``outputs`` hold serendipity over feature vectors, or about
+    :data:`COOCCURRENCE_PAIRS` pairs of shown items with co-occurrence ILS (the finer of the
+    two); ``[(None, None)]``: one statement (as ``to_sql``'s, which has no session)."""
     universe = tables.universe_frame
     dense = [(spec.k, info.dim) for label, spec in outputs if spec.NAME == "serendipity"  # type: ignore[attr-defined]
              and (info := checked_specs[label].get("features")) is not None and info.kind == "vector"]
-    if tables.query is None or universe is None or not dense:
+    paired = [spec.k for _, spec in outputs if spec.NAME in ("ils", "diversity")  # type: ignore[attr-defined]
+              and spec.params["sim"] == "cooccurrence"]
+    if tables.query is None or universe is None or not (dense or paired):
         return [(None, None)]
-    from ..engines.polars_engine import query_bounds
+    import polars as pl
 
-    ks = [k for k, _ in dense]
-    k = None if None in ks else max(k for k in ks if k is not None)
-    return query_bounds(shown_cells(universe, k, max(d for _, d in dense)), SERENDIPITY_CELLS)
+    from ..engines.polars_engine import HELD, query_bounds
+
+    def deepest(ks: list[int | None]) -> int | None:
+        return None if None in ks else max(k for k in ks if k is not None)
+
+    cuts = [[(None, None)]]
+    if dense:
+        cuts.append(query_bounds(shown_cells(universe, deepest([k for k, _ in dense]), max(d for _, d in dense)),
+                                 SERENDIPITY_CELLS))
+    if paired:
+        k = deepest(paired)
+        m = pl.col(N_RET) if k is None else pl.min_horizontal(pl.col(N_RET), pl.lit(k))
+        pairs = universe.filter(pl.col(Q).is_not_null()).group_by(Q).agg((m * (m - 1) // 2).sum().alias(HELD))
+        cuts.append(query_bounds(pairs, COOCCURRENCE_PAIRS))
+    return max(cuts, key=len)
 
 
 def values(outputs: Outputs, tables: FamilySql, checked_specs: dict[str, dict[str, Any]]) -> str | list[str]:
