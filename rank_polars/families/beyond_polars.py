@@ -538,6 +538,57 @@ def _chunks(pairs: Any) -> list[tuple[int, int]]:
     return out
 
 
+class HistoryPairs:
+    """The pairs of items of each user's history, counted where they are asked for: ``N_ij =
+    sum_q c_iq c_jq`` over the history's cells (``item``, ``user``, ``count``; item codes below
+    ``width``), of the items ``kept`` alone.  The pairs are made a chunk of users at a time
+    (:data:`PAIR_CHUNK`), one frame per history length, kept where a key asked for holds them
+    (a hash semi-join) and counted; the counts are integers, exact in any order."""
+
+    def __init__(self, item: Any, user: Any, count: Any, width: int, kept: Any) -> None:
+        import numpy as np
+
+        self.width = np.int64(width)
+        item, user, count = item[kept[item]], user[kept[item]], count[kept[item]]
+        order = pl.Series(user.astype(np.int64) * self.width + item).arg_sort().to_numpy()  # by user, then item
+        self.item, self.count = item[order], count[order]
+        users = user[order]
+        self.ones = bool((self.count == 1.0).all())  # (then a pair's count is its number of users)
+        new_user = np.empty(len(users), dtype=bool)
+        new_user[:1] = True
+        np.not_equal(users[1:], users[:-1], out=new_user[1:])
+        self.starts = np.flatnonzero(new_user)
+        self.sizes = np.diff(np.append(self.starts, len(users)))
+        per_user = self.sizes * (self.sizes - 1) // 2
+        self.pairs = float(per_user.sum())
+        self.chunks = _chunks(per_user)
+
+    def counts(self, keys: Any) -> Any:
+        """``N`` for each key ``x * width + y`` (x < y; 0 where no user has both)."""
+        import numpy as np
+
+        needed = pl.DataFrame({"k": keys})
+        found = []
+        for lo, hi in self.chunks:
+            starts, sizes = self.starts[lo:hi], self.sizes[lo:hi]
+            parts = []
+            for size in np.unique(sizes[sizes > 1]):
+                p, q = np.triu_indices(int(size), 1)
+                at = starts[sizes == size][:, None]
+                part = {"k": (self.item[at + p] * self.width + self.item[at + q]).ravel()}
+                if not self.ones:
+                    part["w"] = (self.count[at + p] * self.count[at + q]).ravel()
+                parts.append(pl.DataFrame(part))
+            if parts:
+                pairs = pl.concat(parts, rechunk=False).lazy().join(needed.lazy(), on="k", how="semi")
+                counted = pl.len().cast(pl.Float64) if self.ones else pl.col("w").sum()
+                found.append(pairs.group_by("k").agg(counted.alias("w")).collect())
+        cooc = pl.concat(found).group_by("k").agg(pl.col("w").sum()) if found else pl.DataFrame(
+            schema={"k": pl.Int64, "w": pl.Float64})
+        return (needed.join(cooc, on="k", how="left", maintain_order="left")
+                .get_column("w").fill_null(0.0).to_numpy())
+
+
 def cooccurrence_pairs(a: Any, item: Any, user: Any, count: Any, work: float) -> Any:
     """Each list's sum over its pairs of items of their co-occurrence cosine, ``N_ij /
     (sqrt(pop_i) sqrt(pop_j))`` with ``N_ij = sum_q c_iq c_jq`` over the history's users, or None
@@ -548,65 +599,30 @@ def cooccurrence_pairs(a: Any, item: Any, user: Any, count: Any, work: float) ->
     items, which grows as lists x users (a shown item is about as popular as there are users:
     21.6 s at 200k lists of 10 over a 5M-row history, recommenders 104.7 s).  Here, as
     recommenders does: the pairs of each user's history items (only items some list shows), kept
-    where some list holds the pair (a hash semi-join), their count products summed per pair;
-    then one look-up per pair of a list.  That grows with the users' histories squared and the
-    lists' pairs, linearly in each.  The counts are integers, so ``N_ij`` is exact in any order;
-    a list's pairs are added in a fixed order (its codes' order), so the bits do not depend on
-    how the lists were collected.  Lists and users in chunks of :data:`PAIR_CHUNK` pairs (the
+    where some list holds the pair, counted (:class:`HistoryPairs`); then one look-up per pair of
+    a list.  That grows with the users' histories squared and the lists' pairs, linearly in
+    each.  A list's pairs are added in a fixed order (its codes' order), so the bits do not
+    depend on how the lists were collected.  Lists in chunks of :data:`PAIR_CHUNK` pairs (the
     histories' pairs are made once per chunk of lists)."""
     import numpy as np
 
     from .diversity import segment_sums
 
-    width = np.int64(a.shape[1])
     pop = np.bincount(item, weights=count, minlength=a.shape[1])
     shown = np.zeros(a.shape[1], dtype=bool)
     shown[a.indices] = True
-    keep = shown[item]
-    item, user, count = item[keep], user[keep], count[keep]
-    order = pl.Series(user.astype(np.int64) * width + item).arg_sort().to_numpy()  # by user, then item code
-    h_item, h_user, h_count = item[order], user[order], count[order]
-    ones = bool((h_count == 1.0).all())  # (then a pair's count is its number of users)
-    new_user = np.empty(len(h_user), dtype=bool)
-    new_user[:1] = True
-    np.not_equal(h_user[1:], h_user[:-1], out=new_user[1:])
-    h_starts = np.flatnonzero(new_user)
-    h_sizes = np.diff(np.append(h_starts, len(h_user)))
-    h_pairs = h_sizes * (h_sizes - 1) // 2
+    history = HistoryPairs(item, user, count, a.shape[1], shown)
     lengths = np.diff(a.indptr)
     l_pairs = lengths * (lengths - 1) // 2
-    list_chunks, user_chunks = _chunks(l_pairs), _chunks(h_pairs)
-    if len(list_chunks) * float(h_pairs.sum()) + float(l_pairs.sum()) >= work:
+    list_chunks = _chunks(l_pairs)
+    if len(list_chunks) * history.pairs + float(l_pairs.sum()) >= work:
         return None
     total = np.zeros(a.shape[0])
     for lo, hi in list_chunks:
         x, y, owner = _segment_pairs(a.indptr[lo:hi], lengths[lo:hi], a.indices)
         if not len(x):
             continue
-        keys = x.astype(np.int64) * width + y
-        needed = pl.DataFrame({"k": keys})
-        found = []
-        for u_lo, u_hi in user_chunks:
-            # the pairs of each user's shown items, one frame per history length (no concatenation)
-            u_starts, u_sizes = h_starts[u_lo:u_hi], h_sizes[u_lo:u_hi]
-            parts = []
-            for size in np.unique(u_sizes[u_sizes > 1]):
-                p, q = np.triu_indices(int(size), 1)
-                at = u_starts[u_sizes == size][:, None]
-                part = {"k": (h_item[at + p] * width + h_item[at + q]).ravel()}
-                if not ones:
-                    part["w"] = (h_count[at + p] * h_count[at + q]).ravel()
-                parts.append(pl.DataFrame(part))
-            if parts:
-                pairs = pl.concat(parts, rechunk=False).lazy().join(needed.lazy(), on="k", how="semi")
-                counted = pl.len().cast(pl.Float64) if ones else pl.col("w").sum()
-                found.append(pairs.group_by("k").agg(counted.alias("w")).collect())
-        # integer-valued sums of products of counts: exact in any order and grouping
-        cooc = pl.concat(found).group_by("k").agg(pl.col("w").sum()) if found else pl.DataFrame(
-            schema={"k": pl.Int64, "w": pl.Float64})
-        n_xy = (pl.DataFrame({"k": keys}).join(cooc, on="k", how="left", maintain_order="left")
-                .get_column("w").fill_null(0.0).to_numpy())
-        sims = n_xy / (np.sqrt(pop[x]) * np.sqrt(pop[y]))
+        sims = history.counts(x.astype(np.int64) * history.width + y) / (np.sqrt(pop[x]) * np.sqrt(pop[y]))
         # a list's pairs in their generated order (its codes' order), added one by one from 0.0
         by_list = np.argsort(owner, kind="stable")
         owners = owner[by_list]
