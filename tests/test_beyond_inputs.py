@@ -78,6 +78,13 @@ def test_fixed_size_float32_vectors_equal_float64_lists(engine: str) -> None:
         run([rp.ils(k=3, features=bad)], engine)
 
 
+def _same_values(got: pl.DataFrame, want: pl.DataFrame) -> None:
+    """The same (model, user) rows, their values equal to 1e-12 (null where the other is)."""
+    for x, y in zip(got.rows(), want.rows()):
+        assert x[:2] == y[:2] and all((a is None and b is None) or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
+                                      for a, b in zip(x[2:], y[2:]))
+
+
 @pytest.mark.parametrize("size", [1, 3])
 def test_similarity_by_chunks_of_lists_equals_one_chunk(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
     # the Polars engine adds vectors / sparse products a chunk of lists at a time: any cut (one list
@@ -91,9 +98,7 @@ def test_similarity_by_chunks_of_lists_equals_one_chunk(monkeypatch: pytest.Monk
     cut = run(specs, "polars", per_query=True)
     assert cut.rows() == whole.rows()
     sql = run(specs, "duckdb", per_query=True)
-    for x, y in zip(whole.rows(), sql.rows()):
-        assert x[:2] == y[:2] and all((a is None and b is None) or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
-                                      for a, b in zip(x[2:], y[2:]))
+    _same_values(whole, sql)
 
 
 @pytest.mark.parametrize("size", [1, 3, None])
@@ -117,12 +122,26 @@ def test_cooccurrence_pairs_equal_the_list_sums(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(beyond_polars, "cooccurrence_pairs", forced)
     pairs = run(specs, "polars", per_query=True)
     assert taken and all(taken)
-    for x, y in zip(sums.rows(), pairs.rows()):
-        assert x[:2] == y[:2] and all((a is None and b is None) or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
-                                      for a, b in zip(x[2:], y[2:]))
+    _same_values(sums, pairs)
     if size is not None:
         monkeypatch.setattr(beyond_polars, "PAIR_CHUNK", size)
         assert run(specs, "polars", per_query=True).rows() == pairs.rows()
+
+
+@pytest.mark.parametrize("size", [1, 7, None])
+def test_cooccurrence_serendipity_by_pairs_equals_the_profiles(monkeypatch: pytest.MonkeyPatch, size: int | None) -> None:
+    # the Polars engine sums each shown item's co-occurrence with its user's history items by
+    # the pair counts; DuckDB by the dot product with the user's profile: the same values
+    # (1e-12), and any chunks of pairs give the bits of one chunk
+    from rank_polars.families import beyond_polars
+
+    specs = [rp.serendipity(k=3, history=HISTORY, sim="cooccurrence")]
+    whole = run(specs, "polars", per_query=True)
+    sql = run(specs, "duckdb", per_query=True)
+    _same_values(whole, sql)
+    if size is not None:
+        monkeypatch.setattr(beyond_polars, "PAIR_CHUNK", size)
+        assert run(specs, "polars", per_query=True).rows() == whole.rows()
 
 
 def test_cooccurrence_pairs_against_a_dense_product() -> None:
