@@ -9,7 +9,7 @@ need the shown items run in each engine and raise the same :class:`DataError`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import polars as pl
 
@@ -281,11 +281,17 @@ def shown_cells(universe: pl.DataFrame, k: int | None, dim: int) -> pl.DataFrame
     vectors holds (``min(N_RET, k)`` rows of ``dim`` each, over its lists), from which both
     engines cut their ranges of query ids (``beyond_polars.SERENDIPITY_CELLS``,
     ``beyond_sql.SERENDIPITY_CELLS``)."""
+    return list_cells(universe, k, lambda shown: shown * dim)
+
+
+def list_cells(universe: pl.DataFrame, k: int | None, cells: Callable[[pl.Expr], pl.Expr]) -> pl.DataFrame:
+    """``Q, HELD``: per query, ``cells`` of each list's shown rows (``min(N_RET, k)``) summed
+    over its lists (:func:`shown_cells`; the pairs of shown items, ``beyond_sql.ranges``)."""
     from ..engines.polars_engine import HELD
     from ..plan import N_RET
 
     shown = pl.col(N_RET) if k is None else pl.min_horizontal(pl.col(N_RET), pl.lit(k))
-    return universe.filter(pl.col(Q).is_not_null()).group_by(Q).agg((shown.sum() * dim).alias(HELD))
+    return universe.filter(pl.col(Q).is_not_null()).group_by(Q).agg(cells(shown).sum().alias(HELD))
 
 
-__all__ = ["ID_DIGITS", "ID_SPACE", "MARKER", "Features", "aux", "catalogue", "categories", "check_specs", "shown_cells"]
+__all__ = ["ID_DIGITS", "ID_SPACE", "MARKER", "Features", "aux", "catalogue", "categories", "check_specs", "list_cells", "shown_cells"]

@@ -28,6 +28,7 @@ from ..errors import DataError
 from ..measures.beyond import Beyond
 from ..plan import GRADE, ITEM, Q, RANK
 from .beyond_checks import ID_DIGITS, ID_SPACE, Features, catalogue, categories, shown_cells
+from .diversity import run_starts, segment_sums
 
 POP, REL, DIM, W = "__rp_pop", "__rp_rel", "__rp_dim", "__rp_w"
 HEAD_FLAG, CAT = "__rp_head", "__rp_cat"
@@ -514,23 +515,27 @@ def ils_sparse(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
 PAIR_CHUNK = 1 << 24
 
 
-def _segment_pairs(starts: Any, sizes: Any, values: Any) -> tuple[Any, Any, Any]:
-    """Every pair ``(values[p], values[q])``, p before q, inside each segment ``[start, start +
-    size)``, and the segment's number: the segments of one size at a time."""
+def _pair_blocks(starts: Any, sizes: Any) -> Any:
+    """For the segments of each length, every pair of positions ``(p, q)``, p before q, inside
+    each segment ``[start, start + size)``, and the segment's number: one block per length."""
     import numpy as np
 
-    first, second, owner = [], [], []
     for size in np.unique(sizes[sizes > 1]):
         which = np.flatnonzero(sizes == size)
         p, q = np.triu_indices(int(size), 1)
         at = starts[which][:, None]
-        first.append(values[at + p].ravel())
-        second.append(values[at + q].ravel())
-        owner.append(np.repeat(which, len(p)))
-    if not first:
+        yield (at + p).ravel(), (at + q).ravel(), np.repeat(which, len(p))
+
+
+def _segment_pairs(starts: Any, sizes: Any, values: Any) -> tuple[Any, Any, Any]:
+    """Every pair ``(values[p], values[q])`` of :func:`_pair_blocks`, and the segment's number."""
+    import numpy as np
+
+    blocks = [(values[p], values[q], owner) for p, q, owner in _pair_blocks(starts, sizes)]
+    if not blocks:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
-    return np.concatenate(first), np.concatenate(second), np.concatenate(owner)
+    return tuple(np.concatenate(column) for column in zip(*blocks))  # type: ignore[return-value]
 
 
 def _chunks(pairs: Any) -> list[tuple[int, int]]:
@@ -562,10 +567,7 @@ class HistoryPairs:
         self.item, self.count = item[order], count[order]
         users = user[order]
         self.ones = bool((self.count == 1.0).all())  # (then a pair's count is its number of users)
-        new_user = np.empty(len(users), dtype=bool)
-        new_user[:1] = True
-        np.not_equal(users[1:], users[:-1], out=new_user[1:])
-        self.starts = np.flatnonzero(new_user)
+        self.starts = np.flatnonzero(run_starts(users))
         self.sizes = np.diff(np.append(self.starts, len(users)))
         per_user = self.sizes * (self.sizes - 1) // 2
         self.pairs = float(per_user.sum())
@@ -578,14 +580,12 @@ class HistoryPairs:
         needed = pl.DataFrame({"k": keys})
         found = []
         for lo, hi in self.chunks:
-            starts, sizes = self.starts[lo:hi], self.sizes[lo:hi]
             parts = []
-            for size in np.unique(sizes[sizes > 1]):
-                p, q = np.triu_indices(int(size), 1)
-                at = starts[sizes == size][:, None]
-                part = {"k": (self.item[at + p] * self.width + self.item[at + q]).ravel()}
+            # one frame per history length: no concatenation of the chunk's pairs
+            for p, q, _ in _pair_blocks(self.starts[lo:hi], self.sizes[lo:hi]):
+                part = {"k": self.item[p] * self.width + self.item[q]}
                 if not self.ones:
-                    part["w"] = (self.count[at + p] * self.count[at + q]).ravel()
+                    part["w"] = self.count[p] * self.count[q]
                 parts.append(pl.DataFrame(part))
             if parts:
                 pairs = pl.concat(parts, rechunk=False).lazy().join(needed.lazy(), on="k", how="semi")
@@ -614,8 +614,6 @@ def cooccurrence_pairs(a: Any, item: Any, user: Any, count: Any, work: float) ->
     histories' pairs are made once per chunk of lists)."""
     import numpy as np
 
-    from .diversity import segment_sums
-
     pop = np.bincount(item, weights=count, minlength=a.shape[1])
     shown = np.zeros(a.shape[1], dtype=bool)
     shown[a.indices] = True
@@ -634,9 +632,7 @@ def cooccurrence_pairs(a: Any, item: Any, user: Any, count: Any, work: float) ->
         # a list's pairs in their generated order (its codes' order), added one by one from 0.0
         by_list = np.argsort(owner, kind="stable")
         owners = owner[by_list]
-        starts = np.empty(len(owners), dtype=bool)
-        starts[0] = True
-        np.not_equal(owners[1:], owners[:-1], out=starts[1:])
+        starts = run_starts(owners)
         total[lo + owners[starts]] = segment_sums(starts, sims[by_list])
     return total
 

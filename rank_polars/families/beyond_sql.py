@@ -21,7 +21,7 @@ from ..engines.base import FamilySql, Outputs
 from ..engines.sql_engine import quote, quoted_examples, range_sql
 from ..measures.beyond import Beyond
 from ..plan import GRADE, ITEM, N_RET, Q, RANK
-from .beyond_checks import ID_DIGITS, ID_SPACE, MARKER, Features, catalogue, shown_cells
+from .beyond_checks import ID_DIGITS, ID_SPACE, MARKER, Features, catalogue, list_cells, shown_cells
 
 I, QQ, R, G = quote(ITEM), quote(Q), quote(RANK), quote(GRADE)
 
@@ -372,16 +372,16 @@ def vectors(label: str, spec: Beyond, ctx: Ctx, shown: str) -> tuple[Vectors, st
                             "its similarity is unknown (never taken as 0); give every shown item a vector or a category")
 
 
-def ils_cooccurrence(label: str, spec: Beyond, ctx: Ctx) -> str:
-    """ILS by co-occurrence as recommenders computes it: each list's pairs of items, the count of
-    each pair in the users' histories (the history's rows of shown items joined to themselves on
-    the user, kept where a list holds the pair) over sqrt(pop_i) sqrt(pop_j), summed per list
-    (exactly: :func:`exact_sum`), over n(n - 1) / 2.  The cost grows with each user's shown
+def ils_cooccurrence(spec: Beyond, ctx: Ctx) -> str:
+    """``(keys, n, diag, ss)`` of :func:`ils` by co-occurrence as recommenders computes it: each
+    list's pairs of items, the count of each pair in the users' histories (the history's rows of
+    shown items joined to themselves on the user, kept where a list holds the pair) over
+    sqrt(pop_i) sqrt(pop_j), summed per list (exactly: :func:`exact_sum`) and doubled (``ss -
+    diag`` is the sum over ordered pairs; ``diag`` 0).  The cost grows with each user's shown
     history items squared and the lists' pairs; a join of each list's items to their history rows
     grows as lists x users (DuckDB ran out of its 1.5 GiB after 76 s on 200k lists of 10 over a
     5M-row history; the Polars engine's :func:`~rank_polars.families.beyond_polars.cooccurrence_pairs`)."""
     top = ctx.top(spec)
-    keys = ", ".join(ctx.keys)
     cells = f"(SELECT {QQ} AS u, {I} AS i, CAST(count(*) AS DOUBLE) AS c FROM {ctx.history(spec)} AS h GROUP BY {QQ}, {I})"
     pop = f"(SELECT i, sum(c) AS p FROM {cells} AS c GROUP BY i)"
     shown = f"(SELECT {ctx.cols('c', ['u', 'i', 'c'])} FROM {cells} AS c WHERE i IN (SELECT {I} FROM {top} AS t))"
@@ -396,35 +396,39 @@ def ils_cooccurrence(label: str, spec: Beyond, ctx: Ctx) -> str:
             f"LEFT JOIN {counts} AS k ON k.x = l.x AND k.y = l.y LEFT JOIN {pop} AS px ON px.i = l.x "
             f"LEFT JOIN {pop} AS py ON py.i = l.y GROUP BY {ctx.cols('l')})")
     base = f"(SELECT {ctx.cols('t')}, CAST(count(*) AS DOUBLE) AS n FROM {top} AS t GROUP BY {ctx.cols('t')})"
-    per = (f"(SELECT {ctx.cols('b')}, b.n, coalesce(q.s, 0.0) AS s FROM {base} AS b "
-           f"LEFT JOIN {sums} AS q ON {ctx.on('b', 'q')})")
-    value = "CASE WHEN n >= 2 THEN 2.0 * s / (n * (n - 1)) END"
-    if spec.NAME == "diversity":
-        value = f"1.0 - {value}"
-    return f"SELECT {keys}, {value} AS {quote(label)} FROM {per}"
+    return (f"(SELECT {ctx.cols('b')}, b.n, 0.0 AS diag, 2.0 * coalesce(q.s, 0.0) AS ss FROM {base} AS b "
+            f"LEFT JOIN {sums} AS q ON {ctx.on('b', 'q')})")
 
 
-def ils(label: str, spec: Beyond, ctx: Ctx) -> str:
-    if spec.params["sim"] == "cooccurrence":
-        return popular(label, spec, ctx, ils_cooccurrence(label, spec, ctx), ctx.keys)
-    top = ctx.top(spec)
-    v, check = vectors(label, spec, ctx, ctx.top(spec, whole=True))
+def _vector_sums(ctx: Ctx, top: str, v: Vectors) -> str:
+    """``(keys, n, diag, ss)`` of :func:`ils` over item vectors: a list's vectors (or weights per
+    dimension) summed exactly, its squared sums over the dimensions in ascending order, its items'
+    squared norms in rank order."""
     keys = ", ".join(ctx.keys)
-    # a list's vectors (or weights per dimension) summed exactly, its squared sums over the
-    # dimensions in ascending order, its items' squared norms in rank order
     if v.dense:
         sums = ", ".join(f"{exact_sum(ctx, f'f.{c}')} AS {c}" for c in ["diag", *v.cols])
         agg = (f"(SELECT {ctx.cols('t')}, CAST(count(*) AS DOUBLE) AS n, {sums} "
                f"FROM {top} AS t JOIN {v.dense} AS f ON t.{I} = f.{I} GROUP BY {ctx.cols('t')})")
         ss = " + ".join(f"{c} * {c}" for c in v.cols)
-        per = f"(SELECT {keys}, n, diag, {ss} AS ss FROM {agg})"
+        return f"(SELECT {keys}, n, diag, {ss} AS ss FROM {agg})"
+    s = (f"(SELECT {ctx.cols('t')}, {exact_sum(ctx, 'w.w')} AS s FROM {top} AS t JOIN {v.sparse} AS w "
+         f"ON t.{I} = w.{I} GROUP BY {ctx.cols('t')}, w.dim)")
+    ss = f"(SELECT {keys}, {ordered(ctx, 's * s')} AS ss FROM {s} GROUP BY {keys})"
+    base = (f"(SELECT {ctx.cols('t')}, CAST(count(*) AS DOUBLE) AS n, {ordered(ctx, 'coalesce(d.diag, 0.0)', f't.{R}')} AS diag "
+            f"FROM {top} AS t LEFT JOIN {v.diag} AS d ON t.{I} = d.{I} GROUP BY {ctx.cols('t')})")
+    return f"(SELECT {ctx.cols('b')}, b.n, b.diag, coalesce(q.ss, 0.0) AS ss FROM {base} AS b LEFT JOIN {ss} AS q ON {ctx.on('b', 'q')})"
+
+
+def ils(label: str, spec: Beyond, ctx: Ctx) -> str:
+    top = ctx.top(spec)
+    keys = ", ".join(ctx.keys)
+    check = None
+    # (n, diag, ss) per list: ILS = the sum over its ordered pairs, ss - diag, over n(n - 1)
+    if spec.params["sim"] == "cooccurrence":
+        per = ils_cooccurrence(spec, ctx)
     else:
-        s = (f"(SELECT {ctx.cols('t')}, {exact_sum(ctx, 'w.w')} AS s FROM {top} AS t JOIN {v.sparse} AS w "
-             f"ON t.{I} = w.{I} GROUP BY {ctx.cols('t')}, w.dim)")
-        ss = f"(SELECT {keys}, {ordered(ctx, 's * s')} AS ss FROM {s} GROUP BY {keys})"
-        base = (f"(SELECT {ctx.cols('t')}, CAST(count(*) AS DOUBLE) AS n, {ordered(ctx, 'coalesce(d.diag, 0.0)', f't.{R}')} AS diag "
-                f"FROM {top} AS t LEFT JOIN {v.diag} AS d ON t.{I} = d.{I} GROUP BY {ctx.cols('t')})")
-        per = f"(SELECT {ctx.cols('b')}, b.n, b.diag, coalesce(q.ss, 0.0) AS ss FROM {base} AS b LEFT JOIN {ss} AS q ON {ctx.on('b', 'q')})"
+        v, check = vectors(label, spec, ctx, ctx.top(spec, whole=True))
+        per = _vector_sums(ctx, top, v)
     value = "CASE WHEN n >= 2 THEN (ss - diag) / (n * (n - 1)) END"
     if spec.NAME == "diversity":
         value = f"1.0 - {value}"
@@ -511,9 +515,7 @@ def ranges(outputs: Outputs, tables: FamilySql, checked_specs: dict[str, dict[st
               and spec.params["sim"] == "cooccurrence"]
     if tables.query is None or universe is None or not (dense or paired):
         return [(None, None)]
-    import polars as pl
-
-    from ..engines.polars_engine import HELD, query_bounds
+    from ..engines.polars_engine import query_bounds
 
     def deepest(ks: list[int | None]) -> int | None:
         return None if None in ks else max(k for k in ks if k is not None)
@@ -523,9 +525,7 @@ def ranges(outputs: Outputs, tables: FamilySql, checked_specs: dict[str, dict[st
         cuts.append(query_bounds(shown_cells(universe, deepest([k for k, _ in dense]), max(d for _, d in dense)),
                                  SERENDIPITY_CELLS))
     if paired:
-        k = deepest(paired)
-        m = pl.col(N_RET) if k is None else pl.min_horizontal(pl.col(N_RET), pl.lit(k))
-        pairs = universe.filter(pl.col(Q).is_not_null()).group_by(Q).agg((m * (m - 1) // 2).sum().alias(HELD))
+        pairs = list_cells(universe, deepest(paired), lambda shown: shown * (shown - 1) // 2)
         cuts.append(query_bounds(pairs, COOCCURRENCE_PAIRS))
     return max(cuts, key=len)
 

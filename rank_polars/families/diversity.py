@@ -143,6 +143,23 @@ def _equal_neighbours(values: pl.Expr) -> pl.Expr:
     return values.eq(values.shift()).sum()
 
 
+def subtopic_code(frame: pl.DataFrame) -> pl.Expr:
+    """Each row's subtopic (``SUB``) as an integer from 0, in the subtopics' order: an integer
+    subtopic less the smallest when they span fewer codes than ``frame`` has rows (a dense
+    rank sorted 3.1M rows for 0.08-0.1 s), else the dense rank.
+
+    >>> frame = pl.DataFrame({SUB: [7, 5, 7]})
+    >>> frame.select(subtopic_code(frame)).to_series().to_list()
+    [2, 0, 2]
+    """
+    dtype = frame.schema[SUB]
+    if dtype.is_integer() and dtype != pl.UInt64:
+        lo, hi = frame.select(pl.col(SUB).min().alias("lo"), pl.col(SUB).max().alias("hi")).row(0)
+        if lo is not None and hi - lo < frame.height:
+            return pl.col(SUB).cast(pl.Int64) - lo
+    return pl.col(SUB).rank("dense").cast(pl.Int64) - 1
+
+
 def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.DataFrame:
     """``Q, POS, G``: ndeval's greedy ideal ranking of each query's relevant items, to ``depth``.
 
@@ -173,18 +190,11 @@ def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Data
     text = pl.col(ITEM) if pairs.schema[ITEM] == pl.String else pl.col(ITEM).cast(pl.String)
     rows = pairs.select(Q, SUB, ITEM).sort(Q, text, SUB)
     new_query = pl.col(Q).ne_missing(pl.col(Q).shift())
-    # a (query, subtopic) id: the query's code and the subtopic's code over all rows (an
-    # integer subtopic less its smallest, when that spans fewer codes than rows: a dense rank
-    # sorted 3.1M rows for 0.08 s)
-    small = pairs.schema[SUB].is_integer() and pairs.schema[SUB] != pl.UInt64
-    if small:
-        lo, hi = pairs.select(pl.col(SUB).min().alias("lo"), pl.col(SUB).max().alias("hi")).row(0)
-        small = lo is not None and hi - lo < pairs.height
     codes = rows.select(
         new_query.cum_sum().cast(pl.Int64).sub(1).alias("q"),
         (new_query | pl.col(ITEM).ne_missing(pl.col(ITEM).shift())).cum_sum().cast(pl.Int64).sub(1).alias("p"),
-        (pl.col(SUB).cast(pl.Int64) - pl.col(SUB).cast(pl.Int64).min() if small
-         else pl.col(SUB).rank("dense").cast(pl.Int64).sub(1)).alias("s"),
+        # a (query, subtopic) id: the query's code and the subtopic's code over all rows
+        subtopic_code(pairs).alias("s"),
     )
     query_ids = rows[Q].filter(rows.select(new_query).to_series())
     q, pair, sub = (codes[c].to_numpy() for c in ("q", "p", "s"))
@@ -302,7 +312,7 @@ def segment_sums(new: Any, values: Any) -> Any:
     return out
 
 
-def _runs(*columns: Any) -> Any:
+def run_starts(*columns: Any) -> Any:
     """A boolean array marking the rows where any of the arrays ``columns`` differs from the row
     before (and the first row)."""
     import numpy as np
@@ -353,7 +363,7 @@ def _ranked_rows(rows: pl.DataFrame, keys: Sequence[str], by_count: bool) -> tup
         # C: in the rows sorted by (list, subtopic, rank), each row's distance from its run's
         # first (a window over (list, subtopic) costs three times as much)
         order = out.select(pl.arg_sort_by(LIST, SUBC, RANK)).to_series().to_numpy()
-        new = _runs(out.get_column(LIST).to_numpy()[order], out.get_column(SUBC).to_numpy()[order])
+        new = run_starts(out.get_column(LIST).to_numpy()[order], out.get_column(SUBC).to_numpy()[order])
         seen = np.empty(len(order), dtype=np.int64)
         seen[order] = np.arange(len(order)) - np.flatnonzero(new)[np.cumsum(new) - 1]
         out = out.with_columns(pl.Series(C, seen))
@@ -399,10 +409,7 @@ def _packed_ranked_rows(rows: pl.DataFrame, keys: Sequence[str],
     word |= s << u64(r_bits)
     word |= r
     order = pl.Series(word).arg_sort().to_numpy()
-    head = word[order] >> u64(r_bits)  # each sorted row's (list, subtopic)
-    new = np.empty(len(head), dtype=bool)
-    new[0] = True
-    np.not_equal(head[1:], head[:-1], out=new[1:])
+    new = run_starts(word[order] >> u64(r_bits))  # each sorted row's (list, subtopic)
     seen = np.empty(len(order), dtype=np.int64)
     seen[order] = np.arange(len(order)) - np.flatnonzero(new)[np.cumsum(new) - 1]
     field = low - r_bits
@@ -487,10 +494,7 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     # the relevant pairs are few beside the judgments: read once, used by every part below;
     # a subtopic's code (its order among the query's subtopics) sorts as the subtopic does
     pairs_df = relevant_pairs(subtopics, column, relevance, rel, checked).collect().rechunk()
-    # (an integer subtopic is its own code: 0.1 s of a dense rank saved at 3.1M pairs)
-    small = pairs_df.schema[SUB].is_integer() and pairs_df.schema[SUB] != pl.UInt64
-    code = pl.col(SUB) if small else pl.col(SUB).rank("dense")
-    pairs_df = pairs_df.with_columns(code.cast(pl.Int64).alias(SUBC))
+    pairs_df = pairs_df.with_columns(subtopic_code(pairs_df).alias(SUBC))
     kinds = {spec.KIND for _, spec in outputs}
     hashed = [pl.col(ITEM).hash().alias(ITEMH)] if repeats is not None else []
     # (each row's ranking hashed in the join's streaming pass: see _packed_ranked_rows)
@@ -532,14 +536,14 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
         terms = (by_gain.select(pl.col(C).replace_strict(list(range(most)), _products(1.0 - alpha, most),
                                                          return_dtype=pl.Float64)).to_series().to_numpy())
     lists_at, rank = (by_gain.get_column(c).to_numpy() for c in (LIST, RANK))
-    new_list = _runs(lists_at)
+    new_list = run_starts(lists_at)
     seg = np.cumsum(new_list) - 1
-    new_rank = _runs(lists_at, rank)
+    new_rank = run_starts(lists_at, rank)
     if repeats is not None:
         _count_repeats(by_gain.filter(pl.Series(new_rank)), keys, repeat_depth, repeats)
     gains = by_gain.filter(pl.Series(new_rank)).select(LIST, Q, RANK).with_columns(
         pl.Series(G, segment_sums(new_rank, terms)))
-    gains_list = _runs(lists_at[new_rank])
+    gains_list = run_starts(lists_at[new_rank])
     ideal_df = None
     ideal_ranks: int | None = None
     if ideal_job is not None:
@@ -1136,6 +1140,6 @@ def judged_queries(frame: pl.LazyFrame, query: str, item: str, relevance: str) -
     return pl.concat([kept, frame.filter(bad).select(query, item, relevance)])
 
 
-__all__ = ["SQL_RANGE_ROWS", "bind_subtopics", "check_subtopics", "judged_queries", "reads_qrels_subtopics", "ideal_gains", "ideal_ideal", "ideal_sql",
+__all__ = ["SQL_RANGE_ROWS", "bind_subtopics", "run_starts", "segment_sums", "check_subtopics", "judged_queries", "reads_qrels_subtopics", "ideal_gains", "ideal_ideal", "ideal_sql",
            "nrbp_depth", "polars_values", "refuse_subtopics", "relevant_expr", "relevant_pairs", "relevant_sql", "run_values",
            "sql_values"]
