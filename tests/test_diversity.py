@@ -112,27 +112,26 @@ def test_polars_equal_to_pyndeval(data: tuple) -> None:
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow],
           phases=[Phase.explicit, Phase.generate])
 @given(data=collections())
-def test_rankings_sharing_a_hash_are_told_apart(data: tuple) -> None:
-    """The Polars engine tells rankings apart by a hash of their keys; were every ranking to
-    share one hash, the keys changing within it would show it, and the exact ids serve: the
-    same values, bit for bit (and pyndeval's)."""
-    from rank_polars.families import diversity
-
+def test_each_ranking_scores_what_it_scores_alone(data: tuple) -> None:
+    """The Polars engine codes each ranking by its group's and its query's codes: over two
+    grouping columns, one of them null in a group, every ranking's values are those of a call
+    over its group alone, bit for bit."""
     qrels, run = data
     names = _names(*PARAMETERS[1])
-    expected = ours(qrels, run, names, "polars")
-    exact = diversity._list_ids
-    tried: list[int] = []
+    frame = pl.DataFrame(run, schema={"model": pl.String, "query": pl.String, "item": pl.String, "score": pl.Float64},
+                         orient="row")
+    frame = frame.with_columns(pl.when(pl.col("model") == "a").then(1).alias("segment"),
+                               pl.col("score").rank("ordinal", descending=True).over("model", "query").alias("position"))
+    subtopics = pl.DataFrame(qrels, schema={"query": pl.String, "subtopic": pl.String, "item": pl.String,
+                                            "relevance": pl.Int64}, orient="row")
 
-    def colliding(keys):
-        tried.append(len(keys))
-        return [pl.lit(7, pl.UInt64), *exact(keys)[1:]]
+    def scored(run: pl.DataFrame) -> pl.DataFrame:
+        return rp.evaluate(run.drop("score"), names, qrels=subtopics, by=["model", "segment"], per_query=True)
 
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(diversity, "_list_ids", colliding)
-        got = ours(qrels, run, names, "polars")
-        _check(data, "polars")
-    assert tried and got.sort("model", "query").equals(expected.sort("model", "query"))
+    alone = pl.concat([scored(frame.filter(pl.col("model") == m)) for m in ("a", "b") if (frame["model"] == m).any()])
+    got = scored(frame)
+    assert got["segment"].null_count() == (got["model"] == "b").sum()
+    assert got.sort("model", "query").equals(alone.sort("model", "query"))
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow],
@@ -168,18 +167,15 @@ def test_packed_sorts_give_way_to_repeated_ranks(by_count: bool) -> None:
     """A rank repeated in a list can count more earlier rows of a subtopic than its ranks
     leave room for in the packed word: the exact sorts run, with the same rows and orders."""
     from rank_polars.families import diversity as dv
-    from rank_polars.plan import Q
 
-    rows = pl.DataFrame({"m": ["a"] * 5 + ["b"] * 2, Q: ["q"] * 7, dv.RANK: [1, 1, 1, 2, 2, 1, 2],
-                         dv.SUBC: [0, 0, 0, 0, 1, 1, 1]})
-    assert dv._packed_ranked_rows(rows, ["m", Q], by_count) is None
-    out, order, new, ranked = dv._ranked_rows(rows, ["m", Q], by_count)
+    rows = pl.DataFrame({dv.LIST: [0] * 5 + [1] * 2, dv.RANK: [1, 1, 1, 2, 2, 1, 2],
+                         dv.SUBC: [0, 0, 0, 0, 1, 1, 1]}, schema_overrides={dv.LIST: pl.UInt64})
+    assert dv._packed_ranked_rows(rows, by_count) is None
+    out, order, new, ranked = dv._ranked_rows(rows, by_count)
     assert sorted(out.get_column(dv.C).to_list()) == [0, 0, 0, 1, 1, 2, 3]
-    assert int(new.sum()) == 3  # (a, 0), (a, 1), (b, 1)
-    listed = ranked.select("m", dv.RANK).rows()
-    assert sorted(listed) == sorted(rows.select("m", dv.RANK).rows())
-    assert [m for m, _ in listed] in (["a"] * 5 + ["b"] * 2, ["b"] * 2 + ["a"] * 5)
-    assert all(listed[i][1] <= listed[i + 1][1] for i in range(6) if listed[i][0] == listed[i + 1][0])
+    assert int(new.sum()) == 3  # (0, 0), (0, 1), (1, 1)
+    listed = ranked.select(dv.LIST, dv.RANK).rows()
+    assert listed == sorted(rows.select(dv.LIST, dv.RANK).rows())
 
 
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow],

@@ -38,7 +38,9 @@ POS = "__rp_ideal_rank"
 G = "__rp_gain"
 C = "__rp_seen"
 SUBC = "__rp_subtopic_code"
-LIST = "__rp_list"
+LIST = "__rp_list"  # a ranking's code: its group's code times the queries' count, plus its query's
+QC = "__rp_query_code"
+GC = "__rp_group_code"
 ITEMH = "__rp_item_hash"  # a run row's item, hashed (its repeats are counted as the engines count them)
 
 #: ndeval's default depth for the ideal of nNRBP: the whole list; a tail whose weights
@@ -160,8 +162,9 @@ def subtopic_code(frame: pl.DataFrame) -> pl.Expr:
     return pl.col(SUB).rank("dense").cast(pl.Int64) - 1
 
 
-def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.DataFrame:
-    """``Q, POS, G``: ndeval's greedy ideal ranking of each query's relevant items, to ``depth``.
+def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None, query: str = Q) -> pl.DataFrame:
+    """``query, POS, G``: ndeval's greedy ideal ranking of each query's relevant items, to
+    ``depth`` (``pairs``: ``query, SUB, ITEM``).
 
     At each rank, every unplaced item scores the sum of the gains its subtopics still carry
     (1, times 1 - alpha per placed item relevant to it, multiplied rank by rank and summed in
@@ -182,21 +185,21 @@ def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Data
     """
     import numpy as np
 
-    empty = pl.DataFrame(schema={Q: pairs.schema[Q], POS: pl.Int64, G: pl.Float64})
+    empty = pl.DataFrame(schema={query: pairs.schema[query], POS: pl.Int64, G: pl.Float64})
     if not pairs.height or depth == 0:
         return empty
     # items in the order of their text: a query's last candidate is then the larger docno as
     # ndeval's strcmp has it ("9" above "10"; an integer sort put 10 first and built another ideal)
     text = pl.col(ITEM) if pairs.schema[ITEM] == pl.String else pl.col(ITEM).cast(pl.String)
-    rows = pairs.select(Q, SUB, ITEM).sort(Q, text, SUB)
-    new_query = pl.col(Q).ne_missing(pl.col(Q).shift())
+    rows = pairs.select(query, SUB, ITEM).sort(query, text, SUB)
+    new_query = pl.col(query).ne_missing(pl.col(query).shift())
     codes = rows.select(
         new_query.cum_sum().cast(pl.Int64).sub(1).alias("q"),
         (new_query | pl.col(ITEM).ne_missing(pl.col(ITEM).shift())).cum_sum().cast(pl.Int64).sub(1).alias("p"),
         # a (query, subtopic) id: the query's code and the subtopic's code over all rows
         subtopic_code(pairs).alias("s"),
     )
-    query_ids = rows[Q].filter(rows.select(new_query).to_series())
+    query_ids = rows[query].filter(rows.select(new_query).to_series())
     q, pair, sub = (codes[c].to_numpy() for c in ("q", "p", "s"))
     subs = int(sub.max()) + 1
     group = q * subs + sub
@@ -238,7 +241,7 @@ def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.Data
         return empty
     out_q_all, out_pos_all = np.concatenate(out_q), np.concatenate(out_pos)
     order = np.lexsort((out_pos_all, out_q_all))
-    return pl.DataFrame({Q: query_ids.gather(out_q_all[order]), POS: out_pos_all[order],
+    return pl.DataFrame({query: query_ids.gather(out_q_all[order]), POS: out_pos_all[order],
                          G: np.concatenate(out_g)[order]})
 
 
@@ -333,76 +336,75 @@ def _starts(frame: pl.DataFrame, columns: Sequence[str]) -> Any:
     return new
 
 
-def _list_ids(keys: Sequence[str]) -> list[pl.Expr]:
-    """``LIST``'s candidates, in order: a hash of the keys, then their exact dense rank."""
-    return [pl.struct(*keys).hash(), pl.struct(*keys).rank("dense").cast(pl.UInt64)]
-
-
-#: The most low bits :func:`_packed_ranked_rows` takes from a ranking's 64-bit hash for a row's
-#: subtopic and rank: 44 bits are left to tell the rankings apart (two of a million share them
-#: with probability ~3%, and then the exact sorts run instead).
+#: The most low bits :func:`_packed_ranked_rows` gives a row's subtopic and rank below its
+#: ranking's code in one 64-bit word.
 PACKED_BITS = 20
 
 
-def _ranked_rows(rows: pl.DataFrame, keys: Sequence[str], by_count: bool) -> tuple[pl.DataFrame, Any, Any, pl.DataFrame]:
-    """``rows`` (keys, ``RANK``, ``SUBC``) with ``LIST`` (one value per ranking) and ``C`` (the
-    ranking's earlier rows relevant to the same subtopic); the order sorting them by list,
-    subtopic and rank, and its first row of each (list, subtopic); and the rows sorted by list,
-    rank and then descending ``C`` (``by_count``) or subtopic.
+def ranking_codes(grouped: bool, queries: int) -> pl.Expr:
+    """``LIST``: each ranking's exact code, ``GC * queries + QC`` (``grouped``: the keys hold
+    more than the query), from the codes of its group (``GC``) and of its query (``QC``, one of
+    ``queries``) joined to its rows.  Integers sort and compare at a fraction of the cost of
+    the text ids, and unlike a hash of them two rankings never share one."""
+    code = pl.col(QC).cast(pl.UInt64)
+    return (pl.col(GC).cast(pl.UInt64) * queries + code if grouped else code).alias(LIST)
 
-    ``LIST`` is a hash of the keys (sorts of integers cost a fraction of a sort by text ids);
-    two rankings sharing a hash would share a ``LIST`` value, which the keys changing inside it
-    show, and then the keys' exact dense rank serves instead."""
-    packed = _packed_ranked_rows(rows, keys, by_count)
+
+def _heads(lists: Any, keys: Sequence[str], groups: pl.DataFrame | None, queries: pl.DataFrame) -> pl.DataFrame:
+    """``LIST``, ``QC`` and the keys of the rankings coded ``lists`` (:func:`ranking_codes`;
+    ``groups`` with ``GC``, ``queries`` with ``QC``: each code is its row number)."""
+    import numpy as np
+
+    group, query = np.divmod(lists, np.uint64(max(queries.height, 1)))
+    columns = {Q: queries.get_column(Q).gather(pl.Series(query))}
+    if groups is not None:
+        columns.update(groups.drop(GC)[pl.Series(group)].to_dict())
+    return pl.DataFrame([pl.Series(LIST, lists, dtype=pl.UInt64), pl.Series(QC, query).cast(queries.schema[QC]),
+                         *(columns[k].alias(k) for k in keys)])
+
+
+def _ranked_rows(rows: pl.DataFrame, by_count: bool) -> tuple[pl.DataFrame, Any, Any, pl.DataFrame]:
+    """``rows`` (``LIST``, ``RANK``, ``SUBC``) with ``C`` (the ranking's earlier rows relevant to
+    the same subtopic); the order sorting them by list, subtopic and rank, and its first row of
+    each (list, subtopic); and the rows sorted by list, rank and then descending ``C``
+    (``by_count``) or subtopic."""
+    packed = _packed_ranked_rows(rows, by_count)
     if packed is not None:
         return packed
     import numpy as np
 
-    for ident in _list_ids(keys):
-        out = rows.with_columns(ident.alias(LIST))
-        # C: in the rows sorted by (list, subtopic, rank), each row's distance from its run's
-        # first (a window over (list, subtopic) costs three times as much)
-        order = out.select(pl.arg_sort_by(LIST, SUBC, RANK)).to_series().to_numpy()
-        new = run_starts(out.get_column(LIST).to_numpy()[order], out.get_column(SUBC).to_numpy()[order])
-        seen = np.empty(len(order), dtype=np.int64)
-        seen[order] = np.arange(len(order)) - np.flatnonzero(new)[np.cumsum(new) - 1]
-        out = out.with_columns(pl.Series(C, seen))
-        ranked = (out.sort(LIST, RANK, C, descending=[False, False, True]) if by_count
-                  else out.sort(LIST, RANK, SUBC))
-        if not _lists_shared(ranked, keys):
-            return out, order, new, ranked
-    raise AssertionError("a dense rank of the keys is one value per ranking")
+    # C: in the rows sorted by (list, subtopic, rank), each row's distance from its run's
+    # first (a window over (list, subtopic) costs three times as much)
+    order = rows.select(pl.arg_sort_by(LIST, SUBC, RANK)).to_series().to_numpy()
+    new = run_starts(rows.get_column(LIST).to_numpy()[order], rows.get_column(SUBC).to_numpy()[order])
+    seen = np.empty(len(order), dtype=np.int64)
+    seen[order] = np.arange(len(order)) - np.flatnonzero(new)[np.cumsum(new) - 1]
+    out = rows.with_columns(pl.Series(C, seen))
+    ranked = (out.sort(LIST, RANK, C, descending=[False, False, True]) if by_count
+              else out.sort(LIST, RANK, SUBC))
+    return out, order, new, ranked
 
 
-def _lists_shared(ranked: pl.DataFrame, keys: Sequence[str]) -> bool:
-    """Whether the keys change inside a run of one ``LIST`` value (two rankings share it)."""
-    return bool((_starts(ranked, keys) & ~_starts(ranked, [LIST])).any())
-
-
-def _packed_ranked_rows(rows: pl.DataFrame, keys: Sequence[str],
-                        by_count: bool) -> tuple[pl.DataFrame, Any, Any, pl.DataFrame] | None:
-    """:func:`_ranked_rows` by two sorts of one 64-bit word each: the ranking's hash, its low
-    bits replaced by the row's subtopic code and rank (then by its rank and descending ``C``,
+def _packed_ranked_rows(rows: pl.DataFrame, by_count: bool) -> tuple[pl.DataFrame, Any, Any, pl.DataFrame] | None:
+    """:func:`_ranked_rows` by two sorts of one 64-bit word each: the ranking's code, shifted,
+    and in its low bits the row's subtopic code and rank (then its rank and descending ``C``,
     or subtopic), all offset to start at 0.  A sort of one integer column costs ~0.1 s at 3.4M
     rows where the sort by three columns cost 0.28 s and the frame's sort 0.35 s (alpha_ndcg@20
     at 20M run rows).  None (the exact sorts then) when the codes need more than
-    :data:`PACKED_BITS` bits, a count outgrows its field (ranks repeated in a list), or two
-    rankings share the hash's bits left (the keys change inside a ``LIST`` run)."""
+    :data:`PACKED_BITS` bits or the word, a count outgrows its field (ranks repeated in a
+    list)."""
     import numpy as np
 
     if not rows.height:
         return None
-    rank, sub = (rows.get_column(c).to_numpy() for c in (RANK, SUBC))
+    rank, sub, lists = (rows.get_column(c).to_numpy() for c in (RANK, SUBC, LIST))
     r_lo, s_lo = int(rank.min()), int(sub.min())
     r_bits, s_bits = int(rank.max() - r_lo).bit_length(), int(sub.max() - s_lo).bit_length()
     # C < a list's rows of one subtopic <= its ranks, when they are distinct (checked below)
     low = r_bits + max(s_bits, r_bits)
-    if low > PACKED_BITS:
+    if low > PACKED_BITS or int(lists.max()).bit_length() + low > 64:
         return None
     u64 = np.uint64
-    # the hash: the join's, taken in its streaming pass on both cores, or taken here
-    hashed = rows if LIST in rows.columns else rows.with_columns(_list_ids(keys)[0].alias(LIST))
-    lists = hashed.get_column(LIST).to_numpy() >> u64(low)
     # (offset to 0, an int64's bits are the uint64's; the words are built in place)
     r, s = (rank - r_lo).view(u64), (sub - s_lo).view(u64)
     word = lists << u64(low)
@@ -418,28 +420,27 @@ def _packed_ranked_rows(rows: pl.DataFrame, keys: Sequence[str],
     np.left_shift(lists, u64(low), out=word)
     word |= r << u64(field)
     word |= (u64((1 << field) - 1) - seen.view(u64)) if by_count else s
-    out = rows.with_columns(pl.Series(LIST, lists), pl.Series(C, seen))
-    ranked = out.drop(SUBC)[pl.Series(word).arg_sort()]
-    return None if _lists_shared(ranked, keys) else (out, order, new, ranked)
+    out = rows.with_columns(pl.Series(C, seen))
+    return out, order, new, out.drop(SUBC)[pl.Series(word).arg_sort()]
 
 
-def _count_repeats(shown: pl.DataFrame, keys: Sequence[str], depth: int | None, repeats: Any) -> None:
+def _count_repeats(shown: pl.DataFrame, heads: pl.DataFrame, depth: int | None, repeats: Any) -> None:
     """Hand ``repeats`` the keys and ``REPEATS`` (rows beyond each item's first) of the rankings
-    showing an item twice among ``shown`` (one row per relevant ranked row: keys, ``LIST``,
-    ``RANK``, ``ITEMH``) to rank ``depth``.  Only the rows relevant to a subtopic are read, so
-    only their repeats change a value, as the plan's contributing rows (the distinct count of
-    items over every row cost ~0.8 s of ``alpha_ndcg@20``'s ~8 s at 20M rows); distinct
-    hashes of (ranking, item) prove there is none."""
+    showing an item twice among ``shown`` (one row per relevant ranked row: ``LIST``, ``RANK``,
+    ``ITEMH``) to rank ``depth``; ``heads``: each ``LIST``'s keys.  Only the rows relevant to a
+    subtopic are read, so only their repeats change a value, as the plan's contributing rows
+    (the distinct count of items over every row cost ~0.8 s of ``alpha_ndcg@20``'s ~8 s at 20M
+    rows); distinct hashes of (ranking, item) prove there is none."""
     from ..engines.base import REPEATS
 
     if depth is not None:
         shown = shown.filter(pl.col(RANK) <= depth)
     if shown.select(pl.struct(LIST, ITEMH).hash().n_unique()).item() == shown.height:
         return
-    found = (shown.group_by(*keys, ITEMH).agg((pl.len() - 1).alias(REPEATS)).filter(pl.col(REPEATS) > 0)
-             .group_by(*keys).agg(pl.col(REPEATS).sum()))
+    found = (shown.group_by(LIST, ITEMH).agg((pl.len() - 1).alias(REPEATS)).filter(pl.col(REPEATS) > 0)
+             .group_by(LIST).agg(pl.col(REPEATS).sum()))
     if found.height:
-        repeats(found)
+        repeats(found.join(heads, on=LIST).select(*(c for c in heads.columns if c != LIST), REPEATS))
 
 
 def _map_ia(by_sub: pl.DataFrame, new: Any, pairs: pl.DataFrame) -> Any:
@@ -450,9 +451,9 @@ def _map_ia(by_sub: pl.DataFrame, new: Any, pairs: pl.DataFrame) -> Any:
 
     seen, rank = (by_sub.get_column(c).to_numpy().astype(np.float64) for c in (C, RANK))
     ap = segment_sums(new, (seen + 1.0) / rank)
-    per_sub = pairs.group_by(Q, SUBC).agg(pl.len().cast(pl.Float64).alias("__R"))
-    lists = (by_sub.filter(pl.Series(new)).select(LIST, Q, SUBC)
-             .join(per_sub, on=[Q, SUBC], how="left", maintain_order="left"))
+    per_sub = pairs.group_by(QC, SUBC).agg(pl.len().cast(pl.Float64).alias("__R"))
+    lists = (by_sub.filter(pl.Series(new)).select(LIST, QC, SUBC)
+             .join(per_sub, on=[QC, SUBC], how="left", maintain_order="left"))
     # divided in NumPy: Polars multiplies a column of one row by the reciprocal of the divisor
     # (a range of one ranking gave another last bit than the whole log)
     return segment_sums(_starts(lists, [LIST]), ap / lists.get_column("__R").to_numpy())
@@ -465,7 +466,8 @@ def _key(spec: Any) -> tuple[Any, ...]:
 
 def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], outputs: Sequence[tuple[str, Any]],
                relevance: str, ranks: int | None = None, checked: bool = False,
-               repeats: Any = None, repeat_depth: int | None = None) -> pl.LazyFrame:
+               repeats: Any = None, repeat_depth: int | None = None,
+               groups: pl.DataFrame | None = None) -> pl.LazyFrame:
     """The keys and one column per ``(label, spec)``: every spec shares ``alpha``, ``rel``,
     ``judged_only`` and its judgments.  ``run``: keys, ``ITEM``, ``RANK`` (1, 2, ... per list);
     ``subtopics``: ``Q``, the spec's subtopic column, ``ITEM``, ``relevance``.
@@ -477,6 +479,8 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     ``checked``: the judgments have passed :func:`check_subtopics` (no repeated row).
     ``repeats`` (``FamilyFrames.repeats``): given, the items repeated among the run's relevant
     rows to rank ``repeat_depth`` are counted and handed to it (:func:`_count_repeats`).
+    ``groups``: the distinct values of the keys but the query among the rankings evaluated
+    (None: the run's), which give each ranking its code (:func:`ranking_codes`).
 
     The run's rows relevant to a subtopic are joined once and sorted (:func:`_ranked_rows`);
     every sum is then a left fold over consecutive rows in rank order (:func:`segment_sums`:
@@ -494,12 +498,23 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     # the relevant pairs are few beside the judgments: read once, used by every part below;
     # a subtopic's code (its order among the query's subtopics) sorts as the subtopic does
     pairs_df = relevant_pairs(subtopics, column, relevance, rel, checked).collect().rechunk()
-    pairs_df = pairs_df.with_columns(subtopic_code(pairs_df).alias(SUBC))
+    # each query judged relevant its code QC (its row in queries), each group its GC: the join
+    # below keeps integer codes, not the text ids, and each list's keys are looked up at the end
+    queries = pairs_df.lazy().select(pl.col(Q).unique()).with_row_index(QC).collect()
+    pairs_df = (pairs_df.lazy().join(queries.lazy(), on=Q).collect()
+                .with_columns(subtopic_code(pairs_df).alias(SUBC)))
+    by = [k for k in keys if k != Q]
+    if by:
+        groups = (groups if groups is not None else run.select(by).unique().collect()).select(by).unique()
+        groups = groups.with_row_index(GC)
+    else:
+        groups = None
     kinds = {spec.KIND for _, spec in outputs}
     hashed = [pl.col(ITEM).hash().alias(ITEMH)] if repeats is not None else []
-    # (each row's ranking hashed in the join's streaming pass: see _packed_ranked_rows)
-    joined = (run.select(*keys, ITEM, RANK).join(pairs_df.lazy().select(Q, ITEM, SUBC), on=[Q, ITEM], how="inner")
-              .select(*keys, pl.col(RANK).cast(pl.Int64), SUBC, *hashed, _list_ids(keys)[0].alias(LIST))
+    joined = run.select(*keys, ITEM, RANK).join(pairs_df.lazy().select(Q, ITEM, SUBC, QC), on=[Q, ITEM], how="inner")
+    if groups is not None:  # (a ranking outside the groups evaluated is not evaluated)
+        joined = joined.join(groups.lazy(), on=by, how="inner", nulls_equal=True)
+    joined = (joined.select(pl.col(RANK).cast(pl.Int64), SUBC, *hashed, QC, ranking_codes(groups is not None, queries.height))
               .collect(engine="streaming")
               # one chunk: the streaming engine's 180 chunks made each sort below 3x slower
               .rechunk())
@@ -511,7 +526,7 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     # thread in a forked child)
     beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rank_polars_diversity")
     # |S|, the query's subtopics with a relevant item
-    size_job = beside.submit(lambda: pairs_df.group_by(Q).agg(pl.col(SUBC).n_unique().cast(pl.Float64).alias("__S")))
+    size_job = beside.submit(lambda: pairs_df.group_by(QC).agg(pl.col(SUBC).n_unique().cast(pl.Float64).alias("__S")))
     ideal_job = None
     if kinds & {"ndcg", "nerr", "nnrbp"}:
         depth: int | None = max((spec.k or 0 for _, spec in outputs if spec.KIND in ("ndcg", "nerr")), default=0)
@@ -519,10 +534,10 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
             most = size_job.result().get_column("__S").max() if pairs_df.height else 1
             deep = [nrbp_depth(spec.params["beta"], int(most or 1)) for _, spec in outputs if spec.KIND == "nnrbp"]
             depth = None if None in deep else max([depth or 0, *[d for d in deep if d is not None]])
-        ideal_job = beside.submit(ideal_gains, pairs_df, alpha, depth)
+        ideal_job = beside.submit(ideal_gains, pairs_df, alpha, depth, QC)
     beside.shutdown(wait=False)  # the jobs run to their end
     # the rows by ranking, rank and (ndeval's command) subtopic or (otherwise) descending count
-    rows, by_sub, new_sub, by_gain = _ranked_rows(joined, keys, by_count=ranks is None)
+    rows, by_sub, new_sub, by_gain = _ranked_rows(joined, by_count=ranks is None)
     if ranks is None:
         # a rank's few subtopic terms added in ascending order, i.e. by descending count (the
         # powers of 1 - alpha fall as the count grows): the same bits whatever their order
@@ -539,19 +554,20 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     new_list = run_starts(lists_at)
     seg = np.cumsum(new_list) - 1
     new_rank = run_starts(lists_at, rank)
+    heads = _heads(lists_at[new_list], keys, groups, queries)
     if repeats is not None:
-        _count_repeats(by_gain.filter(pl.Series(new_rank)), keys, repeat_depth, repeats)
-    gains = by_gain.filter(pl.Series(new_rank)).select(LIST, Q, RANK).with_columns(
+        _count_repeats(by_gain.filter(pl.Series(new_rank)), heads.select(LIST, *keys), repeat_depth, repeats)
+    gains = by_gain.filter(pl.Series(new_rank)).select(LIST, RANK).with_columns(
         pl.Series(G, segment_sums(new_rank, terms)))
     gains_list = run_starts(lists_at[new_rank])
     ideal_df = None
     ideal_ranks: int | None = None
     if ideal_job is not None:
-        ideal_df = ideal_job.result()  # sorted by query, then ideal rank
+        ideal_df = ideal_job.result()  # sorted by query code, then ideal rank
         if ranks is not None:  # the ideal list's decays by the same products
             ideal_ranks = int(ideal_df.get_column(POS).max() or 0) + 1
     # one row per ranking with a relevant row: its keys, then one sum or count per measure
-    table = by_gain.filter(pl.Series(new_list)).select(*keys)
+    table = heads.select(QC, *keys)
     ideal_cols = {}
     for i, (label, spec) in enumerate(outputs):
         kind, k = spec.KIND, spec.k
@@ -572,14 +588,14 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     if "map" in kinds:
         table = table.with_columns(pl.Series("__map", _map_ia(rows[by_sub], new_sub, pairs_df)))
     size = size_job.result()
-    table = table.lazy().join(size.lazy(), on=Q, how="left")
+    table = table.lazy().join(size.lazy(), on=QC, how="left")
     if ideal_cols:
         assert ideal_df is not None
-        ideal_new = _starts(ideal_df, [Q])
-        ideal = ideal_df.filter(pl.Series(ideal_new)).select(Q).with_columns(
+        ideal_new = _starts(ideal_df, [QC])
+        ideal = ideal_df.filter(pl.Series(ideal_new)).select(QC).with_columns(
             pl.Series(name, _folded(ideal_df, ideal_new, kind, k, beta, POS, ideal_ranks))
             for name, (kind, k, beta) in ideal_cols.items())
-        table = table.join(ideal.lazy(), on=Q, how="left")
+        table = table.join(ideal.lazy(), on=QC, how="left")
     sizes = sorted(int(x) for x in size.get_column("__S").unique().drop_nulls()) if ranks is not None else []
     values = []
     for i, (label, spec) in enumerate(outputs):
@@ -665,7 +681,9 @@ def polars_values(outputs: Sequence[tuple[str, Any]], frames: Any) -> pl.LazyFra
             warned.add(key)
             warn_unjudged([label for label, _ in _tables(outputs)[key]], frames.universe.select(Q),
                           table.select(Q).unique().collect())
-        counted = {"repeats": frames.repeats, "repeat_depth": frames.repeat_depth}
+        by = [k for k in frames.keys if k != Q]
+        counted = {"repeats": frames.repeats, "repeat_depth": frames.repeat_depth,
+                   "groups": frames.universe.select(by).unique() if by else None}
         if len(ranges) == 1:
             parts.append(run_values(frames.run, table, frames.keys, same, "__rp_relevance", checked=True, **counted))
             continue
