@@ -122,6 +122,16 @@ def test_unread_repeated_judgment_changes_nothing(engine: str, extra: list[Judgm
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("names", [["alpha_ndcg@5"], ["alpha_dcg@5"], ["nnrbp", "p_ia@5"]])
+def test_a_repeated_judgment_is_refused_before_an_item_shown_twice(engine: str, names: list[str]) -> None:
+    """Both at once: the judgments' repeat is named, whichever way the engine finds it (the
+    Polars engine sees it in the greedy ideal's sorted rows where a measure has an ideal)."""
+    shown = [("q1", d, p) for p, d in enumerate(["a", "x", "a", "b"], 1)] + [("q2", "e", 1)]
+    with pytest.raises(RankPolarsError, match=r"1 repeated \(query, subtopic, item\) rows"):
+        _ours(JUDGMENTS + [("q1", "2", "b", 2)], shown, names, engine)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_strict_checks_refuse_every_repeated_judgment(engine: str) -> None:
     with pytest.raises(RankPolarsError, match=r"1 repeated \(query, subtopic, item\) rows"):
         _ours(JUDGMENTS + [("q1", "1", "c", 0)], SHOWN, ["alpha_ndcg@5"], engine, checks="strict")

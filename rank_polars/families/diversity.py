@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import polars as pl
 
@@ -42,6 +42,9 @@ LIST = "__rp_list"  # a ranking's code: its group's code times the queries' coun
 QC = "__rp_query_code"
 GC = "__rp_group_code"
 ITEMH = "__rp_item_hash"  # a run row's item, hashed (its repeats are counted as the engines count them)
+
+#: the measures normalised by the greedy ideal
+IDEAL_KINDS = frozenset({"ndcg", "nerr", "nnrbp"})
 
 #: ndeval's default depth for the ideal of nNRBP: the whole list; a tail whose weights
 #: sum below this fraction of the first rank's cannot change a double
@@ -89,7 +92,7 @@ def refuse_subtopics(counts: dict[str, int], examples: Any, column: str, relevan
 
 def check_subtopics(subtopics: pl.LazyFrame, column: str, relevance: str,
                     ranges: Sequence[pl.Expr | None] = (None,), read: pl.Expr | None = None,
-                    held: bool = False) -> None:
+                    held: bool = False, repeats: bool = True) -> None:
     """Refuse what ndeval would score silently wrong: null ids or grades, NaN or infinite
     grades (a NaN is not 0, so it counted as relevant), negative grades, and a (query,
     subtopic, item) judged twice among the judgments the measures read, ``read``
@@ -99,7 +102,8 @@ def check_subtopics(subtopics: pl.LazyFrame, column: str, relevance: str,
     the check costs a sort of the rows it counts: 0.6 s over 18.6M judgments, a fifth over
     their 3.1M relevant ones).  ``ranges``: predicates on the query id that together cover
     every id (:func:`query_ranges`), counted one at a time (the sort holds its rows) and
-    added up, so the counts are the whole table's.  ``held``: ``subtopics`` is in memory."""
+    added up, so the counts are the whole table's.  ``held``: ``subtopics`` is in memory.
+    ``repeats=False``: the repeats are left to the greedy ideal's sorted rows (:func:`run_values`)."""
     nulls = pl.any_horizontal(pl.col(Q, column, ITEM, relevance).is_null())
     nonfinite = ~pl.col(relevance).cast(pl.Float64).is_finite()
     row = pl.struct(Q, column, ITEM)
@@ -112,7 +116,9 @@ def check_subtopics(subtopics: pl.LazyFrame, column: str, relevance: str,
         counts_of = [nulls.sum().alias("nulls"), nonfinite.sum().alias("nonfinite"),
                      (pl.col(relevance) < 0).sum().alias("negative")]
         # equal neighbours among the sorted hashes: 0.74 s at 18.6M rows, a distinct count 1.13 s
-        if held:  # two plans over memory, the counted rows filtered before they are hashed (a
+        if not repeats:
+            counts = {**rows.select(counts_of).collect(engine="streaming").row(0, named=True), "repeated": 0}
+        elif held:  # two plans over memory, the counted rows filtered before they are hashed (a
             # hash of every row, then filtered, cost 0.32 s at 18.6M judgments, against 0.17 s)
             found, repeated = pl.collect_all([
                 rows.select(counts_of), counted.select(_equal_neighbours(row.hash().sort()).alias("repeated"))],
@@ -162,9 +168,11 @@ def subtopic_code(frame: pl.DataFrame) -> pl.Expr:
     return pl.col(SUB).rank("dense").cast(pl.Int64) - 1
 
 
-def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None, query: str = Q) -> pl.DataFrame:
+def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None, query: str = Q,
+                repeated: Callable[[], None] | None = None) -> pl.DataFrame:
     """``query, POS, G``: ndeval's greedy ideal ranking of each query's relevant items, to
-    ``depth`` (``pairs``: ``query, SUB, ITEM``).
+    ``depth`` (``pairs``: ``query, SUB, ITEM``).  ``repeated`` is called (to raise) when a row
+    of ``pairs`` is there twice: neighbours in the rows sorted below, a check for free.
 
     At each rank, every unplaced item scores the sum of the gains its subtopics still carry
     (1, times 1 - alpha per placed item relevant to it, multiplied rank by rank and summed in
@@ -201,6 +209,8 @@ def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None, query: str
     )
     query_ids = rows[query].filter(rows.select(new_query).to_series())
     q, pair, sub = (codes[c].to_numpy() for c in ("q", "p", "s"))
+    if repeated is not None and bool(((pair[1:] == pair[:-1]) & (sub[1:] == sub[:-1])).any()):
+        repeated()
     subs = int(sub.max()) + 1
     group = q * subs + sub
     if len(query_ids) * subs > 4 * len(group) + 1024:  # sparse subtopic codes: compact the ids
@@ -467,7 +477,7 @@ def _key(spec: Any) -> tuple[Any, ...]:
 def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], outputs: Sequence[tuple[str, Any]],
                relevance: str, ranks: int | None = None, checked: bool = False,
                repeats: Any = None, repeat_depth: int | None = None,
-               groups: pl.DataFrame | None = None) -> pl.LazyFrame:
+               groups: pl.DataFrame | None = None, check_repeats: bool = False) -> pl.LazyFrame:
     """The keys and one column per ``(label, spec)``: every spec shares ``alpha``, ``rel``,
     ``judged_only`` and its judgments.  ``run``: keys, ``ITEM``, ``RANK`` (1, 2, ... per list);
     ``subtopics``: ``Q``, the spec's subtopic column, ``ITEM``, ``relevance``.
@@ -481,6 +491,8 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     rows to rank ``repeat_depth`` are counted and handed to it (:func:`_count_repeats`).
     ``groups``: the distinct values of the keys but the query among the rankings evaluated
     (None: the run's), which give each ranking its code (:func:`ranking_codes`).
+    ``check_repeats``: a (query, subtopic, item) read twice is refused here (:func:`check_subtopics`
+    when the greedy ideal's sorted rows show one), before the run's repeats.
 
     The run's rows relevant to a subtopic are joined once and sorted (:func:`_ranked_rows`);
     every sum is then a left fold over consecutive rows in rank order (:func:`segment_sums`:
@@ -528,13 +540,17 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     # |S|, the query's subtopics with a relevant item
     size_job = beside.submit(lambda: pairs_df.group_by(QC).agg(pl.col(SUBC).n_unique().cast(pl.Float64).alias("__S")))
     ideal_job = None
-    if kinds & {"ndcg", "nerr", "nnrbp"}:
+    if kinds & IDEAL_KINDS:
         depth: int | None = max((spec.k or 0 for _, spec in outputs if spec.KIND in ("ndcg", "nerr")), default=0)
         if "nnrbp" in kinds:  # its depth bound reads the largest |S|
             most = size_job.result().get_column("__S").max() if pairs_df.height else 1
             deep = [nrbp_depth(spec.params["beta"], int(most or 1)) for _, spec in outputs if spec.KIND == "nnrbp"]
             depth = None if None in deep else max([depth or 0, *[d for d in deep if d is not None]])
-        ideal_job = beside.submit(ideal_gains, pairs_df, alpha, depth, QC)
+        refuse = None
+        if check_repeats:
+            def refuse() -> None:
+                check_subtopics(subtopics, column, relevance, read=relevant_expr(relevance, rel))
+        ideal_job = beside.submit(ideal_gains, pairs_df, alpha, depth, QC, refuse)
     beside.shutdown(wait=False)  # the jobs run to their end
     # the rows by ranking, rank and (ndeval's command) subtopic or (otherwise) descending count
     rows, by_sub, new_sub, by_gain = _ranked_rows(joined, by_count=ranks is None)
@@ -556,6 +572,8 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     new_rank = run_starts(lists_at, rank)
     heads = _heads(lists_at[new_list], keys, groups, queries)
     if repeats is not None:
+        if ideal_job is not None:  # a repeated judgment is refused first
+            ideal_job.result()
         _count_repeats(by_gain.filter(pl.Series(new_rank)), heads.select(LIST, *keys), repeat_depth, repeats)
     gains = by_gain.filter(pl.Series(new_rank)).select(LIST, RANK).with_columns(
         pl.Series(G, segment_sums(new_rank, terms)))
@@ -673,8 +691,12 @@ def polars_values(outputs: Sequence[tuple[str, Any]], frames: Any) -> pl.LazyFra
         # the checks and the relevant pairs read the table: once, into memory when it is small
         given = frames.source(spec, "subtopics")
         source = _in_memory(given)
-        table = _subtopic_table(source, spec, frames.columns, ranges, strict=frames.checks == "strict",
-                                held=source is not given)
+        # the repeats among the judgments read: seen in the greedy ideal's sorted rows, where
+        # there is one and one range (a hash and sort of their own cost 0.17 s at 3.1M of them)
+        strict = frames.checks == "strict"
+        in_ideal = len(ranges) == 1 and not strict and any(s.KIND in IDEAL_KINDS for _, s in same)
+        table = _subtopic_table(source, spec, frames.columns, ranges, strict=strict, held=source is not given,
+                                repeats=not in_ideal)
         key = id(spec.sources.get("subtopics"))
         if frames.qrels is None and key not in warned:
             # no qrels: the universe is the run's queries (with qrels, bind_subtopics compares them)
@@ -683,7 +705,7 @@ def polars_values(outputs: Sequence[tuple[str, Any]], frames: Any) -> pl.LazyFra
                           table.select(Q).unique().collect())
         by = [k for k in frames.keys if k != Q]
         counted = {"repeats": frames.repeats, "repeat_depth": frames.repeat_depth,
-                   "groups": frames.universe.select(by).unique() if by else None}
+                   "groups": frames.universe.select(by).unique() if by else None, "check_repeats": in_ideal}
         if len(ranges) == 1:
             parts.append(run_values(frames.run, table, frames.keys, same, "__rp_relevance", checked=True, **counted))
             continue
@@ -722,10 +744,10 @@ def _check_types(schema: Any, column: str, relevance: str) -> None:
 
 def _subtopic_table(source: pl.LazyFrame, spec: Any, columns: Any,
                     ranges: Sequence[pl.Expr | None] = (None,), strict: bool = False,
-                    held: bool = False) -> pl.LazyFrame:
+                    held: bool = False, repeats: bool = True) -> pl.LazyFrame:
     """``Q, subtopic, ITEM, __rp_relevance`` from a subtopic table (query / item already renamed),
     checked (:func:`check_subtopics`: repeats among the judgments ``spec`` reads, among all of
-    them when ``strict``)."""
+    them when ``strict``; ``repeats=False``: left to :func:`run_values`)."""
     column = spec.params["subtopic"]
     names = source.collect_schema().names()
     for need, what in ((Q, columns.query), (column, column), (ITEM, columns.item), (columns.relevance, columns.relevance)):
@@ -734,7 +756,8 @@ def _subtopic_table(source: pl.LazyFrame, spec: Any, columns: Any,
                                   f"(columns: {', '.join(n for n in names if not n.startswith('__rp'))})")
     _check_types(source.collect_schema(), column, columns.relevance)
     read = None if strict else relevant_expr(columns.relevance, spec.params["rel"])
-    check_subtopics(source.select(Q, column, ITEM, columns.relevance), column, columns.relevance, ranges, read, held)
+    check_subtopics(source.select(Q, column, ITEM, columns.relevance), column, columns.relevance, ranges, read, held,
+                    repeats)
     return source.select(Q, column, ITEM, pl.col(columns.relevance).alias("__rp_relevance"))
 
 
@@ -959,7 +982,7 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any, part
         f" GROUP BY {keylist}, {rank})",
     ]
     recursive = False
-    if kinds & {"ndcg", "nerr", "nnrbp"}:
+    if kinds & IDEAL_KINDS:
         depth: int | None = max((spec.k or 0 for _, spec in outputs if spec.KIND in ("ndcg", "nerr")), default=0)
         if "nnrbp" in kinds:
             # the depth bound for any query of up to a million subtopics (no round trip; the
