@@ -199,7 +199,8 @@ def evaluate(
     plan_outputs, families = split_outputs(outputs)
     # subtopic judgments given as qrels: the diversity specs read them (issue 18)
     qrels, families = bind_subtopics(qrels, families, query, item, relevance, grades_needed=bool(plan_outputs),
-                                     in_memory=engine == "polars", strict=checks == "strict")
+                                     in_memory=engine == "polars", strict=checks == "strict",
+                                     prefilter=engine in ("polars", "duckdb"))
     if families and per_query:
         catalog = next((label for label, spec in families if spec.AGGREGATE == "catalog"), None)
         if catalog is not None:

@@ -1,8 +1,8 @@
 """Subtopic judgments given as a Parquet path to a call of diversity measures alone.
 
-The Polars engine then reads only the rows the measures read and the rows a check refuses,
-and the file's distinct queries (``diversity._read_relevant``), where a DataFrame, DuckDB and
-``checks="strict"`` read the whole table.  Whatever the judgments hold (nulls in any column,
+The Polars and DuckDB engines then read only the rows the measures read and the rows a check
+refuses, and the file's distinct queries (``diversity._read_relevant``), where a DataFrame, Spark
+and ``checks="strict"`` read the whole table.  Whatever the judgments hold (nulls in any column,
 NaN, infinite or negative grades, repeats read or unread, no relevant row at all), the path
 must give what the DataFrame gives: the same values to the last bit, or the same error.
 """
@@ -69,12 +69,13 @@ RUN = pl.DataFrame([(m, f"q{i}", f"d{(j * (i + 2) + (m == 'b')) % 7}", j + 1)
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
           phases=[Phase.explicit, Phase.generate])
-@given(rows=judgments(), names=st.sampled_from(NAMES))
-def test_a_path_gives_what_the_frame_gives(rows: list[tuple[Any, ...]], names: list[str], tmp_path: Path) -> None:
+@given(rows=judgments(), names=st.sampled_from(NAMES), engine=st.sampled_from(["polars", "duckdb"]))
+def test_a_path_gives_what_the_frame_gives(rows: list[tuple[Any, ...]], names: list[str], engine: str,
+                                           tmp_path: Path) -> None:
     frame = pl.DataFrame(rows, orient="row", schema=SCHEMA)
     path = tmp_path / "subtopics.parquet"
     frame.write_parquet(path)
-    _same(_outcome(RUN, str(path), names, "polars"), _outcome(RUN, frame, names, "polars"))
+    _same(_outcome(RUN, str(path), names, engine), _outcome(RUN, frame, names, engine))
 
 
 @pytest.mark.parametrize("row, message", [

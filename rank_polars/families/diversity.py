@@ -1084,7 +1084,8 @@ def reads_qrels_subtopics(spec: Any) -> bool:
 
 def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, item: str,
                    relevance: str, grades_needed: bool = True,
-                   in_memory: bool = False, strict: bool = False) -> tuple[Any, list[tuple[str, Any]]]:
+                   in_memory: bool = False, strict: bool = False,
+                   prefilter: bool = False) -> tuple[Any, list[tuple[str, Any]]]:
     """``evaluate(run, ["alpha_ndcg@20"], qrels=subtopic_judgments)``: the diversity specs that
     carry no ``subtopics=`` table read these qrels (a frame with the subtopic column, or a
     file in ndeval's format), and the plan's other measures see one judgment per (query,
@@ -1097,8 +1098,9 @@ def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, 
     every (query, item) was the largest part of ``alpha_ndcg@20``'s cost at 20M rows.
 
     ``in_memory`` (the Polars engine): the judged queries of a file of at most
-    :data:`JUDGMENT_ROWS` rows are computed from one read of it, here; a call of diversity
-    measures alone reads only the rows they need (:func:`_read_relevant`), unless ``strict``
+    :data:`JUDGMENT_ROWS` rows are computed from one read of it, here.  ``prefilter`` (the
+    Polars and DuckDB engines, which take frames in memory): a call of diversity measures alone
+    reads only the rows they need from a file (:func:`_read_relevant`), unless ``strict``
     (``checks="strict"``: repeats are looked for among every row)."""
     import os
 
@@ -1162,7 +1164,7 @@ def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, 
     # checks and pairs (a read each: +0.35 s at 18.6M judgments)
     path = isinstance(qrels, (str, os.PathLike))
     alone = not grades_needed and all(spec in wanting for _, spec in families)
-    if path and in_memory and alone and not strict:
+    if path and prefilter and alone and not strict:
         read = _read_relevant(frame, wanting, query, item, relevance)
         if read is not None:
             kept, judged = read
