@@ -10,6 +10,7 @@ must give what the DataFrame gives: the same values to the last bit, or the same
 from __future__ import annotations
 
 import math
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,7 @@ RUN = pl.DataFrame([(m, f"q{i}", f"d{(j * (i + 2) + (m == 'b')) % 7}", j + 1)
 def test_a_path_gives_what_the_frame_gives(rows: list[tuple[Any, ...]], names: list[str], engine: str,
                                            tmp_path: Path) -> None:
     frame = pl.DataFrame(rows, orient="row", schema=SCHEMA)
-    path = tmp_path / "subtopics.parquet"
+    path = tmp_path / f"subtopics-{uuid.uuid4().hex}.parquet"  # one file per example (tmp_path is shared)
     frame.write_parquet(path)
     _same(_outcome(RUN, str(path), names, engine), _outcome(RUN, frame, names, engine))
 

@@ -1213,14 +1213,20 @@ def _read_relevant(frame: pl.LazyFrame, specs: Sequence[Any], query: str, item: 
         engine="streaming", optimizations=no_cache)
     kept = pl.concat([graded, null_ids])
     refused = null_id | (~grade.cast(pl.Float64).is_finite() | (grade < 0)).fill_null(True)
-    good = kept.filter(~refused)
+    # no refused row, the usual case, is told by the columns' null counts (kept in the arrays)
+    # and two aggregates, not a predicate per row (0.07 s at 3.1M rows, and a filter 0.06 s)
+    any_refused = any(kept.get_column(c).null_count() for c in columns) or bool(
+        kept.select((~grade.cast(pl.Float64).is_finite()).any() | (grade.min() < 0)).item())
+    good = kept.filter(~refused) if any_refused else kept
     if not good.height:
         return None
     stand_in = good.select(pl.col(item).first(), grade.max())
-    # the rows judged_queries hands the engine as they are (a negative grade is the family's to refuse)
-    engine_refuses = (pl.any_horizontal(pl.col(query, item, relevance).is_null())
-                      | (~grade.cast(pl.Float64).is_finite()).fill_null(True))
-    judged = pl.concat([queries.join(stand_in, how="cross"), kept.filter(engine_refuses).select(query, item, relevance)])
+    judged = queries.join(stand_in, how="cross")
+    if any_refused:
+        # the rows judged_queries hands the engine as they are (a negative grade is the family's to refuse)
+        engine_refuses = (pl.any_horizontal(pl.col(query, item, relevance).is_null())
+                          | (~grade.cast(pl.Float64).is_finite()).fill_null(True))
+        judged = pl.concat([judged, kept.filter(engine_refuses).select(query, item, relevance)])
     return kept.lazy(), judged.lazy()
 
 
