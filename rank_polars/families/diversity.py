@@ -539,7 +539,13 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rank_polars_diversity")
 
     def sizes() -> pl.DataFrame:  # |S|, the query's subtopics with a relevant item
-        return pairs_df.group_by(QC).agg(pl.col(SUBC).n_unique().cast(pl.Float64).alias("__S"))
+        # the distinct (query, subtopic) codes as one word each, counted per query (a group-by's
+        # distinct count cost 0.15 s at 3.1M pairs, the words 0.075 s)
+        width = int(pairs_df.get_column(SUBC).max() or 0) + 1
+        words = pairs_df.select((pl.col(QC).cast(pl.UInt64) * width + pl.col(SUBC).cast(pl.UInt64)).unique())
+        counts = np.bincount((words.to_series().to_numpy() // np.uint64(width)).astype(np.int64), minlength=queries.height)
+        return pl.DataFrame({QC: pl.Series(np.arange(queries.height)).cast(queries.schema[QC]),
+                             "__S": counts.astype(np.float64)})
 
     # the ideal first, the longer job, which the steps below wait for (|S| first cost it 0.28 s)
     size_job = beside.submit(sizes) if "nnrbp" in kinds else None
