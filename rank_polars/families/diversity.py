@@ -443,9 +443,15 @@ def _count_repeats(shown: pl.DataFrame, heads: pl.DataFrame, depth: int | None, 
     rows); distinct hashes of (ranking, item) prove there is none."""
     from ..engines.base import REPEATS
 
+    import numpy as np
+
     if depth is not None:
         shown = shown.filter(pl.col(RANK) <= depth)
-    if shown.select(pl.struct(LIST, ITEMH).hash().n_unique()).item() == shown.height:
+    # a word that is a function of (ranking, item hash): distinct words prove distinct pairs (a
+    # hash of the two as a struct cost twice as much)
+    with np.errstate(over="ignore"):
+        words = shown.get_column(LIST).to_numpy() * np.uint64(0x9E3779B97F4A7C15) ^ shown.get_column(ITEMH).to_numpy()
+    if pl.Series(words).n_unique() == shown.height:
         return
     found = (shown.group_by(LIST, ITEMH).agg((pl.len() - 1).alias(REPEATS)).filter(pl.col(REPEATS) > 0)
              .group_by(LIST).agg(pl.col(REPEATS).sum()))
