@@ -171,7 +171,7 @@ def test_packed_sorts_give_way_to_repeated_ranks(by_count: bool) -> None:
     rows = pl.DataFrame({dv.LIST: [0] * 5 + [1] * 2, dv.RANK: [1, 1, 1, 2, 2, 1, 2],
                          dv.SUBC: [0, 0, 0, 0, 1, 1, 1]}, schema_overrides={dv.LIST: pl.UInt64})
     assert dv._packed_ranked_rows(rows, by_count) is None
-    out, order, new, ranked = dv._ranked_rows(rows, by_count)
+    out, _, new, ranked = dv._ranked_rows(rows, by_count)
     assert sorted(out.get_column(dv.C).to_list()) == [0, 0, 0, 1, 1, 2, 3]
     assert int(new.sum()) == 3  # (0, 0), (0, 1), (1, 1)
     listed = ranked.select(dv.LIST, dv.RANK).rows()

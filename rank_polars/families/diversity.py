@@ -440,10 +440,10 @@ def _count_repeats(shown: pl.DataFrame, heads: pl.DataFrame, depth: int | None, 
     ``ITEMH``) to rank ``depth``; ``heads``: each ``LIST``'s keys.  Only the rows relevant to a
     subtopic are read, so only their repeats change a value, as the plan's contributing rows
     (the distinct count of items over every row cost ~0.8 s of ``alpha_ndcg@20``'s ~8 s at 20M
-    rows); distinct hashes of (ranking, item) prove there is none."""
-    from ..engines.base import REPEATS
-
+    rows); distinct words of (ranking, item hash) prove there is none."""
     import numpy as np
+
+    from ..engines.base import REPEATS
 
     if depth is not None:
         shown = shown.filter(pl.col(RANK) <= depth)
