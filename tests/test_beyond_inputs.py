@@ -142,6 +142,8 @@ def test_cooccurrence_serendipity_by_pairs_equals_the_profiles(monkeypatch: pyte
     if size is not None:
         monkeypatch.setattr(beyond_polars, "PAIR_CHUNK", size)
         assert run(specs, "polars", per_query=True).rows() == whole.rows()
+        monkeypatch.setattr(beyond_polars, "DOTS_CHUNK", size)
+        assert run(specs, "polars", per_query=True).rows() == whole.rows()
 
 
 def test_cooccurrence_pairs_against_a_dense_product() -> None:

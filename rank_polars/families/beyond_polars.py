@@ -538,14 +538,16 @@ def _segment_pairs(starts: Any, sizes: Any, values: Any) -> tuple[Any, Any, Any]
     return tuple(np.concatenate(column) for column in zip(*blocks))  # type: ignore[return-value]
 
 
-def _chunks(pairs: Any) -> list[tuple[int, int]]:
-    """Runs ``[lo, hi)`` of consecutive segments holding about :data:`PAIR_CHUNK` pairs each."""
+def _chunks(pairs: Any, size: int | None = None) -> list[tuple[int, int]]:
+    """Runs ``[lo, hi)`` of consecutive segments holding about ``size`` (:data:`PAIR_CHUNK`)
+    pairs each."""
     import numpy as np
 
+    size = PAIR_CHUNK if size is None else size
     ends, out, first = np.cumsum(pairs), [], 0
     while first < len(pairs):
         done = int(ends[first - 1]) if first else 0
-        last = max(first + 1, int(np.searchsorted(ends, done + PAIR_CHUNK, side="right")))
+        last = max(first + 1, int(np.searchsorted(ends, done + size, side="right")))
         out.append((first, last))
         first = last
     return out
@@ -684,6 +686,12 @@ def ils(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
 #: k=10): 2.3 GiB (80 s).  At 20M shown rows: one pass 8.3 s, 2.8 GiB; 8 ranges 9.3 s, 2.0 GiB.
 SERENDIPITY_CELLS = 1 << 24
 
+#: The (shown item, history item) pairs :func:`cooccurrence_dots` holds at once, with their
+#: keys, counts and similarities: 200k lists of 10 over a 5M-row history (50M pairs) held 3.3
+#: GiB in chunks of 2^24, 1.8 GiB in chunks of 2^22, within ``evaluate``'s 2 GiB (24 -> 28 s:
+#: each chunk makes the history's pairs again).
+DOTS_CHUNK = 1 << 22
+
 
 def cooccurrence_dots(label: str, spec: Beyond, ctx: Ctx, top: pl.LazyFrame, history: pl.LazyFrame) -> pl.LazyFrame:
     """``Q, ITEM, __rp_dot``: each shown item's co-occurrence cosine with its user's history
@@ -692,7 +700,7 @@ def cooccurrence_dots(label: str, spec: Beyond, ctx: Ctx, top: pl.LazyFrame, his
     each user's shown items times history items, and the history's pairs of those items; the
     profile dot product over the history's users (each shown item joined to its history rows)
     grew as lists x users: 4.1 s and 3.0 GiB at 20k lists of 10 over a 0.5M-row history.  A
-    chunk of :data:`PAIR_CHUNK` (shown item, history item) pairs at a time."""
+    chunk of :data:`DOTS_CHUNK` (shown item, history item) pairs at a time."""
     import numpy as np
 
     idx, h = "__rp_idx", "__rp_h"
@@ -710,7 +718,7 @@ def cooccurrence_dots(label: str, spec: Beyond, ctx: Ctx, top: pl.LazyFrame, his
     per_row = (shown.select(Q).join(past.group_by(Q).len(), on=Q, how="left", maintain_order="left")
                .get_column("len").fill_null(0).to_numpy())
     out = []
-    for lo, hi in _chunks(per_row):
+    for lo, hi in _chunks(per_row, DOTS_CHUNK):
         rows = shown.slice(lo, hi - lo).join(past, on=Q)
         x, y = rows[idx].to_numpy(), rows[h].to_numpy()
         low, high = np.minimum(x, y), np.maximum(x, y)
