@@ -68,7 +68,7 @@ RUN = pl.DataFrame([(m, f"q{i}", f"d{(j * (i + 2) + (m == 'b')) % 7}", j + 1)
                    schema={"model": pl.String, "query": pl.String, "item": pl.String, "position": pl.Int64})
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck),
           phases=[Phase.explicit, Phase.generate])
 @given(rows=judgments(), names=st.sampled_from(NAMES), engine=st.sampled_from(["polars", "duckdb"]))
 def test_a_path_gives_what_the_frame_gives(rows: list[tuple[Any, ...]], names: list[str], engine: str,
