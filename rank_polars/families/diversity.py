@@ -495,8 +495,8 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
     ``checked``: the judgments have passed :func:`check_subtopics` (no repeated row).
     ``repeats`` (``FamilyFrames.repeats``): given, the items repeated among the run's relevant
     rows to rank ``repeat_depth`` are counted and handed to it (:func:`_count_repeats`).
-    ``groups``: the distinct values of the keys but the query among the rankings evaluated
-    (None: the run's), which give each ranking its code (:func:`ranking_codes`).
+    ``groups``: the distinct values of the keys but the query (only those columns) among the
+    rankings evaluated (None: the run's), which give each ranking its code (:func:`ranking_codes`).
     ``check_repeats``: a (query, subtopic, item) read twice is refused here (:func:`check_subtopics`
     when the greedy ideal's sorted rows show one), before the run's repeats.
 
@@ -523,8 +523,7 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
                 .with_columns(subtopic_code(pairs_df).alias(SUBC)))
     by = [k for k in keys if k != Q]
     if by:
-        groups = (groups if groups is not None else run.select(by).unique().collect()).select(by).unique()
-        groups = groups.with_row_index(GC)
+        groups = (groups if groups is not None else run.select(by).unique().collect()).with_row_index(GC)
     else:
         groups = None
     kinds = {spec.KIND for _, spec in outputs}
@@ -1195,7 +1194,7 @@ def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, 
 def _read_relevant(frame: pl.LazyFrame, specs: Sequence[Any], query: str, item: str,
                    relevance: str) -> tuple[pl.LazyFrame, pl.LazyFrame] | None:
     """A call of diversity measures alone, over a judgments file: the rows they read, and the
-    judged queries, from two passes over the file run together, in place of holding the whole
+    judged queries, from three passes over the file run together, in place of holding the whole
     table (18.6M judgments: 0.47 GiB, and 0.6 s to read, count and check; 3.1M of them are
     relevant).
 
@@ -1217,14 +1216,15 @@ def _read_relevant(frame: pl.LazyFrame, specs: Sequence[Any], query: str, item: 
     # the grade's predicate and the ids' are two filters: the Parquet reader decodes the other
     # columns only for the rows the grade's keeps, and skips every row group whose statistics
     # hold no null id (one predicate over both decoded every item id: 0.51 -> 0.37 s)
-    by_grade = reads | (~grade.cast(pl.Float64).is_finite() | (grade < 0)).fill_null(True)
+    bad_grade = (~grade.cast(pl.Float64).is_finite() | (grade < 0)).fill_null(True)
+    by_grade = reads | bad_grade
     null_id = pl.any_horizontal(pl.col(columns).is_null())
     no_cache = pl.QueryOptFlags(comm_subplan_elim=False)
     graded, null_ids, queries = pl.collect_all(
         [frame.filter(by_grade), frame.filter(null_id & ~by_grade), frame.select(pl.col(query).drop_nulls().unique())],
         engine="streaming", optimizations=no_cache)
     kept = pl.concat([graded, null_ids])
-    refused = null_id | (~grade.cast(pl.Float64).is_finite() | (grade < 0)).fill_null(True)
+    refused = null_id | bad_grade
     # no refused row, the usual case, is told by the columns' null counts (kept in the arrays)
     # and two aggregates, not a predicate per row (0.07 s at 3.1M rows, and a filter 0.06 s)
     any_refused = any(kept.get_column(c).null_count() for c in columns) or bool(
@@ -1234,11 +1234,8 @@ def _read_relevant(frame: pl.LazyFrame, specs: Sequence[Any], query: str, item: 
         return None
     stand_in = good.select(pl.col(item).first(), grade.max())
     judged = queries.join(stand_in, how="cross")
-    if any_refused:
-        # the rows judged_queries hands the engine as they are (a negative grade is the family's to refuse)
-        engine_refuses = (pl.any_horizontal(pl.col(query, item, relevance).is_null())
-                          | (~grade.cast(pl.Float64).is_finite()).fill_null(True))
-        judged = pl.concat([judged, kept.filter(engine_refuses).select(query, item, relevance)])
+    if any_refused:  # (a negative grade is the family's to refuse, not the engine's)
+        judged = pl.concat([judged, kept.filter(_engine_refuses(query, item, relevance)).select(query, item, relevance)])
     return kept.lazy(), judged.lazy()
 
 
@@ -1255,11 +1252,18 @@ def judged_queries(frame: pl.LazyFrame, query: str, item: str, relevance: str) -
     [('a', 2), ('b', 2)]
     """
     grade = pl.col(relevance)
-    bad = (pl.col(query).is_null() | pl.col(item).is_null() | grade.is_null()
-           | ~grade.cast(pl.Float64, strict=False).is_finite().fill_null(True))
+    bad = _engine_refuses(query, item, relevance)
     good = frame.filter(~bad)
     kept = good.select(pl.col(query).unique()).join(good.select(pl.col(item).first(), grade.max()), how="cross")
     return pl.concat([kept, frame.filter(bad).select(query, item, relevance)])
+
+
+def _engine_refuses(query: str, item: str, relevance: str) -> pl.Expr:
+    """A judgment the engine's checks refuse (``validate.check_qrels``): a null query, item or
+    grade, a NaN or infinite grade."""
+    grade = pl.col(relevance)
+    return (pl.any_horizontal(pl.col(query, item, relevance).is_null())
+            | (~grade.cast(pl.Float64, strict=False).is_finite()).fill_null(True))
 
 
 __all__ = ["SQL_RANGE_ROWS", "bind_subtopics", "run_starts", "segment_sums", "check_subtopics", "judged_queries", "reads_qrels_subtopics", "ideal_gains", "ideal_ideal", "ideal_sql",
