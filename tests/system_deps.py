@@ -71,20 +71,17 @@ def _one_installer() -> Iterator[None]:
 
 def ensure(command: str) -> str:
     """Path of ``command``, installing its Debian package first if needed (one line per package)."""
-    found = shutil.which(command)
-    if found:
-        return found
     package = PACKAGES[command]
-    if shutil.which("apt-get") is None or os.geteuid() != 0:
-        raise RuntimeError(
-            f"{command!r} is needed by this test: install the Debian package {package!r} "
-            "(CI's .ci/run does it as root)"
-        )
     why = REASONS.get(command) or f"asked for by {os.environ.get('PYTEST_CURRENT_TEST', 'a test')}"
-    with _one_installer():
+    with _one_installer():  # looked for under the lock, as in ensure_reference: no half an install
         found = shutil.which(command)
         if found:
             return found
+        if shutil.which("apt-get") is None or os.geteuid() != 0:
+            raise RuntimeError(
+                f"{command!r} is needed by this test: install the Debian package {package!r} "
+                "(CI's .ci/run does it as root)"
+            )
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
         planned = _planned(package, env)
@@ -101,9 +98,12 @@ def ensure(command: str) -> str:
 
 
 def ensure_reference(module: str, requirement: str, why: str, *pip_flags: str) -> None:
-    """Make ``module`` importable, installing ``requirement`` with ``pip --no-deps`` if needed."""
-    if importlib.util.find_spec(module) is not None:
-        return
+    """Make ``module`` importable, installing ``requirement`` with ``pip --no-deps`` if needed.
+
+    The lock is taken before looking, not only before installing: a package is found as soon as
+    pip has written its ``__init__.py``, while its other files are still to come, so a caller
+    that looked without the lock could import half an install (CI once failed on ``obp.utils``).
+    """
     with _one_installer():
         importlib.invalidate_caches()  # another worker may have installed it while this one waited
         if importlib.util.find_spec(module) is not None:

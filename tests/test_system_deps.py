@@ -1,12 +1,15 @@
 """tests/system_deps.py: references installed once, whichever workers ask at the same time.
 
 Two xdist workers once both found obp missing and ran pip together; the one importing while the
-other's pip rewrote the files failed (hypothesis then reported a flaky test).  Installs now take
-a lock and look again once they hold it.
+other's pip rewrote the files failed (hypothesis then reported a flaky test).  Installs then took
+a lock and looked again once they held it; but a caller that looked before taking the lock could
+still find a package pip had half written (CI, session 32: No module named 'obp.utils').  Every
+caller now looks only while holding the lock.
 """
 
 from __future__ import annotations
 
+import importlib
 import threading
 import time
 import uuid
@@ -52,3 +55,41 @@ def test_workers_asking_at_once_install_a_reference_once(tmp_path: Path, monkeyp
     assert said == [f"tests/system_deps.py: pip install --no-deps --ignore-requires-python {module}==1.0 (a test)"]
     system_deps.ensure_reference(module, f"{module}==1.0", "a test")  # present now: nothing to do
     assert len(installs) == 1
+
+
+def test_a_caller_arriving_mid_install_waits_for_the_whole_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """pip writes a package file by file: once ``__init__.py`` is there the package is found, and
+    a caller that looked without the lock imported half of it (CI: No module named 'obp.utils')."""
+    package = f"rank_polars_fake_package_{uuid.uuid4().hex}"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(system_deps, "INSTALLED", [])
+    monkeypatch.setattr(system_deps, "say", lambda line: None)
+    half_written = threading.Event()
+
+    def fake_pip(args: list[str], **kwargs: Any) -> None:
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").write_text("")
+        half_written.set()
+        time.sleep(0.5)  # the second caller asks now
+        (tmp_path / package / "utils.py").write_text("VALUE = 1\n")
+
+    monkeypatch.setattr(system_deps.subprocess, "run", fake_pip)
+    imported: list[Any] = []
+    errors: list[BaseException] = []
+
+    def ask(then_import: bool) -> None:
+        try:
+            system_deps.ensure_reference(package, f"{package}==1.0", "a test")
+            if then_import:
+                imported.append(importlib.import_module(f"{package}.utils").VALUE)
+        except BaseException as error:  # noqa: BLE001 - reported below, in the test's thread
+            errors.append(error)
+
+    first = threading.Thread(target=ask, args=(False,))
+    first.start()
+    assert half_written.wait(10)
+    second = threading.Thread(target=ask, args=(True,))
+    second.start()
+    first.join()
+    second.join()
+    assert errors == [] and imported == [1]
