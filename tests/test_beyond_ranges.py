@@ -7,6 +7,7 @@ item in the first."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,14 @@ def _evaluate(d: dict[str, pl.DataFrame], engine: str, alone: bool = False) -> p
     return rp.evaluate(d["log"], specs, query="user", per_query=True, engine=engine).sort("user")
 
 
+def _close(reference: pl.DataFrame, got: pl.DataFrame, keys: list[str]) -> None:
+    """``got`` has ``reference``'s rows (``keys``) and values at 1e-12."""
+    assert reference.select(keys).equals(got.select(keys))
+    for column in reference.columns[len(keys):]:
+        for x, y in zip(reference[column].to_list(), got[column].to_list()):
+            assert (x is None and y is None) or math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-15), (column, x, y)
+
+
 def _statements(monkeypatch: pytest.MonkeyPatch, label: str = '"serendipity@5"') -> list[str]:
     """The family statements the DuckDB engine runs from now on (those naming ``label``)."""
     seen: list[str] = []
@@ -72,10 +81,7 @@ def test_ranges_of_users_give_the_one_statements_bits(monkeypatch: pytest.Monkey
     # the checks of the shown items (serendipity's and ILS's) and of the history items run
     # once, over every item, in the first statement
     assert [s.count("have no row in the features table") for s in split] == [3, 0, 0, 0, 0]
-    reference = _evaluate(d, "polars")
-    for column in reference.columns[1:]:
-        for x, y in zip(reference[column].to_list(), parts[column].to_list()):
-            assert (x is None and y is None) or math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-15), (column, x, y)
+    _close(_evaluate(d, "polars"), parts, ["user"])
 
     # a vector missing for an item of the last range only (ITEMS: no item has one), shown to
     # the last user or in its history: the message of the Polars engine
@@ -126,6 +132,21 @@ def test_polars_ranges_of_users_give_the_one_passs_bits(monkeypatch: pytest.Monk
         assert parts.equals(one), by  # the same bits, every list once
 
 
+def _in_ranges(monkeypatch: pytest.MonkeyPatch, run: Callable[[str], pl.DataFrame], label: str, budget: str,
+               value: int, statements: int) -> pl.DataFrame:
+    """DuckDB's values with ``beyond_sql.<budget>`` set to ``value``: ``statements`` statements
+    naming ``label`` (one before), whose rows are the one statement's, bit for bit."""
+    seen = _statements(monkeypatch, label)
+    one = run("duckdb")
+    assert len(seen) == 1
+    monkeypatch.setattr(beyond_sql, budget, value)
+    seen = _statements(monkeypatch, label)
+    parts = run("duckdb")
+    assert len(seen) == statements
+    assert parts.equals(one)
+    return parts
+
+
 def test_cooccurrence_ranges_of_users_give_the_one_statements_bits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Co-occurrence ILS past ``beyond_sql.COOCCURRENCE_PAIRS`` pairs of shown items: one
     statement per range of users (each keeps the history's pairs its own lists hold), the one
@@ -135,16 +156,32 @@ def test_cooccurrence_ranges_of_users_give_the_one_statements_bits(monkeypatch: 
     def run(engine: str) -> pl.DataFrame:
         return rp.evaluate(d["log"], specs, query="user", per_query=True, engine=engine).sort("user")
 
-    seen = _statements(monkeypatch, '"diversity(sim=cooccurrence)@5"')
-    one = run("duckdb")
-    assert len(seen) == 1
     # 120 lists of 5 in the top 5: 10 pairs each, 1,200 in all: four statements of ~300
-    monkeypatch.setattr(beyond_sql, "COOCCURRENCE_PAIRS", 300)
-    seen = _statements(monkeypatch, '"diversity(sim=cooccurrence)@5"')
-    parts = run("duckdb")
-    assert len(seen) == 4
-    assert parts.equals(one)
-    reference = run("polars")
-    for column in reference.columns[1:]:
-        for x, y in zip(reference[column].to_list(), parts[column].to_list()):
-            assert (x is None and y is None) or math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-15), (column, x, y)
+    parts = _in_ranges(monkeypatch, run, '"diversity(sim=cooccurrence)@5"', "COOCCURRENCE_PAIRS", 300, 4)
+    _close(run("polars"), parts, ["user"])
+
+
+def test_serendipity_by_cooccurrence_in_ranges_gives_the_one_statements_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Serendipity by co-occurrence past ``beyond_sql.DOTS_ROWS`` (shown item, history row)
+    pairs: one statement per range of users, the one statement's bits, and the Polars engine's
+    values (the same sums: pair counts over the whole history, each shown item's dot summed exactly).
+    The history leaves users out (no value) and misses shown items (a dot of 0); with ILS
+    beside it, grouped by model."""
+    d = _data()
+    rng = np.random.default_rng(5)
+    history = d["history"].filter(pl.col("user") % 7 != 3,  # users without history
+                                  pl.col("item") < ITEMS - 5)  # shown items the history never saw
+    log = pl.concat([d["log"].with_columns(model=pl.lit(m)) for m in ("a", "b")])
+    log = log.with_columns(pl.when(pl.col("model") == "b").then(pl.Series(rng.permutation(log.height) % ITEMS))
+                           .otherwise(pl.col("item")).alias("item")).unique(["model", "user", "item"], keep="first")
+    specs = [rp.serendipity(k=5, history=history, sim="cooccurrence"), rp.ils(k=4, history=history, sim="cooccurrence")]
+
+    def run(engine: str) -> pl.DataFrame:
+        return rp.evaluate(log, specs, query="user", by="model", per_query=True, engine=engine).sort("model", "user")
+
+    # per user and model about 5 shown rows x 4 history rows: ~4,000 pairs, four statements of ~1,000
+    parts = _in_ranges(monkeypatch, run, '"serendipity(sim=cooccurrence)@5"', "DOTS_ROWS", 1000, 4)
+    # (the engines round a term to Decimal(18, 16) each their own way: a few values 1 ulp apart)
+    _close(run("polars"), parts, ["model", "user"])
+    column = "serendipity(sim=cooccurrence)@5"
+    assert parts[column].null_count() > 0 and parts[column].drop_nulls().n_unique() > 50

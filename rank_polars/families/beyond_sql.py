@@ -438,6 +438,42 @@ def ils(label: str, spec: Beyond, ctx: Ctx) -> str:
     return checked(select, check, label, ctx.keys) if check else select
 
 
+def cooccurrence_dots(ctx: Ctx, spec: Beyond, top: str, history: str) -> str:
+    """``(Q, ITEM, dot)``: each shown item's co-occurrence cosine with its user's ``history``
+    rows, summed exactly: ``N_ih / (sqrt(pop_i) sqrt(pop_h))``, the pair counts ``N_ih = sum_q
+    c_iq c_hq`` over the whole history's users (an item with itself: ``sum_q c_iq^2``), made as
+    :func:`ils_cooccurrence` makes them: the pairs of each user's history items, kept where a
+    shown item and a history item of one user form the pair (the Polars engine's
+    ``beyond_polars.cooccurrence_dots``).  The cost is each user's shown items times history
+    rows, and the history's pairs; a user's profile over the history's users (each shown item
+    joined to its history rows) grew as lists x users: 24 s and 2 GiB at 20k lists of 10 over
+    a 0.5M-row history, out of memory at 200k.  Per range of users: :data:`DOTS_ROWS`."""
+    # items by integer code (ascending ids), a pair by one key: code_x * 2^31 + code_y (x < y).
+    # A key of both codes can only be matched once both sides of the history's self-join are
+    # there: with two conditions (x = a, y = b) DuckDB joined the pairs asked for to one side
+    # first (74M rows at 20k lists, where the self-join on the user gives 1.6M)
+    pair = "least({a}, {b}) * 2147483648 + greatest({a}, {b})"
+    ctes = {
+        "__rp_cells": f"SELECT {QQ} AS u, {I} AS i, CAST(count(*) AS DOUBLE) AS c FROM {ctx.history(spec)} GROUP BY {QQ}, {I}",
+        "__rp_items": ("SELECT i, sum(c) AS p, sum(c * c) AS o, row_number() OVER (ORDER BY i) AS code "
+                       "FROM __rp_cells GROUP BY i"),
+        # a shown item absent from the history has no similarity to anything (its dot: 0)
+        "__rp_rows": (f"SELECT s.{QQ} AS q, s.{I} AS i, x.code AS cx, y.code AS cy, x.o, x.p AS px, y.p AS py "
+                      f"FROM (SELECT DISTINCT {QQ}, {I} FROM {top} AS t) AS s JOIN {history} AS h ON s.{QQ} = h.{QQ} "
+                      f"JOIN __rp_items AS x ON x.i = s.{I} JOIN __rp_items AS y ON y.i = h.{I}"),
+        "__rp_kept": ("SELECT c.u, t.code, c.c FROM __rp_cells AS c JOIN __rp_items AS t ON c.i = t.i "
+                      "WHERE t.code IN (SELECT cx FROM __rp_rows UNION SELECT cy FROM __rp_rows)"),
+        # (integer counts: their sums are exact in any order)
+        "__rp_counts": (f"SELECT a.code * 2147483648 + b.code AS k, sum(a.c * b.c) AS n FROM __rp_kept AS a "
+                        f"JOIN __rp_kept AS b ON a.u = b.u AND a.code < b.code WHERE a.code * 2147483648 + b.code IN "
+                        f"(SELECT {pair.format(a='cx', b='cy')} FROM __rp_rows WHERE cx <> cy) GROUP BY 1"),
+    }
+    sim = "CASE WHEN r.cx = r.cy THEN r.o ELSE coalesce(k.n, 0.0) END / (sqrt(r.px) * sqrt(r.py))"
+    with_ = ", ".join(f"{name} AS ({body})" for name, body in ctes.items())
+    return (f"(WITH {with_} SELECT r.q AS {QQ}, r.i AS {I}, {exact_sum(ctx, sim)} AS dot FROM __rp_rows AS r "
+            f"LEFT JOIN __rp_counts AS k ON k.k = {pair.format(a='r.cx', b='r.cy')} GROUP BY r.q, r.i)")
+
+
 def serendipity(label: str, spec: Beyond, ctx: Ctx) -> str:
     top = ctx.labelled(ctx.top(spec))
     # the history of the users of the evaluated lists with rows (the universe's N_RET, as the
@@ -459,6 +495,10 @@ def serendipity(label: str, spec: Beyond, ctx: Ctx) -> str:
                 f"LEFT JOIN {profile} AS p ON t.{QQ} = p.{QQ})")
         hist_check = None if not ctx.first else check_missing(
             label, every, v.table, "features", "a history item's similarity is unknown (never taken as 0)")
+    elif spec.params["sim"] == "cooccurrence":
+        dots = cooccurrence_dots(ctx, spec, top, history)
+        rows = f"(SELECT t.*, d.dot FROM {top} AS t LEFT JOIN {dots} AS d ON t.{QQ} = d.{QQ} AND t.{I} = d.{I})"
+        hist_check = None
     else:
         profile = (f"(SELECT h.{QQ}, w.dim, {exact_sum(ctx, 'w.w')} AS p FROM {history} AS h JOIN {v.sparse} AS w "
                    f"ON h.{I} = w.{I} GROUP BY h.{QQ}, w.dim)")
@@ -502,6 +542,31 @@ SERENDIPITY_CELLS = 1 << 26
 COOCCURRENCE_PAIRS = 1 << 21
 
 
+#: The (shown item, history row) pairs of one user one statement holds when it computes
+#: serendipity by co-occurrence (:func:`cooccurrence_dots`; as the Polars engine's
+#: ``beyond_polars.DOTS_CHUNK``): past it the statement runs once per range of query ids, each
+#: making the history's pairs again (kept only where its users need them).  200k lists of 10
+#: over a 5M-row history (50M pairs): 12 statements of 2^22, 32.6 s, 1.9 GiB of process RSS;
+#: statements of 2^23 ran out of DuckDB's default 1.5 GiB.
+DOTS_ROWS = 1 << 22
+
+
+def _dots_rows(universe: Any, tables: FamilySql, checked_specs: dict[str, dict[str, Any]],
+               specs: list[Beyond]) -> Any:
+    """``Q, HELD``: per query, its lists' shown rows (to the deepest k) times its user's history
+    rows, the pairs :func:`cooccurrence_dots` holds for it (the histories of ``specs``, summed)."""
+    import polars as pl
+
+    ctx = Ctx(tables, checked_specs)
+    per_user = [tables.query(f"SELECT {QQ}, count(*) AS __rp_h FROM {ctx.history(spec)} GROUP BY {QQ}") for spec in specs]
+    counts = (pl.concat(per_user).group_by(Q).agg(pl.col("__rp_h").sum())
+              .with_columns(pl.col(Q).cast(universe.schema[Q])))
+    ks = [spec.k for spec in specs]
+    k = None if None in ks else max(k for k in ks if k is not None)
+    with_h = universe.join(counts, on=Q, how="left").with_columns(pl.col("__rp_h").fill_null(0))
+    return list_cells(with_h, k, lambda shown: shown * pl.col("__rp_h"))
+
+
 def ranges(outputs: Outputs, tables: FamilySql, checked_specs: dict[str, dict[str, Any]]) -> list[tuple[Any, Any]]:
     """The ``(lo, hi)`` bounds of ranges of query ids holding about :data:`SERENDIPITY_CELLS`
     shown components each (``polars_engine.query_bounds`` over ``tables.universe_frame``), when
@@ -513,7 +578,9 @@ def ranges(outputs: Outputs, tables: FamilySql, checked_specs: dict[str, dict[st
              and (info := checked_specs[label].get("features")) is not None and info.kind == "vector"]
     paired = [spec.k for _, spec in outputs if spec.NAME in ("ils", "diversity")  # type: ignore[attr-defined]
               and spec.params["sim"] == "cooccurrence"]
-    if tables.query is None or universe is None or not (dense or paired):
+    dotted = [spec for _, spec in outputs if spec.NAME == "serendipity"  # type: ignore[attr-defined]
+              and spec.params["sim"] == "cooccurrence"]
+    if tables.query is None or universe is None or not (dense or paired or dotted):
         return [(None, None)]
     from ..engines.polars_engine import query_bounds
 
@@ -527,6 +594,8 @@ def ranges(outputs: Outputs, tables: FamilySql, checked_specs: dict[str, dict[st
     if paired:
         pairs = list_cells(universe, deepest(paired), lambda shown: shown * (shown - 1) // 2)
         cuts.append(query_bounds(pairs, COOCCURRENCE_PAIRS))
+    if dotted:
+        cuts.append(query_bounds(_dots_rows(universe, tables, checked_specs, dotted), DOTS_ROWS))  # type: ignore[arg-type]
     return max(cuts, key=len)
 
 
