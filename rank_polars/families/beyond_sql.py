@@ -372,32 +372,63 @@ def vectors(label: str, spec: Beyond, ctx: Ctx, shown: str) -> tuple[Vectors, st
                             "its similarity is unknown (never taken as 0); give every shown item a vector or a category")
 
 
+#: a pair of item codes (x < y) as one key: one equality can only be tested once both sides of
+#: the history's self-join are there (with two, x = a and y = b, DuckDB joined the pairs asked
+#: for to one side first: 74M rows at 20k lists where the self-join on the user gives 1.6M)
+PAIR_KEY = "least({a}, {b}) * 2147483648 + greatest({a}, {b})"
+
+
+def _history_pairs(ctx: Ctx, spec: Beyond, between: dict[str, str], codes: str, keys: str) -> dict[str, str]:
+    """The CTEs of the history's pair counts: ``__rp_cells`` (u, i, c: a user's rows of an
+    item), ``__rp_items`` (i, p: popularity, o: sum of c^2, code: in the ids' order), the
+    caller's ``between`` (which read them), and ``__rp_counts`` (k: :data:`PAIR_KEY`, n = sum_u
+    c_xu c_yu): the pairs of each user's history items among ``codes`` (a SELECT of item codes),
+    kept where ``keys`` (a SELECT of pair keys) asks for them.  The counts are integers: exact in any order.  Each is read more than once,
+    so a WITH of their own computes each once (as nested subqueries, DuckDB grouped the
+    history's cells ten times over in one statement)."""
+    kept = ("SELECT c.u, t.code, c.c FROM __rp_cells AS c JOIN __rp_items AS t ON c.i = t.i "
+            f"WHERE t.code IN ({codes})")
+    return {
+        "__rp_cells": f"SELECT {QQ} AS u, {I} AS i, CAST(count(*) AS DOUBLE) AS c FROM {ctx.history(spec)} GROUP BY {QQ}, {I}",
+        "__rp_items": ("SELECT i, sum(c) AS p, sum(c * c) AS o, row_number() OVER (ORDER BY i) AS code "
+                       "FROM __rp_cells GROUP BY i"),
+        **between,
+        "__rp_kept": kept,
+        "__rp_counts": ("SELECT a.code * 2147483648 + b.code AS k, sum(a.c * b.c) AS n FROM __rp_kept AS a "
+                        "JOIN __rp_kept AS b ON a.u = b.u AND a.code < b.code "
+                        f"WHERE a.code * 2147483648 + b.code IN ({keys}) GROUP BY 1"),
+    }
+
+
+def _with(ctes: dict[str, str], select: str) -> str:
+    """``(WITH ctes select)``: a subquery with a WITH of its own."""
+    return f"(WITH {', '.join(f'{name} AS ({body})' for name, body in ctes.items())} {select})"
+
+
 def ils_cooccurrence(spec: Beyond, ctx: Ctx) -> str:
     """``(keys, n, diag, ss)`` of :func:`ils` by co-occurrence as recommenders computes it: each
     list's pairs of items, the count of each pair in the users' histories (the history's rows of
-    shown items joined to themselves on the user, kept where a list holds the pair) over
-    sqrt(pop_i) sqrt(pop_j), summed per list (exactly: :func:`exact_sum`) and doubled (``ss -
-    diag`` is the sum over ordered pairs; ``diag`` 0).  The cost grows with each user's shown
-    history items squared and the lists' pairs; a join of each list's items to their history rows
-    grows as lists x users (DuckDB ran out of its 1.5 GiB after 76 s on 200k lists of 10 over a
-    5M-row history; the Polars engine's :func:`~rank_polars.families.beyond_polars.cooccurrence_pairs`)."""
+    shown items joined to themselves on the user, kept where a list holds the pair:
+    :func:`_history_pairs`) over sqrt(pop_i) sqrt(pop_j), summed per list (exactly:
+    :func:`exact_sum`) and doubled (``ss - diag`` is the sum over ordered pairs; ``diag`` 0).  The
+    cost grows with each user's shown history items squared and the lists' pairs; a join of each
+    list's items to their history rows grows as lists x users (DuckDB ran out of its 1.5 GiB
+    after 76 s on 200k lists of 10 over a 5M-row history; the Polars engine's
+    :func:`~rank_polars.families.beyond_polars.cooccurrence_pairs`).  A shown item absent from the
+    history counts in n and pairs with nothing."""
     top = ctx.top(spec)
-    cells = f"(SELECT {QQ} AS u, {I} AS i, CAST(count(*) AS DOUBLE) AS c FROM {ctx.history(spec)} AS h GROUP BY {QQ}, {I})"
-    pop = f"(SELECT i, sum(c) AS p FROM {cells} AS c GROUP BY i)"
-    shown = f"(SELECT {ctx.cols('c', ['u', 'i', 'c'])} FROM {cells} AS c WHERE i IN (SELECT {I} FROM {top} AS t))"
-    pairs = (f"(SELECT {ctx.cols('a')}, a.{I} AS x, b.{I} AS y FROM {top} AS a JOIN {top} AS b "
-             f"ON {ctx.on('a', 'b')} AND a.{I} < b.{I})")
-    needed = f"(SELECT DISTINCT x, y FROM {pairs} AS l)"
-    # (integer counts: their sums are exact in any order)
-    counts = (f"(SELECT h1.i AS x, h2.i AS y, sum(h1.c * h2.c) AS n FROM {shown} AS h1 JOIN {shown} AS h2 "
-              f"ON h1.u = h2.u AND h1.i < h2.i JOIN {needed} AS d ON d.x = h1.i AND d.y = h2.i GROUP BY h1.i, h2.i)")
-    sim = "coalesce(k.n / (sqrt(px.p) * sqrt(py.p)), 0.0)"
-    sums = (f"(SELECT {ctx.cols('l')}, {exact_sum(ctx, sim)} AS s FROM {pairs} AS l "
-            f"LEFT JOIN {counts} AS k ON k.x = l.x AND k.y = l.y LEFT JOIN {pop} AS px ON px.i = l.x "
-            f"LEFT JOIN {pop} AS py ON py.i = l.y GROUP BY {ctx.cols('l')})")
-    base = f"(SELECT {ctx.cols('t')}, CAST(count(*) AS DOUBLE) AS n FROM {top} AS t GROUP BY {ctx.cols('t')})"
-    return (f"(SELECT {ctx.cols('b')}, b.n, 0.0 AS diag, 2.0 * coalesce(q.s, 0.0) AS ss FROM {base} AS b "
-            f"LEFT JOIN {sums} AS q ON {ctx.on('b', 'q')})")
+    lists = {
+        "__rp_top": f"SELECT {ctx.cols('t')}, t.{I}, x.code, x.p FROM {top} AS t LEFT JOIN __rp_items AS x ON x.i = t.{I}",
+        "__rp_pairs": (f"SELECT {ctx.cols('a')}, {PAIR_KEY.format(a='a.code', b='b.code')} AS k, a.p AS px, b.p AS py "
+                       f"FROM __rp_top AS a JOIN __rp_top AS b ON {ctx.on('a', 'b')} AND a.{I} < b.{I} "
+                       f"WHERE a.code IS NOT NULL AND b.code IS NOT NULL"),
+    }
+    ctes = _history_pairs(ctx, spec, lists, "SELECT code FROM __rp_top WHERE code IS NOT NULL", "SELECT k FROM __rp_pairs")
+    sums = (f"SELECT {ctx.cols('l')}, {exact_sum(ctx, 'coalesce(k.n, 0.0) / (sqrt(l.px) * sqrt(l.py))')} AS s "
+            f"FROM __rp_pairs AS l LEFT JOIN __rp_counts AS k ON k.k = l.k GROUP BY {ctx.cols('l')}")
+    base = f"SELECT {ctx.cols('t')}, CAST(count(*) AS DOUBLE) AS n FROM __rp_top AS t GROUP BY {ctx.cols('t')}"
+    return _with(ctes, f"SELECT {ctx.cols('b')}, b.n, 0.0 AS diag, 2.0 * coalesce(q.s, 0.0) AS ss FROM ({base}) AS b "
+                       f"LEFT JOIN ({sums}) AS q ON {ctx.on('b', 'q')}")
 
 
 def _vector_sums(ctx: Ctx, top: str, v: Vectors) -> str:
@@ -448,30 +479,15 @@ def cooccurrence_dots(ctx: Ctx, spec: Beyond, top: str, history: str) -> str:
     rows, and the history's pairs; a user's profile over the history's users (each shown item
     joined to its history rows) grew as lists x users: 24 s and 2 GiB at 20k lists of 10 over
     a 0.5M-row history, out of memory at 200k.  Per range of users: :data:`DOTS_ROWS`."""
-    # items by integer code (ascending ids), a pair by one key: code_x * 2^31 + code_y (x < y).
-    # A key of both codes can only be matched once both sides of the history's self-join are
-    # there: with two conditions (x = a, y = b) DuckDB joined the pairs asked for to one side
-    # first (74M rows at 20k lists, where the self-join on the user gives 1.6M)
-    pair = "least({a}, {b}) * 2147483648 + greatest({a}, {b})"
-    ctes = {
-        "__rp_cells": f"SELECT {QQ} AS u, {I} AS i, CAST(count(*) AS DOUBLE) AS c FROM {ctx.history(spec)} GROUP BY {QQ}, {I}",
-        "__rp_items": ("SELECT i, sum(c) AS p, sum(c * c) AS o, row_number() OVER (ORDER BY i) AS code "
-                       "FROM __rp_cells GROUP BY i"),
-        # a shown item absent from the history has no similarity to anything (its dot: 0)
-        "__rp_rows": (f"SELECT s.{QQ} AS q, s.{I} AS i, x.code AS cx, y.code AS cy, x.o, x.p AS px, y.p AS py "
-                      f"FROM (SELECT DISTINCT {QQ}, {I} FROM {top} AS t) AS s JOIN {history} AS h ON s.{QQ} = h.{QQ} "
-                      f"JOIN __rp_items AS x ON x.i = s.{I} JOIN __rp_items AS y ON y.i = h.{I}"),
-        "__rp_kept": ("SELECT c.u, t.code, c.c FROM __rp_cells AS c JOIN __rp_items AS t ON c.i = t.i "
-                      "WHERE t.code IN (SELECT cx FROM __rp_rows UNION SELECT cy FROM __rp_rows)"),
-        # (integer counts: their sums are exact in any order)
-        "__rp_counts": (f"SELECT a.code * 2147483648 + b.code AS k, sum(a.c * b.c) AS n FROM __rp_kept AS a "
-                        f"JOIN __rp_kept AS b ON a.u = b.u AND a.code < b.code WHERE a.code * 2147483648 + b.code IN "
-                        f"(SELECT {pair.format(a='cx', b='cy')} FROM __rp_rows WHERE cx <> cy) GROUP BY 1"),
-    }
+    # a shown item absent from the history has no similarity to anything (its dot: 0)
+    rows = (f"SELECT s.{QQ} AS q, s.{I} AS i, x.code AS cx, y.code AS cy, x.o, x.p AS px, y.p AS py "
+            f"FROM (SELECT DISTINCT {QQ}, {I} FROM {top} AS t) AS s JOIN {history} AS h ON s.{QQ} = h.{QQ} "
+            f"JOIN __rp_items AS x ON x.i = s.{I} JOIN __rp_items AS y ON y.i = h.{I}")
+    ctes = _history_pairs(ctx, spec, {"__rp_rows": rows}, "SELECT cx FROM __rp_rows UNION SELECT cy FROM __rp_rows",
+                          f"SELECT {PAIR_KEY.format(a='cx', b='cy')} FROM __rp_rows WHERE cx <> cy")
     sim = "CASE WHEN r.cx = r.cy THEN r.o ELSE coalesce(k.n, 0.0) END / (sqrt(r.px) * sqrt(r.py))"
-    with_ = ", ".join(f"{name} AS ({body})" for name, body in ctes.items())
-    return (f"(WITH {with_} SELECT r.q AS {QQ}, r.i AS {I}, {exact_sum(ctx, sim)} AS dot FROM __rp_rows AS r "
-            f"LEFT JOIN __rp_counts AS k ON k.k = {pair.format(a='r.cx', b='r.cy')} GROUP BY r.q, r.i)")
+    return _with(ctes, f"SELECT r.q AS {QQ}, r.i AS {I}, {exact_sum(ctx, sim)} AS dot FROM __rp_rows AS r "
+                       f"LEFT JOIN __rp_counts AS k ON k.k = {PAIR_KEY.format(a='r.cx', b='r.cy')} GROUP BY r.q, r.i")
 
 
 def serendipity(label: str, spec: Beyond, ctx: Ctx) -> str:
@@ -538,8 +554,9 @@ SERENDIPITY_CELLS = 1 << 26
 #: (:func:`ils_cooccurrence`): past it the statement runs once per range of query ids, each
 #: with the pairs of its lists alone (the history's pairs are made again in each: they are kept
 #: only where a list of the range holds them).  On 200k lists of 10 (9M pairs, a 5M-row
-#: history) one statement needed more than DuckDB's default 1.5 GiB.
-COOCCURRENCE_PAIRS = 1 << 21
+#: history), whole process: 2^21, 5 statements, 8.4 s and 1.33 GiB of RSS; 2^22: 6.4 s, 1.41
+#: GiB; 2^23 (2 statements): 6.0 s, 1.46 GiB; one statement: 5.4 s, 2.05 GiB.
+COOCCURRENCE_PAIRS = 1 << 23
 
 
 #: The (shown item, history row) pairs of one user one statement holds when it computes
