@@ -1,7 +1,8 @@
 """The beyond-accuracy measures in SQL (DuckDB dialect), the same formulas as
 :mod:`rank_polars.families.beyond_polars`: every value a set-based statement over the ranked
-run, the judgments and the spec's tables; similarities as sums over the list, never over
-pairs of items.  A shown item missing from the catalogue or the features stops the statement
+run, the judgments and the spec's tables; similarities of feature vectors and categories as
+sums over the list, never over pairs of items; co-occurrence from the pairs of each user's
+history items that a list (or a user's shown and history items) asks for.  A shown item missing from the catalogue or the features stops the statement
 with DuckDB's ``error()`` carrying the same message as the Polars engine (the engine turns it
 into a :class:`rank_polars.errors.DataError`).
 
