@@ -2,9 +2,10 @@
 :mod:`rank_polars.families.beyond_polars`: every value a set-based statement over the ranked
 run, the judgments and the spec's tables; similarities of feature vectors and categories as
 sums over the list, never over pairs of items; co-occurrence from the pairs of each user's
-history items that a list (or a user's shown and history items) asks for.  A shown item missing from the catalogue or the features stops the statement
-with DuckDB's ``error()`` carrying the same message as the Polars engine (the engine turns it
-into a :class:`rank_polars.errors.DataError`).
+history items that a list (or a user's shown and history items) asks for.  A shown item
+missing from the catalogue or the features stops the statement with DuckDB's ``error()``
+carrying the same message as the Polars engine (the engine turns it into a
+:class:`rank_polars.errors.DataError`).
 
 In the engines' statements (``FamilySql.ordered``) every sum of fractions is added in the
 order the Polars engine adds it (:func:`ordered`: ``SUM(x ORDER BY k)``), or for normalised
@@ -323,34 +324,29 @@ def efd(label: str, spec: Beyond, ctx: Ctx) -> str:
 
 # -- similarity ------------------------------------------------------------------------------
 class Vectors:
-    """``dense`` (ITEM, f0.., diag) relation with ``cols``, or ``sparse`` (ITEM, dim, w) and ``diag``."""
+    """An item's features: ``dense`` (ITEM, f0.., diag) relation with ``cols`` (normalised
+    vectors), or ``sparse`` (ITEM, dim, w) and ``diag`` (categories).  Co-occurrence takes the
+    history's pair counts instead (:func:`_history_pairs`)."""
 
     def __init__(self, label: str, spec: Beyond, ctx: Ctx) -> None:
         self.dense = self.sparse = self.diag = ""
         self.cols: list[str] = []
-        if spec.params["sim"] == "cooccurrence":
-            # the window's sum is of counts: exact in any order
-            m = f"(SELECT {I}, {QQ} AS dim, CAST(count(*) AS DOUBLE) AS m FROM {ctx.history(spec)} GROUP BY ALL)"
-            self.sparse = f"(SELECT {I}, dim, m / sqrt(sum(m) OVER (PARTITION BY {I})) AS w FROM {m})"
-            self.table = ctx.history(spec)
+        info: Features = ctx.checked[label]["features"]
+        src = ctx.t.source(spec, "features")
+        self.table = src
+        col = quote(info.column)
+        if info.kind == "vector":
+            vec = f"CAST({col} AS DOUBLE[])"
+            norm = f"sqrt(list_sum(list_transform({vec}, lambda x: x * x)))"
+            self.cols = [f"__rp_f{j}" for j in range(info.dim)]
+            inner = f"(SELECT {I}, {vec} AS v, {norm} AS n FROM {src})"
+            fs = ", ".join(f"v[{j + 1}] / n AS {c}" for j, c in enumerate(self.cols))
+            diag = " + ".join(f"(v[{j + 1}] / n) * (v[{j + 1}] / n)" for j in range(info.dim))
+            self.dense = f"(SELECT {I}, {fs}, {diag} AS diag FROM {inner})"
         else:
-            info: Features = ctx.checked[label]["features"]
-            src = ctx.t.source(spec, "features")
-            self.table = src
-            col = quote(info.column)
-            if info.kind == "vector":
-                vec = f"CAST({col} AS DOUBLE[])"
-                norm = f"sqrt(list_sum(list_transform({vec}, lambda x: x * x)))"
-                self.cols = [f"__rp_f{j}" for j in range(info.dim)]
-                inner = f"(SELECT {I}, {vec} AS v, {norm} AS n FROM {src})"
-                fs = ", ".join(f"v[{j + 1}] / n AS {c}" for j, c in enumerate(self.cols))
-                diag = " + ".join(f"(v[{j + 1}] / n) * (v[{j + 1}] / n)" for j in range(info.dim))
-                self.dense = f"(SELECT {I}, {fs}, {diag} AS diag FROM {inner})"
-            else:
-                cat = f"unnest(CAST({col} AS VARCHAR[]))" if info.listed else f"CAST({col} AS VARCHAR)"
-                cats = f"(SELECT DISTINCT * FROM (SELECT {I}, {cat} AS dim FROM {src}) WHERE dim IS NOT NULL)"
-                self.sparse = f"(SELECT {I}, dim, 1.0 / sqrt(count(*) OVER (PARTITION BY {I})) AS w FROM {cats})"
-        if self.sparse:
+            cat = f"unnest(CAST({col} AS VARCHAR[]))" if info.listed else f"CAST({col} AS VARCHAR)"
+            cats = f"(SELECT DISTINCT * FROM (SELECT {I}, {cat} AS dim FROM {src}) WHERE dim IS NOT NULL)"
+            self.sparse = f"(SELECT {I}, dim, 1.0 / sqrt(count(*) OVER (PARTITION BY {I})) AS w FROM {cats})"
             self.diag = f"(SELECT {I}, {exact_sum(ctx, 'w * w')} AS diag FROM {self.sparse} GROUP BY {I})"
 
 
@@ -367,7 +363,7 @@ def exact_sum(ctx: Ctx, value: str) -> str:
 
 def vectors(label: str, spec: Beyond, ctx: Ctx, shown: str) -> tuple[Vectors, str | None]:
     v = Vectors(label, spec, ctx)
-    if spec.params["sim"] == "cooccurrence" or not ctx.first:
+    if not ctx.first:
         return v, None
     return v, check_missing(label, shown, v.table, "features",
                             "its similarity is unknown (never taken as 0); give every shown item a vector or a category")
@@ -384,9 +380,9 @@ def _history_pairs(ctx: Ctx, spec: Beyond, between: dict[str, str], codes: str, 
     item), ``__rp_items`` (i, p: popularity, o: sum of c^2, code: in the ids' order), the
     caller's ``between`` (which read them), and ``__rp_counts`` (k: :data:`PAIR_KEY`, n = sum_u
     c_xu c_yu): the pairs of each user's history items among ``codes`` (a SELECT of item codes),
-    kept where ``keys`` (a SELECT of pair keys) asks for them.  The counts are integers: exact in any order.  Each is read more than once,
-    so a WITH of their own computes each once (as nested subqueries, DuckDB grouped the
-    history's cells ten times over in one statement)."""
+    kept where ``keys`` (a SELECT of pair keys) asks for them.  The counts are integers: exact
+    in any order.  Each is read more than once, so a WITH of their own computes each once (as
+    nested subqueries, DuckDB grouped the history's cells ten times over in one statement)."""
     kept = ("SELECT c.u, t.code, c.c FROM __rp_cells AS c JOIN __rp_items AS t ON c.i = t.i "
             f"WHERE t.code IN ({codes})")
     return {
@@ -491,19 +487,11 @@ def cooccurrence_dots(ctx: Ctx, spec: Beyond, top: str, history: str) -> str:
                        f"LEFT JOIN __rp_counts AS k ON k.k = {PAIR_KEY.format(a='r.cx', b='r.cy')} GROUP BY r.q, r.i")
 
 
-def serendipity(label: str, spec: Beyond, ctx: Ctx) -> str:
-    top = ctx.labelled(ctx.top(spec))
-    # the history of the users of the evaluated lists with rows (the universe's N_RET, as the
-    # Polars engine's): the run itself read here made DuckDB hold all its rows (a CTE read 5
-    # times; out of memory at 20M rows)
-    users = f"SELECT {QQ} FROM {ctx.t.universe} WHERE {quote(N_RET)} > 0"
-    every = f"(SELECT * FROM {ctx.history(spec)} WHERE {QQ} IN ({users}))"
-    history = f"(SELECT * FROM {ctx.history(spec)} WHERE {QQ} IN ({users}){ctx.within(QQ)})"
+def _feature_rows(label: str, spec: Beyond, ctx: Ctx, top: str, history: str, every: str) -> tuple[str, list[str | None]]:
+    """``top`` with each shown item's ``dot`` product with its user's profile over features (the
+    ``history``'s vectors or category weights summed exactly; the dot's terms in ascending
+    order), and the checks of the shown and (vectors) the ``every`` history items."""
     v, check = vectors(label, spec, ctx, ctx.top(spec, whole=True))
-    keys = ", ".join(ctx.keys)
-    past = f"(SELECT {QQ}, CAST(count(*) AS DOUBLE) AS nh FROM {history} GROUP BY {QQ})"
-    # a user's profile: the history's vectors (or weights) summed exactly; a shown item's dot
-    # product with it: its terms in ascending order; a list's mean: its rows in rank order
     if v.dense:
         sums = ", ".join(f"{exact_sum(ctx, f'f.{c}')} AS {c}" for c in v.cols)
         profile = f"(SELECT h.{QQ}, {sums} FROM {history} AS h JOIN {v.dense} AS f ON h.{I} = f.{I} GROUP BY h.{QQ})"
@@ -512,22 +500,36 @@ def serendipity(label: str, spec: Beyond, ctx: Ctx) -> str:
                 f"LEFT JOIN {profile} AS p ON t.{QQ} = p.{QQ})")
         hist_check = None if not ctx.first else check_missing(
             label, every, v.table, "features", "a history item's similarity is unknown (never taken as 0)")
-    elif spec.params["sim"] == "cooccurrence":
+        return rows, [check, hist_check]
+    profile = (f"(SELECT h.{QQ}, w.dim, {exact_sum(ctx, 'w.w')} AS p FROM {history} AS h JOIN {v.sparse} AS w "
+               f"ON h.{I} = w.{I} GROUP BY h.{QQ}, w.dim)")
+    dots = (f"(SELECT {ctx.cols('t')}, t.{I}, {ordered(ctx, 'w.w * p.p')} AS dot FROM {top} AS t JOIN {v.sparse} AS w ON t.{I} = w.{I} "
+            f"JOIN {profile} AS p ON t.{QQ} = p.{QQ} AND w.dim = p.dim GROUP BY {ctx.cols('t')}, t.{I})")
+    return f"(SELECT t.*, d.dot FROM {top} AS t LEFT JOIN {dots} AS d ON {ctx.on('t', 'd')} AND t.{I} = d.{I})", [check]
+
+
+def serendipity(label: str, spec: Beyond, ctx: Ctx) -> str:
+    top = ctx.labelled(ctx.top(spec))
+    # the history of the users of the evaluated lists with rows (the universe's N_RET, as the
+    # Polars engine's): the run itself read here made DuckDB hold all its rows (a CTE read 5
+    # times; out of memory at 20M rows)
+    users = f"SELECT {QQ} FROM {ctx.t.universe} WHERE {quote(N_RET)} > 0"
+    every = f"(SELECT * FROM {ctx.history(spec)} WHERE {QQ} IN ({users}))"
+    history = f"(SELECT * FROM {ctx.history(spec)} WHERE {QQ} IN ({users}){ctx.within(QQ)})"
+    keys = ", ".join(ctx.keys)
+    past = f"(SELECT {QQ}, CAST(count(*) AS DOUBLE) AS nh FROM {history} GROUP BY {QQ})"
+    checks: list[str | None] = []
+    if spec.params["sim"] == "cooccurrence":
         dots = cooccurrence_dots(ctx, spec, top, history)
         rows = f"(SELECT t.*, d.dot FROM {top} AS t LEFT JOIN {dots} AS d ON t.{QQ} = d.{QQ} AND t.{I} = d.{I})"
-        hist_check = None
     else:
-        profile = (f"(SELECT h.{QQ}, w.dim, {exact_sum(ctx, 'w.w')} AS p FROM {history} AS h JOIN {v.sparse} AS w "
-                   f"ON h.{I} = w.{I} GROUP BY h.{QQ}, w.dim)")
-        dots = (f"(SELECT {ctx.cols('t')}, t.{I}, {ordered(ctx, 'w.w * p.p')} AS dot FROM {top} AS t JOIN {v.sparse} AS w ON t.{I} = w.{I} "
-                f"JOIN {profile} AS p ON t.{QQ} = p.{QQ} AND w.dim = p.dim GROUP BY {ctx.cols('t')}, t.{I})")
-        rows = f"(SELECT t.*, d.dot FROM {top} AS t LEFT JOIN {dots} AS d ON {ctx.on('t', 'd')} AND t.{I} = d.{I})"
-        hist_check = None
+        rows, checks = _feature_rows(label, spec, ctx, top, history, every)
     rows = f"(SELECT r.*, h.nh FROM {rows} AS r LEFT JOIN {past} AS h ON r.{QQ} = h.{QQ})"
+    # a list's mean: its rows in rank order
     mean = f"{ordered(ctx, '(1.0 - coalesce(dot, 0.0) / nh) * __rp_rel', R)} / count(*)"
     value = f"CASE WHEN bool_and(nh IS NOT NULL) THEN {mean} END"
     select = f"SELECT {keys}, {value} AS {quote(label)} FROM {rows} GROUP BY {keys}"
-    for c in (check, hist_check):
+    for c in checks:
         if c:
             select = checked(select, c, label, ctx.keys)
     return popular(label, spec, ctx, select, ctx.keys) if spec.params["sim"] == "cooccurrence" else select
@@ -570,8 +572,8 @@ DOTS_ROWS = 1 << 22
 
 
 def _dots_rows(universe: Any, tables: FamilySql, checked_specs: dict[str, dict[str, Any]],
-               specs: list[Beyond]) -> Any:
-    """``Q, HELD``: per query, its lists' shown rows (to the deepest k) times its user's history
+               specs: list[Beyond], k: int | None) -> Any:
+    """``Q, HELD``: per query, its lists' shown rows (to rank ``k``) times its user's history
     rows, the pairs :func:`cooccurrence_dots` holds for it (the histories of ``specs``, summed)."""
     import polars as pl
 
@@ -579,8 +581,6 @@ def _dots_rows(universe: Any, tables: FamilySql, checked_specs: dict[str, dict[s
     per_user = [tables.query(f"SELECT {QQ}, count(*) AS __rp_h FROM {ctx.history(spec)} GROUP BY {QQ}") for spec in specs]
     counts = (pl.concat(per_user).group_by(Q).agg(pl.col("__rp_h").sum())
               .with_columns(pl.col(Q).cast(universe.schema[Q])))
-    ks = [spec.k for spec in specs]
-    k = None if None in ks else max(k for k in ks if k is not None)
     with_h = universe.join(counts, on=Q, how="left").with_columns(pl.col("__rp_h").fill_null(0))
     return list_cells(with_h, k, lambda shown: shown * pl.col("__rp_h"))
 
@@ -613,7 +613,8 @@ def ranges(outputs: Outputs, tables: FamilySql, checked_specs: dict[str, dict[st
         pairs = list_cells(universe, deepest(paired), lambda shown: shown * (shown - 1) // 2)
         cuts.append(query_bounds(pairs, COOCCURRENCE_PAIRS))
     if dotted:
-        cuts.append(query_bounds(_dots_rows(universe, tables, checked_specs, dotted), DOTS_ROWS))  # type: ignore[arg-type]
+        held = _dots_rows(universe, tables, checked_specs, dotted, deepest([spec.k for spec in dotted]))
+        cuts.append(query_bounds(held, DOTS_ROWS))
     return max(cuts, key=len)
 
 
