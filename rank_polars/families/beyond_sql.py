@@ -372,7 +372,8 @@ def vectors(label: str, spec: Beyond, ctx: Ctx, shown: str) -> tuple[Vectors, st
 #: a pair of item codes (x < y) as one key: one equality can only be tested once both sides of
 #: the history's self-join are there (with two, x = a and y = b, DuckDB joined the pairs asked
 #: for to one side first: 74M rows at 20k lists where the self-join on the user gives 1.6M)
-PAIR_KEY = "least({a}, {b}) * 2147483648 + greatest({a}, {b})"
+PAIR_SCALE = 1 << 31  # item codes below 2^31: a key below 2^62
+PAIR_KEY = f"least({{a}}, {{b}}) * {PAIR_SCALE} + greatest({{a}}, {{b}})"
 
 
 def _history_pairs(ctx: Ctx, spec: Beyond, between: dict[str, str], codes: str, keys: str) -> dict[str, str]:
@@ -391,9 +392,10 @@ def _history_pairs(ctx: Ctx, spec: Beyond, between: dict[str, str], codes: str, 
                        "FROM __rp_cells GROUP BY i"),
         **between,
         "__rp_kept": kept,
-        "__rp_counts": ("SELECT a.code * 2147483648 + b.code AS k, sum(a.c * b.c) AS n FROM __rp_kept AS a "
+        # (a.code < b.code: the key without least / greatest)
+        "__rp_counts": (f"SELECT a.code * {PAIR_SCALE} + b.code AS k, sum(a.c * b.c) AS n FROM __rp_kept AS a "
                         "JOIN __rp_kept AS b ON a.u = b.u AND a.code < b.code "
-                        f"WHERE a.code * 2147483648 + b.code IN ({keys}) GROUP BY 1"),
+                        f"WHERE a.code * {PAIR_SCALE} + b.code IN ({keys}) GROUP BY 1"),
     }
 
 
