@@ -28,7 +28,7 @@ from ..errors import DataError
 from ..measures.beyond import Beyond
 from ..plan import GRADE, ITEM, Q, RANK
 from .beyond_checks import ID_DIGITS, ID_SPACE, Features, catalogue, categories, shown_cells
-from .diversity import run_starts, segment_sums
+from .diversity import powers_of, run_starts, segment_sums
 
 POP, REL, DIM, W = "__rp_pop", "__rp_rel", "__rp_dim", "__rp_w"
 HEAD_FLAG, CAT = "__rp_head", "__rp_cat"
@@ -199,14 +199,28 @@ def gini(label: str, spec: Beyond, ctx: Ctx, weight: pl.Expr | None = None) -> p
     if catalogue(spec) != "log":  # the log's own items hold every shown one
         missing_items(label, top, items, catalogue(spec), "the Gini index is over the catalogue's items")
     n = items.select(pl.len()).collect().item()
-    # an item's exposure: its rows' weights in ascending order (a count is exact)
-    value = pl.len().cast(pl.Float64) if weight is None else ordered_sum(weight)
+    # an item's exposure: its rows' weights in ascending order (a count is exact); a weight is
+    # a column before the group-by (a gather inside it runs per group)
+    if weight is not None:
+        top = top.with_columns(weight.alias(_WEIGHT))
+    value = pl.len().cast(pl.Float64) if weight is None else ordered_sum(pl.col(_WEIGHT))
     exposure = top.group_by([*ctx.groups, ITEM]).agg(value.alias(POP))
     return _gini(label, exposure, n, ctx.groups)
 
 
+_WEIGHT = "__rp_weight"
+#: The ranks whose ``patience^rank`` is looked up in a table (deeper ones take ``pow`` itself).
+PATIENCE_RANKS = 1 << 14
+
+
 def exposure_gini(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
-    return gini(label, spec, ctx, pl.lit(spec.params["patience"]).pow(pl.col(RANK).cast(pl.Float64)))
+    # patience^rank looked up in a table made by the vectorised pow (diversity.powers_of): over
+    # a log of one row Polars' pow takes another path, a last bit off the SQL engines' pow
+    patience, rank = spec.params["patience"], pl.col(RANK)
+    table = pl.lit(pl.Series(powers_of(patience, PATIENCE_RANKS)))
+    weight = (pl.when(rank < PATIENCE_RANKS).then(table.gather(rank.clip(0, PATIENCE_RANKS - 1)))
+              .otherwise(pl.lit(patience, pl.Float64).pow(rank.cast(pl.Float64))))
+    return gini(label, spec, ctx, weight)
 
 
 # -- popularity ------------------------------------------------------------------------------

@@ -270,6 +270,20 @@ def nrbp_depth(beta: float, most: int) -> int | None:
     return int(math.ceil(math.log(_TAIL * (1.0 - beta) / max(most, 1)) / math.log(beta))) + 2
 
 
+def powers_of(base: float, n: int) -> Any:
+    """``base^0 .. base^(n-1)`` (a NumPy array), each by Polars' vectorised ``pow``, the plan's
+    and the SQL engines' (``pow(x, y)``): taken over at least two rows, since over a column of
+    one row Polars takes another path whose last bit can differ (0.8^4: ``0x1.a36e2eb1c432fp-2``
+    where ``pow`` gives ``...432ep-2``), which made a ranking's NRBP depend on whether the call
+    held other rankings.
+
+    >>> powers_of(0.8, 5).tolist() == [0.8 ** e for e in range(5)]
+    True
+    """
+    column = pl.int_range(0, max(n, 2), dtype=pl.Int64)
+    return pl.select(pl.lit(base, pl.Float64).pow(column)).to_series().to_numpy()[:n]
+
+
 def _products(factor: float, n: int) -> list[float]:
     """``factor^0 .. factor^(n-1)`` by repeated multiplication, as ndeval's loops compute them
     (``pow`` can differ from the product in the last bit)."""
@@ -300,7 +314,7 @@ def _folded(frame: pl.DataFrame, new: Any, kind: str, k: int | None, beta: float
         assert beta is not None
         term = gain * np.array(_products(beta, ranks))[at - 1]
     else:
-        term = gain * frame.select(pl.lit(beta, pl.Float64).pow(pl.col(rank) - 1)).to_series().to_numpy()
+        term = gain * powers_of(beta, int(at.max()) if len(at) else 0)[at - 1]
     if k is not None and kind not in ("nrbp", "nnrbp"):
         term = np.where(at <= k, term, 0.0)
     return segment_sums(new, term)
@@ -587,9 +601,7 @@ def run_values(run: pl.LazyFrame, subtopics: pl.LazyFrame, keys: Sequence[str], 
         # powers of 1 - alpha fall as the count grows): the same bits whatever their order
         # (each power taken once, by the same kernel, and looked up: 3.4M pow calls cost 0.05 s)
         seen = by_gain.get_column(C).to_numpy()
-        powers = pl.select(pl.lit(1.0 - alpha, pl.Float64).pow(pl.int_range(0, int(seen.max()) + 1 if len(seen) else 1,
-                                                                            dtype=pl.Int64))).to_series().to_numpy()
-        terms = powers[seen]
+        terms = powers_of(1.0 - alpha, int(seen.max()) + 1 if len(seen) else 1)[seen]
     else:
         most = int(rows.get_column(C).max() or 0) + 1
         terms = (by_gain.select(pl.col(C).replace_strict(list(range(most)), _products(1.0 - alpha, most),
