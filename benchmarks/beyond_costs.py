@@ -101,10 +101,16 @@ def history(data: Path, lists: int | None) -> pl.LazyFrame:
     return frame if lists is None else frame.filter(pl.col("user") < lists)
 
 
+def top10(data: Path, lists: int) -> pl.LazyFrame:
+    """The top 10 rows of the first ``lists`` lists: the rows recommenders is given, and so ours
+    and the floors' in a comparison with it."""
+    return pl.scan_parquet(data / "log.parquet").filter((pl.col("user") < lists) & (pl.col("position") <= 10))
+
+
 def shown_features(data: Path, lists: int) -> pl.DataFrame:
     """The vectors of the items the first ``lists`` lists show in their top 10: what recommenders
     is given (its similarity is a cross join of this table), and so what ours is given too."""
-    shown = pl.scan_parquet(data / "log.parquet").filter((pl.col("user") < lists) & (pl.col("position") <= 10))
+    shown = top10(data, lists)
     return pl.scan_parquet(data / "features.parquet").join(shown.select("item").unique(), on="item", how="semi").collect()
 
 
@@ -134,7 +140,7 @@ def one(engine: str, measure: str, data: Path, lists: int | None) -> dict[str, o
 
     log: object = str(data / "log.parquet")
     if lists is not None:  # the reference's rows: the top 10 of the first lists
-        log = pl.scan_parquet(log).filter((pl.col("user") < lists) & (pl.col("position") <= 10)).collect()
+        log = top10(data, lists).collect()
     metric = spec(measure, data, lists)
     t0, c0 = time.perf_counter(), time.process_time()
     out = rp.evaluate(log, [metric], query="user", engine=engine)
@@ -147,8 +153,7 @@ def reference(measure: str, data: Path, lists: int) -> dict[str, object]:
     from tests.test_beyond_reference import recommenders_eval
 
     pe = recommenders_eval()
-    reco = (pl.scan_parquet(data / "log.parquet").filter((pl.col("user") < lists) & (pl.col("position") <= 10))
-            .select("user", "item").collect().to_pandas())
+    reco = top10(data, lists).select("user", "item").collect().to_pandas()
     train = history(data, lists).collect().to_pandas()
     kw = {"col_user": "user", "col_item": "item"}
     t0, c0 = time.perf_counter(), time.process_time()
@@ -171,8 +176,7 @@ def hand(measure: str, data: Path, lists: int) -> dict[str, object]:
     32 its distinct users, a slower plan than the definition needs), their self-information,
     joined to the shown rows and averaged.  The floor of any Polars novelty on these rows."""
     assert measure == "novelty@10", measure
-    reco = (pl.scan_parquet(data / "log.parquet").filter((pl.col("user") < lists) & (pl.col("position") <= 10))
-            .select("user", "item").collect())
+    reco = top10(data, lists).select("user", "item").collect()
     train = history(data, lists).collect()
     t0, c0 = time.perf_counter(), time.process_time()
     info = (train.lazy().group_by("item").agg(pl.len().alias("users"))
@@ -189,8 +193,7 @@ def hand_numpy(measure: str, data: Path, lists: int) -> dict[str, object]:
     check of any kind.  Not a plan ``evaluate`` may use (ids are any text or integers, nulls
     and repeats must be refused): it bounds what any novelty can gain on these rows."""
     assert measure == "novelty@10", measure
-    reco = (pl.scan_parquet(data / "log.parquet").filter((pl.col("user") < lists) & (pl.col("position") <= 10))
-            .select("item").collect())
+    reco = top10(data, lists).select("item").collect()
     train = history(data, lists).select("item").collect()
     t0, c0 = time.perf_counter(), time.process_time()
     past, shown = train.get_column("item").to_numpy(), reco.get_column("item").to_numpy()
