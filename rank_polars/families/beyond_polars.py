@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import polars as pl
 
+from .._dsl import polars_quotient
 from ..engines.base import FamilyFrames, Outputs
 from ..engines.polars_engine import ordered_sum
 from ..errors import DataError
@@ -168,7 +169,7 @@ def catalog_coverage(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
     if spec.sources.get("catalog") is not None:
         missing_items(label, top, items, "catalog", "coverage is a share of the catalogue")
     size = items.select(pl.len()).collect().item()
-    return _by(top, ctx.groups, (pl.col(ITEM).n_unique() / size).alias(label))
+    return _by(top, ctx.groups, polars_quotient(pl.col(ITEM).n_unique(), size).alias(label))
 
 
 def entropy(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
@@ -319,7 +320,7 @@ def novelty(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
     shown = ctx.top(spec).group_by([*ctx.groups, ITEM]).agg(pl.len().cast(pl.Float64).alias("__rp_k"))
     shown = shown.join(popularity(history), on=ITEM, how="left")
     terms = shown.group_by([*ctx.groups, POP]).agg(pl.col("__rp_k").sum())  # of counts: exact in any order
-    k, nov = pl.col("__rp_k"), (-(pl.col(POP) / rows).log(2)).fill_null(0.0)
+    k, nov = pl.col("__rp_k"), (-polars_quotient(pl.col(POP), rows).log(2)).fill_null(0.0)
     return _by(terms, ctx.groups, (ordered_sum(k * nov) / k.sum()).alias(label))
 
 
@@ -337,15 +338,15 @@ def epc(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
     # an item's users over all users, both distinct (Elliot's; a repeated row counted twice made
     # the share exceed 1 and EPC negative)
     users = float(ctx.history(spec).select(pl.col(Q).n_unique()).collect().item())
-    return _expected(label, spec, ctx, 1.0 - pl.col(POP).fill_null(0.0) / users, users=True)
+    return _expected(label, spec, ctx, 1.0 - polars_quotient(pl.col(POP).fill_null(0.0), users), users=True)
 
 
 def efd(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
     rows = _history_rows(spec, ctx)
     least = float(popularity(ctx.history(spec)).select(pl.col(POP).min()).collect().item())
-    nov = -(pl.col(POP) / rows).log(2)
+    nov = -polars_quotient(pl.col(POP), rows).log(2)
     # an item absent from the history gets the history's largest novelty (Elliot's _max_nov)
-    return _expected(label, spec, ctx, nov.fill_null(-math.log2(least / rows)))
+    return _expected(label, spec, ctx, nov.fill_null(-(math.log(least / rows) / math.log(2.0))))
 
 
 # -- similarity ------------------------------------------------------------------------------
