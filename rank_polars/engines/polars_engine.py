@@ -120,6 +120,27 @@ def _aggregate(agg: d.Agg, name: str, order: str | None = None) -> pl.Expr:
     return (inner.sum() if d.integral(agg.arg) else ordered_sum(inner, order)).alias(name)
 
 
+_ORDER = "__rp_order"  # a group's rows' positions in its order, taken once per group
+
+
+def _grouped(frame: pl.LazyFrame, keys: list[str], aggs: dict[str, d.Agg], order: str | None,
+             extra: Sequence[pl.Expr] = ()) -> pl.LazyFrame:
+    """``frame`` grouped by ``keys`` with one column per aggregate (:func:`_aggregate`) and
+    ``extra``.  With an ``order``, the group's order is taken once (an arg-sort per group)
+    and every sum of fractions is its values as a list, gathered in that order after the
+    group-by and summed (:func:`ordered_sum`'s bits): one sort per group instead of one per
+    sum (ndcg@20, map, rbp, ndcg@10 and ap@100 by model over 20M rows: 11.7-12.9 -> 11.4-11.6 s,
+    interleaved)."""
+    ordered = {n: a for n, a in aggs.items() if order is not None and a.kind == "sum" and not d.integral(a.arg)}
+    if len(ordered) < 2:
+        return frame.group_by(keys).agg(*(_aggregate(a, n, order) for n, a in aggs.items()), *extra)
+    plain = [_aggregate(a, n) for n, a in aggs.items() if n not in ordered]
+    lists = [compile_expr(a.arg).alias(n) for n, a in ordered.items()]
+    grouped = frame.group_by(keys).agg(pl.col(order).arg_sort().alias(_ORDER), *lists, *plain, *extra)
+    return grouped.with_columns(pl.col(n).list.gather(pl.col(_ORDER)).list.drop_nulls().list.sum()
+                                for n in ordered).drop(_ORDER)
+
+
 def _ideal(judg: pl.LazyFrame, order: d.Node, jkeys: list[str]) -> pl.LazyFrame:
     """The judgments with ``order > 0``, numbered by ``order`` descending (the ideal rank)."""
     key = compile_expr(order)
@@ -347,8 +368,7 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
             if plan.judgments_need_n_ret():
                 judg_part = judg_part.join(universe.select(*keys, N_RET), on=jkeys, how="inner", nulls_equal=True)
                 part_keys = keys
-            grouped = judg_part.group_by(part_keys).agg(_aggregate(a, n, IRANK if order is not None else None)
-                                                         for n, a in part.items())
+            grouped = _grouped(judg_part, part_keys, part, IRANK if order is not None else None)
             stats = stats.join(grouped, on=part_keys, how="left", nulls_equal=True)
     stats = stats.with_columns(pl.col(n).fill_null(0.0) for n in plan.judgment_aggs)
 
@@ -374,7 +394,7 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
         )
     in_pass = [c for c in checks if c not in repeats]
     counts = [e.alias(check_column(c)) for c, e in zip(in_pass, stat_exprs(in_pass))]
-    row_aggs = rows.group_by(keys).agg(*(_aggregate(a, n, RANK) for n, a in plan.row_aggs.items()), *counts)
+    row_aggs = _grouped(rows, keys, plan.row_aggs, RANK, counts)
 
     # a null group key is a group like any other (nulls_equal on every join on the keys)
     table = stats.join(row_aggs, on=keys, how="left", nulls_equal=True)
