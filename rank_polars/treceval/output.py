@@ -46,6 +46,23 @@ def _value_text(values: list, kind: str) -> list[str]:  # type: ignore[type-arg]
     return [c_float(v) for v in values]
 
 
+def _float_texts(values: pl.Series) -> pl.Series:
+    """:func:`c_float` of every value, each distinct double formatted once: a query's values
+    repeat (a 20-deep run has 21 precisions), and printf in Python was 12 of the 29 s of
+    ``-q -m all_trec`` over 100k queries.  Distinct by their bits, so -0.0 and a NaN's sign
+    print as C prints them.
+
+    >>> _float_texts(pl.Series([0.25, -0.0, 0.25, 0.0, float("-nan")])).to_list()
+    ['0.2500', '-0.0000', '0.2500', '0.0000', '  -nan']
+    """
+    import numpy as np
+
+    bits = pl.Series(values.cast(pl.Float64).to_numpy().view(np.uint64))
+    distinct = bits.unique()
+    texts = [c_float(v) for v in distinct.to_numpy().view(np.float64).tolist()]
+    return bits.replace_strict(distinct, pl.Series(texts, dtype=pl.String), return_dtype=pl.String)
+
+
 def _prefix(column: Column, z: bool) -> str:
     return "Z" if z and column.measure.value != "text" and column.measure.name != "runid" else ""
 
@@ -60,7 +77,8 @@ def query_lines(table: pl.DataFrame, columns: list[Column], z: bool = False) -> 
     if table.height == 0 or not printed:
         return ""
     texts = {
-        c.label: pl.Series(_value_text(table.get_column(c.label).to_list(), _kind(c, z)), dtype=pl.String)
+        c.label: (_float_texts(table.get_column(c.label)) if _kind(c, z) == "float" else
+                  pl.Series(_value_text(table.get_column(c.label).to_list(), _kind(c, z)), dtype=pl.String))
         for c in printed
     }
     blocks = pl.DataFrame(texts).with_columns(_query=table.get_column("query"))
