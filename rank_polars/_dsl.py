@@ -382,36 +382,46 @@ def polars_quotient(a: Any, b: Any) -> Any:
 # The exponents for which Polars' pow, given an exponent column of one value (a frame, or a
 # chunk, of one row), takes a shortcut instead of the C library's ``pow``: repeated
 # multiplication for the integers 2..9, ``sqrt`` for 0.5.  Over more rows it calls ``pow``, as
-# SQL's POWER does.
+# SQL's POWER does, and as Python's ``math.pow`` does: every power below is that function's.
 _POW_SHORTCUTS = (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 0.5)
 
 
-def _polars_pow(base_node: Node, base: Any, exponent: Any) -> Any:
-    """``base ^ exponent`` with the C library's bits whatever the frame's length.
+def polars_power(base: float, exponent: Any) -> Any:
+    """``base ^ exponent`` for a constant ``base`` and a Polars expression, with the C library's
+    bits whatever the frame's length.
 
     The shortcuts above can differ from ``pow`` in the last bit (0.8^4: ``0x1.a36e2eb1c432fp-2``
     against ``pow``'s ``...432ep-2``), so RBP's ``p^(rank-1)`` on a log of one row, or on a
-    streaming chunk of one row, was 1 ulp off DuckDB and off the same ranking in a larger log.
-    For a literal base (every ``power`` of the metrics: RBP's ``p``, the gains' 2) those
-    exponents take ``pow``'s value computed here (``math.pow`` is the same C function).
+    streaming chunk of one row, was 1 ulp off DuckDB and off the same ranking in a larger log
+    (and exposure_gini's ``patience^rank``, 0.9 where DuckDB gives 0.8999999999999999 at rank
+    6); those exponents take ``math.pow``'s value.
 
     >>> import polars as pl
     >>> one_row = pl.DataFrame({"e": [4]})
     >>> one_row.select(pl.lit(0.8).pow(pl.col("e"))).item() == math.pow(0.8, 4)
     False
-    >>> expr = _polars_pow(Lit(0.8), _polars_lit(0.8), pl.col("e"))
-    >>> one_row.select(expr).item() == math.pow(0.8, 4)
+    >>> one_row.select(polars_power(0.8, pl.col("e"))).item() == math.pow(0.8, 4)
     True
     """
     import polars as pl
 
-    out = base.cast(pl.Float64).pow(exponent)
-    if not isinstance(base_node, Lit):
-        return out  # no metric raises a column to a power; its shortcut values would stay
-    value = float(base_node.value)
+    out = _polars_lit(float(base)).pow(exponent)
     for shortcut in _POW_SHORTCUTS:
-        out = pl.when(exponent == shortcut).then(_polars_lit(math.pow(value, shortcut))).otherwise(out)
+        out = pl.when(exponent == shortcut).then(_polars_lit(math.pow(base, shortcut))).otherwise(out)
     return out
+
+
+def powers_of(base: float, n: int) -> Any:
+    """``base^0 .. base^(n-1)`` (a NumPy array) by the C library's ``pow``, the bits of
+    :func:`polars_power` and of SQL's ``POWER``, for tables the NumPy steps look up (NRBP's
+    ``beta^(rank-1)``, alpha's ``(1-alpha)^c``).
+
+    >>> powers_of(0.8, 5).tolist() == [0.8 ** e for e in range(5)]
+    True
+    """
+    import numpy as np
+
+    return np.array([math.pow(base, e) for e in range(n)], dtype=np.float64)
 
 
 def to_polars(node: Node, leaf: Callable[[Node], Any]) -> Any:
@@ -445,7 +455,10 @@ def to_polars(node: Node, leaf: Callable[[Node], Any]) -> Any:
             if n.name == "exp":
                 return args[0].exp()
             if n.name == "pow":
-                return _polars_pow(n.args[0], args[0], args[1])
+                base = n.args[0]
+                if isinstance(base, Lit):  # every metric's power: RBP's p, the gains' 2
+                    return polars_power(float(base.value), args[1])
+                return args[0].cast(pl.Float64).pow(args[1])
             if n.name == "least":
                 return pl.min_horizontal(args[0], args[1])
             if n.name == "floor":

@@ -22,14 +22,14 @@ from typing import Any, Callable
 
 import polars as pl
 
-from .._dsl import polars_quotient
+from .._dsl import polars_power, polars_quotient
 from ..engines.base import FamilyFrames, Outputs
 from ..engines.polars_engine import ordered_sum
 from ..errors import DataError
 from ..measures.beyond import Beyond
 from ..plan import GRADE, ITEM, Q, RANK
 from .beyond_checks import ID_DIGITS, ID_SPACE, Features, catalogue, categories, shown_cells
-from .diversity import powers_of, run_starts, segment_sums
+from .diversity import run_starts, segment_sums
 
 POP, REL, DIM, W = "__rp_pop", "__rp_rel", "__rp_dim", "__rp_w"
 HEAD_FLAG, CAT = "__rp_head", "__rp_cat"
@@ -210,17 +210,10 @@ def gini(label: str, spec: Beyond, ctx: Ctx, weight: pl.Expr | None = None) -> p
 
 
 _WEIGHT = "__rp_weight"
-#: The ranks whose ``patience^rank`` is looked up in a table (deeper ones take ``pow`` itself).
-PATIENCE_RANKS = 1 << 14
 
 
 def exposure_gini(label: str, spec: Beyond, ctx: Ctx) -> pl.LazyFrame:
-    # patience^rank looked up in a table made by the vectorised pow (diversity.powers_of): over
-    # a log of one row Polars' pow takes another path, a last bit off the SQL engines' pow
-    patience, rank = spec.params["patience"], pl.col(RANK)
-    table = pl.lit(pl.Series(powers_of(patience, PATIENCE_RANKS)))
-    weight = (pl.when(rank < PATIENCE_RANKS).then(table.gather(rank.clip(0, PATIENCE_RANKS - 1)))
-              .otherwise(pl.lit(patience, pl.Float64).pow(rank.cast(pl.Float64))))
+    weight = polars_power(spec.params["patience"], pl.col(RANK).cast(pl.Float64))
     return gini(label, spec, ctx, weight)
 
 

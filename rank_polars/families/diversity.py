@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 
 import polars as pl
 
-from .._dsl import sql_log2
+from .._dsl import powers_of, sql_log2
 from ..errors import RankPolarsError
 from ..inputs import _numeric, _scalar
 from ..measures.diversity import ideal_ideal, ndeval_discount
@@ -268,20 +268,6 @@ def nrbp_depth(beta: float, most: int) -> int | None:
     if beta <= 0.0:
         return 1
     return int(math.ceil(math.log(_TAIL * (1.0 - beta) / max(most, 1)) / math.log(beta))) + 2
-
-
-def powers_of(base: float, n: int) -> Any:
-    """``base^0 .. base^(n-1)`` (a NumPy array), each by Polars' vectorised ``pow``, the plan's
-    and the SQL engines' (``pow(x, y)``): taken over at least two rows, since over a column of
-    one row Polars takes another path whose last bit can differ (0.8^4: ``0x1.a36e2eb1c432fp-2``
-    where ``pow`` gives ``...432ep-2``), which made a ranking's NRBP depend on whether the call
-    held other rankings.
-
-    >>> powers_of(0.8, 5).tolist() == [0.8 ** e for e in range(5)]
-    True
-    """
-    column = pl.int_range(0, max(n, 2), dtype=pl.Int64)
-    return pl.select(pl.lit(base, pl.Float64).pow(column)).to_series().to_numpy()[:n]
 
 
 def _products(factor: float, n: int) -> list[float]:
