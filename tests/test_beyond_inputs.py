@@ -232,6 +232,12 @@ def _overlap(train: object, reco: object) -> bool:
     (pl.DataFrame({"item": ["w", "x", "y"], "vec": [[0.0, 0.0], [1.0, 1.0], [0.0, 0.0]]}),
      r"2 items have a zero vector, whose cosine with anything is undefined \(e\.g\. 'w', 'y'\)"),
     (pl.DataFrame({"item": ["w", "x"], "vec": [[1.0, float("nan")], [1.0, 1.0]]}), r"1 vectors hold a NaN"),
+    # an overflowing squared norm is not a non-finite component, and both are told apart by
+    # looking again at the rows whose sum of squares is not finite
+    (pl.DataFrame({"item": ["w", "x", "y"], "vec": [[1e200, 1.0], [float("-inf"), 1.0], [1.0, 1.0]]}),
+     r"1 vectors hold a NaN, infinite or null value"),
+    (pl.DataFrame({"item": ["w", "x", "y", "z"], "vec": [[1e-160, 0.0], [1e200, 0.0], [0.0, 0.0], [1.0, 1.0]]}),
+     r"2 vectors are too large or too small to normalise in float64"),
     (pl.DataFrame({"item": ["w", "w"], "vec": [[1.0, 0.0], [1.0, 1.0]]}), r"2 rows repeat an item"),
     (pl.DataFrame({"item": ["w", "x"], "cat": [["a"], []]}), r"1 items have no category"),
     # a null inside a list was dropped, and two lists of one item were merged (November 2026)
