@@ -244,7 +244,8 @@ def _duckdb_parts(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame | None,
     handing DuckDB the frames held the whole log in memory (20M rows: 2.3 GiB)."""
     import tempfile
 
-    from ..engines.duckdb_engine import DuckDBEngine
+    from ..engines.duckdb_engine import DuckDBEngine, read_parquet
+    from ..engines.sql_engine import literal
 
     with DuckDBEngine().session() as eng, tempfile.TemporaryDirectory(prefix="rank_polars-counterfactual-") as folder:
         assert eng.con is not None
@@ -252,7 +253,7 @@ def _duckdb_parts(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame | None,
             if frame is not None:
                 path = f"{folder}/{name}.parquet"
                 frame.sink_parquet(path)
-                eng.con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM read_parquet('{path}')")
+                eng.con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {read_parquet(literal(path))}")
         if examination is not None:
             eng.con.register("examination", examination.collect())
         parts = eng.query(sql.parts_sql(plan))

@@ -37,6 +37,17 @@ from .sql_engine import Source, literal, quote
 from .sql_runner import SqlRunner, reads_files, stream_to_parquet
 
 
+def read_parquet(files: str, hive: str = "false") -> str:
+    """DuckDB's ``read_parquet`` over ``files`` (a SQL list or string literal), told that any
+    float column may hold NaN.  A file's min/max leave NaN out (as the format says) and DuckDB
+    2, unless told, takes them as proof that there is none: ``isnan(x)`` over a file that
+    Polars or Arrow wrote was folded to false, so a NaN score or grade passed the checks from a
+    path while the same frame was refused, and a NaN score ranked first (duckdb/duckdb#25521;
+    ``can_have_nan`` needs DuckDB 1.3.1).  The cost: no pruning of row groups by an open
+    range over a float column (``grade > 0``)."""
+    return f"read_parquet({files}, hive_partitioning = {hive}, can_have_nan = true)"
+
+
 def parquet_scan(source: Any, what: str) -> str | None:
     """``read_parquet([...])`` over the checked files of a Parquet source, else None.
 
@@ -48,7 +59,7 @@ def parquet_scan(source: Any, what: str) -> str | None:
         return None
     files = "[" + ", ".join(literal(re.sub(r"([\[*?])", r"[\1]", f)) for f in source.files) + "]"
     hive = "true, hive_types_autocast = false" if source.hive else "false"
-    scan = f"read_parquet({files}, hive_partitioning = {hive})"
+    scan = read_parquet(files, hive)
     if not source.casts:
         return scan
     casts = ", ".join(f"CAST({quote(c)} AS {'VARCHAR' if t == pl.String else 'BIGINT'}) AS {quote(c)}"
@@ -208,7 +219,7 @@ class DuckDBEngine(SqlRunner):
             if reads_files(source):
                 # streamed to Parquet in the spill folder, then read as paths are: collecting
                 # it held the whole log (200M rows: 13.55 GiB against 1.74 GiB from paths)
-                return f"read_parquet({literal(stream_to_parquet(source, self._streams(), name, what))})"
+                return read_parquet(literal(stream_to_parquet(source, self._streams(), name, what)))
             source = source.collect()  # frames already in memory: handed over as Arrow
         if not isinstance(source, pl.DataFrame):
             raise RankPolarsError(f"{what}: the duckdb engine reads Polars frames or Parquet path(s), got {type(source).__name__}")
@@ -251,4 +262,4 @@ class DuckDBEngine(SqlRunner):
             self.con = None
 
 
-__all__ = ["DuckDBEngine", "available_memory", "default_memory_limit", "fetch", "parquet_scan"]
+__all__ = ["DuckDBEngine", "available_memory", "default_memory_limit", "fetch", "parquet_scan", "read_parquet"]
