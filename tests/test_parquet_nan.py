@@ -5,7 +5,7 @@ that a float column holds none: ``isnan(x)`` over a file that Polars or Arrow wr
 to false (duckdb/duckdb#25521).  From a path, the DuckDB engine then gave ``ndcg@3`` for a
 ranking with a NaN score (the NaN ranked first, silently), and scored a NaN judgment as 0,
 where the same frame was refused.  Each case here runs from the frame, the path and a lazy scan
-of it (which the DuckDB engine streams to a Parquet file of its own), in both engines: one
+of it (which the DuckDB engine streams to a Parquet file of its own), in every engine: one
 outcome, an error naming the column.
 """
 
@@ -43,26 +43,27 @@ def _sources(frame: pl.DataFrame, path: Path) -> dict[str, Any]:
 
 CASES = {
     # a NaN score among the scores (trec_eval's order): it ranked first in DuckDB from a path
-    "nan-score": ("run", RUN.with_columns(pl.Series("score", [3.0, NAN, 1.0, 2.0, 1.0])), ["ndcg@3", "p@3"], {}, "score"),
-    "nan-label": ("run", RUN.with_columns(pl.Series("relevance", [1.0, NAN, 1.0, 0.0, 1.0])), ["ndcg@3"], {}, "relevance"),
+    "nan-score": ("run", RUN.with_columns(pl.Series("score", [3.0, NAN, 1.0, 2.0, 1.0])), ["ndcg@3", "p@3"], "score"),
+    "nan-label": ("run", RUN.with_columns(pl.Series("relevance", [1.0, NAN, 1.0, 0.0, 1.0])), ["ndcg@3"], "relevance"),
     # a NaN judgment was scored as 0 in DuckDB from a path
-    "nan-judgment": ("qrels", QRELS.with_columns(pl.Series("relevance", [1.0, NAN, 1.0])), ["ndcg@3"], {}, "relevance"),
-    "infinite-judgment": ("qrels", QRELS.with_columns(pl.Series("relevance", [1.0, INF, 1.0])), ["ndcg@3"], {}, "relevance"),
-    # subtopic judgments without a relevant row but with a NaN grade (hypothesis found it:
-    # the family's check spoke first from a path, the engine's from a frame)
+    "nan-judgment": ("qrels", QRELS.with_columns(pl.Series("relevance", [1.0, NAN, 1.0])), ["ndcg@3"], "relevance"),
+    "infinite-judgment": ("qrels", QRELS.with_columns(pl.Series("relevance", [1.0, INF, 1.0])), ["ndcg@3"], "relevance"),
+    # subtopic judgments without a relevant row but with a NaN grade (a case of
+    # test_diversity_file_read's path-vs-frame test: the family's check spoke first from a
+    # path, the engine's from the frame)
     "nan-subtopic-judgment": ("qrels", pl.concat([SUBTOPICS, pl.DataFrame(
-        {"query": ["q1"], "subtopic": [1], "item": ["b"], "relevance": [NAN]})]), ["alpha_ndcg@3"], {}, "relevance"),
+        {"query": ["q1"], "subtopic": [1], "item": ["b"], "relevance": [NAN]})]), ["alpha_ndcg@3"], "relevance"),
 }
 
 
 def _check(case: str, engine: str, folder: Path, **kw: Any) -> None:
-    role, frame, metrics, case_kw, column = CASES[case]
+    role, frame, metrics, column = CASES[case]
     outcomes = {}
     for how, source in _sources(frame, folder / f"{case}.parquet").items():
         if role == "run":
-            outcomes[how] = _outcome(source, metrics, engine, **case_kw, **kw)
+            outcomes[how] = _outcome(source, metrics, engine, **kw)
         else:
-            outcomes[how] = _outcome(RUN.drop("relevance"), metrics, engine, qrels=source, **case_kw, **kw)
+            outcomes[how] = _outcome(RUN.drop("relevance"), metrics, engine, qrels=source, **kw)
     expected = outcomes["frame"]
     assert isinstance(expected, tuple), expected
     assert column in expected[1] and ("NaN" in expected[1] or "finite" in expected[1]), expected

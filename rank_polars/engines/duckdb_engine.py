@@ -37,15 +37,17 @@ from .sql_engine import Source, literal, quote
 from .sql_runner import SqlRunner, reads_files, stream_to_parquet
 
 
-def read_parquet(files: str, hive: str = "false") -> str:
+def read_parquet(files: str, hive: bool = False) -> str:
     """DuckDB's ``read_parquet`` over ``files`` (a SQL list or string literal), told that any
     float column may hold NaN.  A file's min/max leave NaN out (as the format says) and DuckDB
     2, unless told, takes them as proof that there is none: ``isnan(x)`` over a file that
     Polars or Arrow wrote was folded to false, so a NaN score or grade passed the checks from a
     path while the same frame was refused, and a NaN score ranked first (duckdb/duckdb#25521;
     ``can_have_nan`` needs DuckDB 1.3.1).  The cost: no pruning of row groups by an open
-    range over a float column (``grade > 0``)."""
-    return f"read_parquet({files}, hive_partitioning = {hive}, can_have_nan = true)"
+    range over a float column (``grade > 0``).  ``hive``: partition values from the folder names,
+    as text (as in the Polars engine)."""
+    hive_options = "true, hive_types_autocast = false" if hive else "false"
+    return f"read_parquet({files}, hive_partitioning = {hive_options}, can_have_nan = true)"
 
 
 def parquet_scan(source: Any, what: str) -> str | None:
@@ -58,8 +60,7 @@ def parquet_scan(source: Any, what: str) -> str | None:
     if not isinstance(source, ParquetFiles):
         return None
     files = "[" + ", ".join(literal(re.sub(r"([\[*?])", r"[\1]", f)) for f in source.files) + "]"
-    hive = "true, hive_types_autocast = false" if source.hive else "false"
-    scan = read_parquet(files, hive)
+    scan = read_parquet(files, bool(source.hive))
     if not source.casts:
         return scan
     casts = ", ".join(f"CAST({quote(c)} AS {'VARCHAR' if t == pl.String else 'BIGINT'}) AS {quote(c)}"

@@ -215,12 +215,10 @@ def _check_vectors(spec: Beyond, features: pl.LazyFrame, column: str, dtype: Any
     # out 0 (or wrong), silently; refused: no real embedding is near it, a rescaled copy is exact.
     # The rows left in ``odd`` overflowed; of the tiny sums, only those of a nonzero vector
     tiny = np.flatnonzero(squares < np.finfo(np.float64).tiny)
-    extreme = np.zeros(len(squares), dtype=bool)
-    extreme[odd] = True
-    extreme[tiny[(matrix[tiny] != 0).any(axis=1)]] = True
-    if extreme.any():
-        some = frame[ITEM].filter(pl.Series(extreme)).to_list()
-        raise DataError(f"{where}: {int(extreme.sum())} vectors are too large or too small to normalise in float64 "
+    extreme = np.union1d(odd, tiny[(matrix[tiny] != 0).any(axis=1)])  # row numbers, in order
+    if len(extreme):
+        some = frame[ITEM].gather(extreme).to_list()
+        raise DataError(f"{where}: {len(extreme)} vectors are too large or too small to normalise in float64 "
                         f"(their squared norm leaves its range; divide them by their largest component), "
                         f"e.g. {examples(some)}")
     norm = np.sqrt(squares)
