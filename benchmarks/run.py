@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--peer-repeat", type=int, help="repetitions for the peers (default --repeat)")
     ap.add_argument("--impls", help="comma-separated subset (default: all but compare)")
-    ap.add_argument("--compare", action="store_true", help="also time rank_polars.compare (n_resamples=10_000)")
+    ap.add_argument("--compare", action="store_true", help="also time rank_polars.stats.compare (n_resamples=10_000)")
     ap.add_argument("--timeout", type=float, help="seconds per child before it is killed")
     ap.add_argument("--mem-budget-gib", type=float, help="skip implementations estimated above this (default: 90%% of MemAvailable)")
     ap.add_argument("--results", type=Path, default=HERE / "results")

@@ -25,7 +25,7 @@ import numpy as np
 import polars as pl
 
 import rank_polars as rp
-from rank_polars.compare import compare_values
+from rank_polars.stats.compare import compare_values
 
 HERE = Path(__file__).resolve().parent
 METRICS = ["ndcg@10", "map", "p@10", "recip_rank"]
@@ -49,7 +49,7 @@ def ci_cost(data: Path, repeat: int) -> dict:
 def interval_step(groups: int = 2, queries: int = 100_000, seed: int = 0) -> float:
     """The part ``ci=`` adds to evaluate: the t intervals from the per-query table (one row per
     group and query, as at 20M rows: 2 groups x 100k queries), best of 5."""
-    from rank_polars.intervals import intervals
+    from rank_polars.stats.intervals import intervals
     from rank_polars.measures import parse_all
 
     rng = np.random.default_rng(seed)

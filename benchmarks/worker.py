@@ -316,7 +316,7 @@ def floor_duckdb(args) -> dict:
 
 
 def compare_impl(args) -> dict:
-    """rank_polars.compare of the two versions on nDCG@10 and AP@100 over all judged queries
+    """rank_polars.stats.compare of the two versions on nDCG@10 and AP@100 over all judged queries
     (paired; missing="zero"), randomization and bootstrap tests with n_resamples=10_000.
 
     The process wall clock covers both calls; the seconds of each phase are reported too.
@@ -325,7 +325,7 @@ def compare_impl(args) -> dict:
     import rank_polars as rp
 
     if not hasattr(rp, "compare"):
-        return {"semantics": "unavailable", "note": "rank_polars.compare does not exist yet"}
+        return {"semantics": "unavailable", "note": "rank_polars.stats.compare does not exist yet"}
     warnings.simplefilter("ignore", rp.CoverageWarning)
     metrics = ["ndcg@10", "ap@100"]
     phases = {}

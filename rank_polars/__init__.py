@@ -1,38 +1,75 @@
-"""rank_polars: ranking metrics as Polars expressions and SQL, with trec_eval's numbers."""
+"""rank_polars: ranking metrics as Polars expressions and SQL, with trec_eval's numbers.
+
+The public API, grouped by what a user does:
+
+* **evaluate** a log: :func:`evaluate`, with the column mapping of a :class:`Schema`;
+* **compare** versions: :func:`compare`, :func:`anova`, :func:`queries_needed`;
+* **check** a log before trusting it: :func:`diagnose`;
+* **clicks**: :func:`position_bias`, :func:`counterfactual`, :func:`counterfactual_sql`;
+* **metric specs**, for a call's metric list and the ``ranking`` namespace: :func:`parse`,
+  :class:`Measure` and one constructor per family (``rp.ndcg(k=10)``, ``rp.novelty(k=10, history=...)``);
+* **inputs**: the TREC and ndeval file readers, :mod:`datasets` (the sample logs);
+* **SQL**: :func:`to_sql`, :mod:`sql_macros` (the DuckDB macros of ``sql/``);
+* **errors and warnings**.
+
+Importing the package registers the ``ranking`` expression namespace (:mod:`.formula.namespace`).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from . import exprs, namespace  # noqa: F401  (namespace registers ``.ranking`` on import)
-from .errors import CoverageWarning, DataError, MetricNameError, RankPolarsError, SmallSampleWarning
-from .measures import Measure, parse
-from .measures.ap import AP as ap
-from .measures.dcg import CG as cg, DCG as dcg, IDCG as idcg, NDCG as ndcg
-from .measures.others import ERR as err, RBP as rbp, Bpref as bpref, Judged as judged
-from .measures.rr import RR as rr
-from .measures.beyond import (  # beyond accuracy: rp.novelty(k=10, history=train)
+# evaluate
+from rank_polars.schema import Schema
+from rank_polars.evaluate import evaluate
+
+# compare
+from rank_polars.stats.compare import compare
+from rank_polars.stats.anova import anova
+from rank_polars.stats.planning import queries_needed
+
+# check
+from rank_polars.diagnose import diagnose
+
+# clicks
+from rank_polars.clicks.position_bias import position_bias
+from rank_polars.clicks.counterfactual import counterfactual, counterfactual_sql
+
+# metric specs and the ``ranking`` namespace (registered on import)
+from rank_polars.formula import exprs, namespace  # noqa: F401
+from rank_polars.measures import Measure, parse
+from rank_polars.measures.ap import AP as ap
+from rank_polars.measures.dcg import CG as cg, DCG as dcg, IDCG as idcg, NDCG as ndcg
+from rank_polars.measures.others import ERR as err, RBP as rbp, Bpref as bpref, Judged as judged
+from rank_polars.measures.rr import RR as rr
+from rank_polars.measures.set_based import F1 as f1, Precision as precision, Recall as recall
+from rank_polars.measures.set_based import RPrecision as rprec, Success as success
+from rank_polars.measures.beyond import (
     aclt, aplt, arp, catalog_coverage, distributional_coverage, diversity, efd, entropy, epc, exposure_gini, gini, ils,
     novelty, pop_reo, pop_rsp, serendipity,
 )
-from .measures.set_based import F1 as f1, Precision as precision, Recall as recall
-from .measures.set_based import RPrecision as rprec, Success as success
-from .evaluate import evaluate
-from .compare import compare
-from .anova import anova
-from .planning import queries_needed
-from .diagnose import diagnose
-from .io import read_trec_qrels, read_trec_run
-from .ndeval import read_subtopic_qrels
+
+# inputs
+from rank_polars.io import read_trec_qrels, read_trec_run
+from rank_polars.io.subtopics import read_subtopic_qrels
+
+# errors and warnings
+from rank_polars.errors import (
+    CoverageWarning, DataError, LowSupportWarning, MetricNameError, RankPolarsError, SmallSampleWarning,
+)
 
 if TYPE_CHECKING:
-    from . import datasets, sql_macros
-    from .sqlgen import to_sql
+    from rank_polars import datasets
+    from rank_polars.formula import sql_macros
+    from rank_polars.sqlgen import to_sql
 
 # Loaded on first use, so that ``import rank_polars`` stays light: sqlglot (to_sql) and the
-# sample data are not needed to evaluate a log.  (Only names that are not also the names of
-# their own submodules: importing ``rank_polars.compare`` would replace a lazy ``compare``.)
-_LAZY = {"to_sql": ("sqlgen", "to_sql"), "datasets": ("datasets", None), "sql_macros": ("sql_macros", None)}
+# sample data are not needed to evaluate a log.
+_LAZY = {
+    "to_sql": ("rank_polars.sqlgen", "to_sql"),
+    "datasets": ("rank_polars.datasets", None),
+    "sql_macros": ("rank_polars.formula.sql_macros", None),
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -41,24 +78,33 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     module_name, attribute = _LAZY[name]
-    module = importlib.import_module(f".{module_name}", __name__)
+    module = importlib.import_module(module_name)
     value = module if attribute is None else getattr(module, attribute)
     globals()[name] = value
     return value
 
+
 __version__ = "0.1.0"
 
 __all__ = [
-    "CoverageWarning", "DataError", "Measure", "MetricNameError", "RankPolarsError", "SmallSampleWarning",
-    "anova", "ap", "bpref", "cg", "compare", "dcg", "diagnose", "err", "evaluate", "exprs", "f1", "idcg", "judged", "ndcg",
-    "datasets", "parse", "precision", "queries_needed", "rbp", "read_trec_qrels", "read_trec_run", "recall", "rprec", "rr", "sql_macros", "success", "to_sql",
-]
-__all__ += ["read_subtopic_qrels"]  # ndeval's subtopic judgments (rank_polars.measures.diversity)
-__all__ += [  # beyond accuracy (rank_polars.measures.beyond)
+    # evaluate
+    "Schema", "evaluate",
+    # compare
+    "anova", "compare", "queries_needed",
+    # check
+    "diagnose",
+    # clicks
+    "counterfactual", "counterfactual_sql", "position_bias",
+    # metric specs
+    "Measure", "parse", "exprs",
+    "ap", "bpref", "cg", "dcg", "err", "f1", "idcg", "judged", "ndcg", "precision", "rbp", "recall", "rprec", "rr",
+    "success",
     "aclt", "aplt", "arp", "catalog_coverage", "distributional_coverage", "diversity", "efd", "entropy", "epc",
     "exposure_gini", "gini", "ils", "novelty", "pop_reo", "pop_rsp", "serendipity",
+    # inputs
+    "datasets", "read_subtopic_qrels", "read_trec_qrels", "read_trec_run",
+    # SQL
+    "sql_macros", "to_sql",
+    # errors and warnings
+    "CoverageWarning", "DataError", "LowSupportWarning", "MetricNameError", "RankPolarsError", "SmallSampleWarning",
 ]
-from .position_bias import position_bias  # noqa: E402  (issue 20)
-__all__ += ["position_bias"]  # examination per position from a click log (rank_polars.position_bias)
-from .counterfactual import LowSupportWarning, counterfactual, counterfactual_sql  # noqa: E402  (issue 20)
-__all__ += ["LowSupportWarning", "counterfactual", "counterfactual_sql"]  # off-policy estimates (rank_polars.counterfactual)

@@ -36,7 +36,7 @@ from typing import Literal, Sequence
 import numpy as np
 import polars as pl
 
-from .errors import RankPolarsError
+from rank_polars.errors import RankPolarsError
 
 Grades = Literal["marks", "0-3"]
 

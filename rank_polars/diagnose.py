@@ -35,15 +35,15 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Mapping, Seq
 
 import polars as pl
 
-from .errors import RankPolarsError, plural, tally
-from .inputs import Columns, Inputs, Source, prepare, scan
-from .measures import parse_all
-from .plan import GRADE, ITEM, N_RET, Q, RANK, SCORE, build_plan
-from .presentation import cell, count, count_of, did_you_mean, share
-from .validate import qrels_stats_polars, stat_exprs
+from rank_polars.errors import RankPolarsError, plural, tally
+from rank_polars.inputs import Columns, Inputs, Source, prepare, scan
+from rank_polars.measures import parse_all
+from rank_polars.plan import GRADE, ITEM, N_RET, Q, RANK, SCORE, build_plan
+from rank_polars.presentation import cell, count, count_of, did_you_mean, share
+from rank_polars.validate import qrels_stats_polars, stat_exprs
 
 if TYPE_CHECKING:  # the engines are imported when asked for
-    from .engines.sql_runner import SqlRunner
+    from rank_polars.engines.sql_runner import SqlRunner
 
 Level = Literal["error", "warning", "info"]
 Engine = Literal["polars", "duckdb", "spark"]
@@ -172,7 +172,7 @@ def diagnose(
     by_cols = [by] if isinstance(by, str) else list(by or [])
     with _runner(engine, spark, duckdb_memory_limit, duckdb_temp_directory) as runner:
         if engine == "spark":  # Spark frames, table names, paths: read by Spark
-            from .engines.spark_engine import schema_frame, spark_frame
+            from rank_polars.engines.spark_engine import schema_frame, spark_frame
 
             run = spark_frame(runner.spark, run, "run")
             qrels = None if qrels is None else spark_frame(runner.spark, qrels, "qrels")
@@ -238,7 +238,7 @@ def _runner(engine: str, spark: Any, memory_limit: str | None, temp_directory: s
     if engine == "polars":
         yield None
     elif engine == "spark":
-        from .engines.spark_engine import SparkEngine
+        from rank_polars.engines.spark_engine import SparkEngine
 
         runner = SparkEngine(spark)
         try:
@@ -246,7 +246,7 @@ def _runner(engine: str, spark: Any, memory_limit: str | None, temp_directory: s
         finally:
             runner.close()
     else:
-        from .engines.duckdb_engine import DuckDBEngine
+        from rank_polars.engines.duckdb_engine import DuckDBEngine
 
         with DuckDBEngine(memory_limit=memory_limit, temp_directory=temp_directory).session() as duck:
             yield duck

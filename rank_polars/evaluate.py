@@ -7,19 +7,19 @@ from typing import Any, Literal, Sequence
 
 import polars as pl
 
-from .engines.base import Engine as EngineBase
-from .engines.base import auxiliary_tables, split_outputs
-from .engines.polars_engine import PolarsEngine, ordered_sum
-from .errors import RankPolarsError
-from .families.diversity import bind_subtopics
-from .inputs import Columns, Inputs, Source, prepare
-from .measures import MetricLike, parse_all
-from .measures.base import GM_FLOOR, Measure
-from .measures.clicks import label_column
-from .measures.counts import NumQ
-from .plan import ITEM, RANK, SCORE, Plan, Q, build_plan
-from .progress import ProgressLike, resolve
-from .validate import (
+from rank_polars.engines.base import Engine as EngineBase
+from rank_polars.engines.base import auxiliary_tables, split_outputs
+from rank_polars.engines.polars_engine import PolarsEngine, ordered_sum
+from rank_polars.errors import RankPolarsError
+from rank_polars.families.diversity import bind_subtopics
+from rank_polars.inputs import Columns, Inputs, Source, prepare
+from rank_polars.measures import MetricLike, parse_all
+from rank_polars.measures.base import GM_FLOOR, Measure
+from rank_polars.measures.clicks import label_column
+from rank_polars.measures.counts import NumQ
+from rank_polars.plan import ITEM, RANK, SCORE, Plan, Q, build_plan
+from rank_polars.progress import ProgressLike, resolve
+from rank_polars.validate import (
     Missing,
     check_metrics_argument,
     check_names,
@@ -142,7 +142,7 @@ def evaluate(
         interval on its aggregate with queries as the unit, ``"t"`` (default, from the groups'
         counts, means and standard deviations), ``"bootstrap"`` (percentile) or ``"bca"``
         (10,000 seeded resamples of the queries); sums and geometric means get the interval
-        of that aggregate (:mod:`rank_polars.intervals`).  Off by default; not with ``per_query``.
+        of that aggregate (:mod:`rank_polars.stats.intervals`).  Off by default; not with ``per_query``.
 
     Returns
     -------
@@ -174,8 +174,8 @@ def evaluate(
     """
     if missing not in ("zero", "skip"):
         raise RankPolarsError(f"missing must be 'zero' or 'skip', got {missing!r}")
-    if ci is not None:  # intervals on the aggregates (rank_polars.intervals)
-        from .intervals import check_ci
+    if ci is not None:  # intervals on the aggregates (rank_polars.stats.intervals)
+        from rank_polars.stats.intervals import check_ci
 
         check_ci(ci, ci_method)
         if per_query:
@@ -213,7 +213,7 @@ def evaluate(
     # universe of (group, query) pairs, with one free metric (num_q reads no row)
     plan = build_plan(plan_outputs or [(_UNIVERSE_ONLY, NumQ())], families)
     if engine == "spark":  # Spark frames and table names too; the same schema checks
-        from .engines.spark_engine import SparkEngine
+        from rank_polars.engines.spark_engine import SparkEngine
 
         spark_runner = SparkEngine(spark, resolve(progress))  # it reports its own phases
         reading = spark_runner.prepare
@@ -232,7 +232,7 @@ def evaluate(
     runner: EngineBase
     phase: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
     if engine == "duckdb":
-        from .engines.duckdb_engine import DuckDBEngine
+        from rank_polars.engines.duckdb_engine import DuckDBEngine
 
         runner = DuckDBEngine(memory_limit=duckdb_memory_limit, temp_directory=duckdb_temp_directory)
         phase = display.phase(f"evaluating in DuckDB{_files(run)}")
@@ -251,7 +251,7 @@ def evaluate(
 
 def _files(source: object) -> str:
     """`` (12 files)`` for a folder, glob or list of Parquet files; nothing for a frame."""
-    from .io import files_of
+    from rank_polars.io import files_of
 
     if not isinstance(source, (str, list, tuple)) and not hasattr(source, "__fspath__"):
         return ""
@@ -313,7 +313,7 @@ def finish(table: pl.DataFrame, outputs: Plan | Sequence[tuple[str, Measure]], i
     else:
         out = table.select(pl.len().alias("queries"), *means)
     if ci is not None:
-        from .intervals import intervals
+        from rank_polars.stats.intervals import intervals
 
         bounds = intervals(table, outputs, by_int, ci, ci_method)  # type: ignore[arg-type]
         out = out.join(bounds, on=by_int, how="left", nulls_equal=True) if by_int else pl.concat([out, bounds], how="horizontal")

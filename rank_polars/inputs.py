@@ -25,9 +25,9 @@ from typing import Any, Sequence, Union
 
 import polars as pl
 
-from . import io as rio
-from .errors import RankPolarsError
-from .plan import GRADE, ITEM, RANK, SCORE, Q, by_name, key_names
+from rank_polars import io as rio
+from rank_polars.errors import RankPolarsError
+from rank_polars.plan import GRADE, ITEM, RANK, SCORE, Q, by_name, key_names
 
 Source = Union[
     pl.DataFrame, pl.LazyFrame, str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]],

@@ -1,6 +1,6 @@
 """The logical plan shared by every engine.
 
-Every metric reduces to aggregates at three levels (see :mod:`rank_polars._dsl`):
+Every metric reduces to aggregates at three levels (see :mod:`rank_polars.formula.tree`):
 
 * ``judgments`` — per query, over its judgments (R, N, IDCG@k, ...); the ideal rank
   ``irank`` is a window over the judgments only, which are small;
@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from . import _dsl as d
-from .measures.base import Measure
+from rank_polars.formula import tree as d
+from rank_polars.measures.base import Measure
 
 # Internal column names: long enough not to collide with users' columns.
 Q, ITEM, RANK, SCORE, GRADE, JUDGED, IRANK, N_RET = (
@@ -74,7 +74,7 @@ class Plan:
     def ideal_split(aggs: dict[str, d.Agg]) -> list[tuple[bool, dict[str, d.Agg]]]:
         """Judgment aggregates split by whether they read the ideal rank ``irank``.
 
-        ``irank`` exists only for positively graded judgments (see :mod:`rank_polars._dsl`):
+        ``irank`` exists only for positively graded judgments (see :mod:`rank_polars.formula.tree`):
         those sort first, so their rank is the same as among all judgments, and the window
         that numbers them runs over ~5% of the judgments instead of all of them.
         """

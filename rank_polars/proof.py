@@ -26,7 +26,7 @@ from array import array
 
 import polars as pl
 
-from .plan import N_RET, RANK
+from rank_polars.plan import N_RET, RANK
 
 #: The deepest position the proof covers; a deeper ranking gets the exact count.
 DEPTH = 1 << 14

@@ -2,9 +2,9 @@
 
 :func:`write_report` (and ``rank-polars compare --report FILE.html``) writes a page with
 
-* the comparison table (``rank_polars.compare.compare``) and a one-line verdict per row,
+* the comparison table (``rank_polars.stats.compare.compare``) and a one-line verdict per row,
 * each version's mean per metric with its confidence interval (the t interval over queries,
-  :func:`rank_polars.intervals.intervals` on the per-query values),
+  :func:`rank_polars.stats.intervals.intervals` on the per-query values),
 * for an all-pairs comparison of three or more versions, a pair matrix per metric (versions x
   versions; a cell is row - column, coloured by the verdict, the interval and adjusted p in its
   tooltip),
@@ -27,11 +27,11 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from .errors import RankPolarsError
-from .measures import parse, parse_all
-from .measures.base import FamilyMeasure
-from .presentation import level as percent
-from .presentation import p_value, verdict
+from rank_polars.errors import RankPolarsError
+from rank_polars.measures import parse, parse_all
+from rank_polars.measures.base import FamilyMeasure
+from rank_polars.presentation import level as percent
+from rank_polars.presentation import p_value, verdict
 
 PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C")
 WIN, TIE, LOSS = "#55A868", "#B8B8B8", "#C44E52"
@@ -68,8 +68,8 @@ def report_data(
     confidence: float = 0.95,
 ) -> dict[str, Any]:
     """Everything the page shows, computed with :func:`rank_polars.evaluate`."""
-    from .evaluate import evaluate
-    from .intervals import intervals
+    from rank_polars.evaluate import evaluate
+    from rank_polars.stats.intervals import intervals
 
     kw = _eval_kwargs(columns)
     curves = curve_metrics(metrics, max_k)
@@ -508,7 +508,7 @@ def report_html(
     (``confidence``: the level of the means' intervals, and of compare's own when it runs)."""
     correction = compare_kwargs.pop("correction", None if comparison is not None else "holm")
     if comparison is None:
-        from .compare import compare
+        from rank_polars.stats.compare import compare
 
         comparison = compare(run, list(metrics), qrels=qrels, by=by, baseline=baseline, missing=missing,
                              engine=engine, correction=correction, confidence=confidence, **_eval_kwargs(columns),

@@ -14,15 +14,15 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from .errors import RankPolarsError
-from .measures import MetricLike, parse_all
-from .measures.clicks import label_column
-from .measures.base import GM_FLOOR, FamilyMeasure, Measure
-from .measures.counts import NumQ
-from .plan import ITEM, N_RET, Q, build_plan
-from .engines.base import FamilySql, split_outputs
-from .engines.sql_engine import PER_QUERY, Query, Source, metric_column, per_query_query, quote
-from .inputs import Columns
+from rank_polars.errors import RankPolarsError
+from rank_polars.measures import MetricLike, parse_all
+from rank_polars.measures.clicks import label_column
+from rank_polars.measures.base import GM_FLOOR, FamilyMeasure, Measure
+from rank_polars.measures.counts import NumQ
+from rank_polars.plan import ITEM, N_RET, Q, build_plan
+from rank_polars.engines.base import FamilySql, split_outputs
+from rank_polars.engines.sql_engine import PER_QUERY, Query, Source, metric_column, per_query_query, quote
+from rank_polars.inputs import Columns
 
 Dialect = Literal["duckdb", "spark", "databricks", "trino", "presto", "bigquery", "snowflake", "postgres"]
 DIALECTS: tuple[str, ...] = ("duckdb", "spark", "databricks", "trino", "presto", "bigquery", "snowflake", "postgres")
@@ -162,7 +162,7 @@ def to_sql(
 def _check_family_dialects(families: list, dialect: str) -> None:
     """Refuse, naming the measures, a family whose SQL exists in some dialects only (its module's
     ``SQL_DIALECTS``): the translation would otherwise fail with a generic message."""
-    from .engines.base import family_groups
+    from rank_polars.engines.base import family_groups
 
     for module, _, outputs in family_groups(families):
         only = getattr(module, "SQL_DIALECTS", None)
@@ -194,8 +194,8 @@ def _families_sql(q: Query, families: list, src: Source, value: dict[str, str]) 
     A family's data checks stop the statement in every dialect (``engines.dialects``)."""
     if not families:
         return ""
-    from .engines.base import family_groups
-    from .engines.sql_engine import QRELS, UNIVERSE, ranked_cte
+    from rank_polars.engines.base import family_groups
+    from rank_polars.engines.sql_engine import QRELS, UNIVERSE, ranked_cte
 
     run = "__rp_family_run"
     q.add(run, ranked_cte(Source(run="", qrels=None, by=list(src.by), order=src.order)))
@@ -266,7 +266,7 @@ def translate(sql: str, dialect: str) -> str:
     """``sql`` (DuckDB) in another dialect, checked to parse back with the same structure."""
     if dialect == "duckdb":
         return sql
-    from .engines.dialects import transpile
+    from rank_polars.engines.dialects import transpile
 
     return transpile(sql, dialect, statement=exp.Select)
 

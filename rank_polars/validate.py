@@ -13,11 +13,11 @@ from typing import Any, Literal, Sequence
 
 import polars as pl
 
-from .errors import DataError, MetricNameError, RankPolarsError, examples, tally, warn
-from .inputs import Inputs
-from .io import ParquetFiles
-from .plan import GRADE, ITEM, N_RET, Q, QGRADE, RANK, SCORE, Plan
-from .proof import PositionProof
+from rank_polars.errors import DataError, MetricNameError, RankPolarsError, examples, tally, warn
+from rank_polars.inputs import Inputs
+from rank_polars.io import ParquetFiles
+from rank_polars.plan import GRADE, ITEM, N_RET, Q, QGRADE, RANK, SCORE, Plan
+from rank_polars.proof import PositionProof
 
 Missing = Literal["zero", "skip"]
 
@@ -57,7 +57,7 @@ _STATS = {
 
 def check_metrics_argument(metrics: object) -> None:
     """``metrics`` is a name, a spec, or a list or tuple of them (else :class:`MetricNameError`)."""
-    from .measures import Measure
+    from rank_polars.measures import Measure
 
     def ok(m: object) -> bool:
         return isinstance(m, (str, Measure))

@@ -19,8 +19,8 @@ from statsmodels.stats.anova import anova_lm
 from statsmodels.stats.multitest import multipletests
 
 import rank_polars as rp
-from rank_polars.anova import anova_values, block, randomized_tukey, tukey, tukey_pairs, two_way
-from rank_polars.compare import compare_values
+from rank_polars.stats.anova import anova_values, block, randomized_tukey, tukey, tukey_pairs, two_way
+from rank_polars.stats.compare import compare_values
 from rank_polars.errors import RankPolarsError
 
 
@@ -187,7 +187,7 @@ def test_randomized_tukey_in_pieces_equals_its_distribution(monkeypatch):
     # one resample larger than a step: the queries are permuted in pieces; same exact distribution
     import sys
 
-    anova_module = sys.modules["rank_polars.anova"]  # rp.anova is the function
+    anova_module = sys.modules["rank_polars.stats.anova"]  # rp.anova is the function
 
     y = np.array([[0.1, 0.4, 0.3], [0.3, 0.6, 0.2], [0.5, 0.9, 0.6]])
     monkeypatch.setattr(anova_module, "_CHUNK", 4)

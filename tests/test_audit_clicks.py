@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 import rank_polars as rp
-from rank_polars.counterfactual import counterfactual, counterfactual_sql
+from rank_polars.clicks.counterfactual import counterfactual, counterfactual_sql
 
 ENGINES = ("polars", "duckdb")
 

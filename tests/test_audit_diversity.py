@@ -147,7 +147,7 @@ def test_queries_without_subtopic_judgments_on_the_spec_are_told(engine: str) ->
 @pytest.mark.parametrize("missing", ["zero", "skip"])
 def test_risk_with_query_ids_of_two_types_says_so(missing: str) -> None:
     """A baseline read elsewhere with integer query ids: a raw SchemaError before."""
-    from rank_polars.ndeval.risk import risk
+    from rank_polars.dropins.risk import risk
 
     run = pl.DataFrame({"query": ["1", "2"], "ndcg@20": [0.5, 0.2]})
     base = pl.DataFrame({"query": [1, 3], "ndcg@20": [0.3, 0.4]})
@@ -161,7 +161,7 @@ def test_risk_with_query_ids_of_two_types_says_so(missing: str) -> None:
 def test_risk_refuses_an_undefined_value_rather_than_scoring_it_0(side: str, bad: float | None) -> None:
     """A null per-query value (ctr@k of a ranking with nothing in its top k) was filled with 0:
     a made-up loss (here -0.5 x 2 = -1.0 for query 1) or win; a NaN or infinity spread."""
-    from rank_polars.ndeval.risk import risk
+    from rank_polars.dropins.risk import risk
 
     good = pl.DataFrame({"query": ["1", "2"], "ndcg@20": [0.5, 0.2]})
     hole = pl.DataFrame({"query": ["1", "2"], "ndcg@20": [bad, 0.2]}, schema=good.schema)
@@ -172,7 +172,7 @@ def test_risk_refuses_an_undefined_value_rather_than_scoring_it_0(side: str, bad
 
 def test_risk_refuses_an_infinite_alpha() -> None:
     """alpha=inf made every loss -inf (and a tie 0 x inf, NaN)."""
-    from rank_polars.ndeval.risk import risk
+    from rank_polars.dropins.risk import risk
 
     run = pl.DataFrame({"query": ["1"], "ndcg@20": [0.5]})
     with pytest.raises(rp.RankPolarsError, match="alpha must be a finite number"):
@@ -182,7 +182,7 @@ def test_risk_refuses_an_infinite_alpha() -> None:
 def test_risk_without_by_on_a_grouped_table_names_the_group_column() -> None:
     """Values per (model, query) without ``by=``: the group column was taken for a metric
     ("the baseline has no column 'model'"); a baseline of that column would have gone on."""
-    from rank_polars.ndeval.risk import risk
+    from rank_polars.dropins.risk import risk
 
     run = pl.DataFrame({"model": ["a", "b"], "query": ["1", "1"], "ndcg@20": [0.5, 0.2]})
     base = pl.DataFrame({"query": ["1"], "ndcg@20": [0.3]})

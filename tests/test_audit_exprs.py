@@ -1,4 +1,4 @@
-"""Audit of the list forms (``rank_polars.exprs``, the ``ranking`` namespace) on inputs a real
+"""Audit of the list forms (``rank_polars.formula.exprs``, the ``ranking`` namespace) on inputs a real
 pipeline produces: non-finite grades, overflowing gains, null grades, list columns read with
 ``list.eval``.  Expected values come from ``evaluate`` (itself checked against trec_eval and
 the peers) or from the definition written out here."""
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rank_polars as rp
-from rank_polars import exprs as E
+from rank_polars.formula import exprs as E
 
 RANKED = pl.col("relevance").sort_by("position")
 

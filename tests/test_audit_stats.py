@@ -15,10 +15,10 @@ import pytest
 from scipy import stats as ss
 
 import rank_polars as rp
-from rank_polars.anova import anova_values, randomized_tukey
-from rank_polars.compare import compare_values
+from rank_polars.stats.anova import anova_values, randomized_tukey
+from rank_polars.stats.compare import compare_values
 from rank_polars.errors import CoverageWarning, RankPolarsError, SmallSampleWarning
-from rank_polars.intervals import intervals
+from rank_polars.stats.intervals import intervals
 from rank_polars.measures import parse
 
 
@@ -231,7 +231,7 @@ def test_bootstrap_intervals_leave_undefined_values_out(method: str) -> None:
 def test_corrections_with_p_values_of_exactly_0_and_1_are_statsmodels() -> None:
     from statsmodels.stats.multitest import multipletests
 
-    from rank_polars.stats import adjust
+    from rank_polars.stats.tests import adjust
 
     p = np.array([0.0, 1.0, 0.02, 0.0, 1.0, 0.04])
     for ours, theirs in (("holm", "holm"), ("bonferroni", "bonferroni"), ("bh", "fdr_bh")):
@@ -277,7 +277,7 @@ def test_t_intervals_do_not_depend_on_the_order_of_the_queries() -> None:
     sums in that order, so ``evaluate(..., ci=0.9)`` changed in the last digit between runs."""
     import numpy as np
 
-    from rank_polars.intervals import intervals
+    from rank_polars.stats.intervals import intervals
     from rank_polars.measures import parse
 
     rng = np.random.default_rng(5)

@@ -89,7 +89,7 @@ def _same_values(got: pl.DataFrame, want: pl.DataFrame) -> None:
 def test_similarity_by_chunks_of_lists_equals_one_chunk(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
     # the Polars engine adds vectors / sparse products a chunk of lists at a time: any cut (one list
     # per chunk, or several lists in one), the same values
-    from rank_polars.families import beyond_polars
+    from rank_polars.families.beyond import polars as beyond_polars
 
     specs = [rp.ils(k=3, features=VECTORS), rp.diversity(k=3, history=HISTORY, sim="cooccurrence")]
     whole = run(specs, "polars", per_query=True)
@@ -106,7 +106,7 @@ def test_cooccurrence_pairs_equal_the_list_sums(monkeypatch: pytest.MonkeyPatch,
     # co-occurrence ILS by the counts of its lists' pairs in the users' histories (recommenders'
     # way) or by the list sums: whichever is cheaper is taken; each forced here, the same values
     # (1e-12), and any chunks of lists and of users give the bits of one chunk
-    from rank_polars.families import beyond_polars
+    from rank_polars.families.beyond import polars as beyond_polars
 
     pairs_way = beyond_polars.cooccurrence_pairs
     specs = [rp.diversity(k=3, history=HISTORY, sim="cooccurrence"), rp.ils(k=4, history=HISTORY, sim="cooccurrence")]
@@ -133,7 +133,7 @@ def test_cooccurrence_serendipity_by_pairs_equals_the_profiles(monkeypatch: pyte
     # the Polars engine sums each shown item's co-occurrence with its user's history items by
     # the pair counts; DuckDB by the dot product with the user's profile: the same values
     # (1e-12), and any chunks of pairs give the bits of one chunk
-    from rank_polars.families import beyond_polars
+    from rank_polars.families.beyond import polars as beyond_polars
 
     specs = [rp.serendipity(k=3, history=HISTORY, sim="cooccurrence")]
     whole = run(specs, "polars", per_query=True)
@@ -152,7 +152,7 @@ def test_cooccurrence_pairs_against_a_dense_product() -> None:
     import numpy as np
     from scipy import sparse
 
-    from rank_polars.families.beyond_polars import cooccurrence_pairs
+    from rank_polars.families.beyond.polars import cooccurrence_pairs
 
     rng = np.random.default_rng(11)
     c = (rng.random((30, 40)) < 0.25) * rng.integers(1, 3, (30, 40))

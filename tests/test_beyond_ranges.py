@@ -17,7 +17,8 @@ import pytest
 import rank_polars as rp
 from rank_polars.engines.duckdb_engine import DuckDBEngine
 from rank_polars.errors import DataError
-from rank_polars.families import beyond_polars, beyond_sql
+from rank_polars.families.beyond import polars as beyond_polars
+from rank_polars.families.beyond import sql as beyond_sql
 
 USERS, SHOWN, ITEMS = 120, 8, 60
 

@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 import scipy.stats as ss
 
-from rank_polars import stats
-from rank_polars.compare import SmallSampleWarning, compare
+from rank_polars.stats import tests as stats
+from rank_polars.stats.compare import SmallSampleWarning, compare
 from rank_polars.errors import CoverageWarning, RankPolarsError
 
 from . import stats_reference

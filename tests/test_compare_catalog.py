@@ -17,7 +17,7 @@ from polars.testing import assert_frame_equal
 import rank_polars as rp
 from rank_polars.errors import RankPolarsError
 
-compare_module = importlib.import_module("rank_polars.compare")
+compare_module = importlib.import_module("rank_polars.stats.compare")
 CATALOG = [f"i{j}" for j in range(12)]
 
 

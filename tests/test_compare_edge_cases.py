@@ -13,14 +13,14 @@ import polars as pl
 import pytest
 import scipy.stats as ss
 
-from rank_polars import stats
-from rank_polars.compare import SmallSampleWarning, compare
+from rank_polars.stats import tests as stats
+from rank_polars.stats.compare import SmallSampleWarning, compare
 from rank_polars.errors import RankPolarsError
 
 from .test_compare import log_from_values
 
 TESTS = ("paired_t", "wilcoxon", "randomization", "bootstrap")
-compare_module = importlib.import_module("rank_polars.compare")  # the module (rank_polars.compare is the function)
+compare_module = importlib.import_module("rank_polars.stats.compare")  # the module (rank_polars.stats.compare is the function)
 
 
 # ----------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rank_polars as rp
-from rank_polars.counterfactual import LowSupportWarning, counterfactual, counterfactual_sql
+from rank_polars.clicks.counterfactual import LowSupportWarning, counterfactual, counterfactual_sql
 
 from .counterfactual_reference import ips_reference, obp_value
 
@@ -242,7 +242,7 @@ def test_snips_rescales_the_click_weights_to_mean_one() -> None:
 def test_bootstrap_is_poisson_weights_over_rankings() -> None:
     """The vectorised interval equals resampling rankings by Poisson(1) counts one resample at a
     time (a loop over resamples here, with the generator the function is documented to use)."""
-    from rank_polars.counterfactual import finish
+    from rank_polars.clicks.counterfactual import finish
 
     rng = np.random.default_rng(7)
     n = 40

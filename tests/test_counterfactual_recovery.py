@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import polars as pl
 
-from rank_polars.counterfactual import counterfactual
+from rank_polars.clicks.counterfactual import counterfactual
 
 DEPTH, QUERIES, SESSIONS = 5, 60, 400
 THETA = 1.0 / np.arange(1, DEPTH + 1)

@@ -9,7 +9,7 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 
-from rank_polars.ndeval.gdeval import main
+from rank_polars.dropins.gdeval import main
 from tests import ndeval_reference
 
 DOCS = [f"d{j}" for j in range(12)] + ["D1", "d1x", "clueweb-00"]

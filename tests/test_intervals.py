@@ -17,7 +17,7 @@ from scipy import stats
 
 import rank_polars as rp
 from rank_polars.errors import RankPolarsError
-from rank_polars.intervals import bootstrap_interval, intervals
+from rank_polars.stats.intervals import bootstrap_interval, intervals
 from rank_polars.measures import parse
 
 from .test_spark import spark  # noqa: F401  (the module's session fixture)
@@ -187,7 +187,7 @@ def raw_parts(log: pl.DataFrame, k: int) -> pl.DataFrame:
 
 @pytest.mark.parametrize(("seed", "sizes", "confidence"), [(1, (80, 120), 0.95), (7, (30, 45), 0.9), (9, (200, 150), 0.99)])
 def test_delta_difference_of_two_ratios_is_tea_tastings(seed, sizes, confidence):
-    from rank_polars.intervals import difference, linearise, ratio_of_means
+    from rank_polars.stats.intervals import difference, linearise, ratio_of_means
 
     log = click_arms(seed, sizes)
     parts = raw_parts(log, 5)
@@ -217,7 +217,7 @@ def test_delta_difference_of_two_ratios_is_tea_tastings(seed, sizes, confidence)
 
 
 def test_delta_without_spread_or_units_has_no_p():
-    from rank_polars.intervals import difference, ratio_of_means
+    from rank_polars.stats.intervals import difference, ratio_of_means
 
     est, p = difference(np.full(5, 0.3), np.full(6, 0.3 + 1e-17))
     assert math.isnan(p) and math.isnan(est.low)

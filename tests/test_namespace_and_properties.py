@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import rank_polars as rp
-from rank_polars.listform import list_expr
+from rank_polars.formula.listform import list_expr
 from rank_polars.measures.base import FamilyMeasure
 from rank_polars.measures import MEASURES, parse
 

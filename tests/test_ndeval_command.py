@@ -9,7 +9,7 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 
-from rank_polars.ndeval.command import main
+from rank_polars.dropins.ndeval.command import main
 from tests import ndeval_reference
 
 DOCS = [f"d{j}" for j in range(14)] + ["D1", "d1x", "clueweb-00"]
@@ -135,15 +135,15 @@ def test_help_version_and_missing_files(binary: Path, tmp_path: Path, args: list
 @given(data=files())
 def test_risk_in_python_equals_ndevals_baseline_rows(binary: Path, tmp_path_factory: pytest.TempPathFactory,
                                                      data: tuple[str, str, str]) -> None:
-    """rank_polars.ndeval.risk over evaluate's per-query values (missing="zero": ndeval's -c)
+    """rank_polars.dropins.risk over evaluate's per-query values (missing="zero": ndeval's -c)
     against the rows ndeval prints with -c -baseline."""
     import math
 
     import polars as pl
 
     import rank_polars as rp
-    from rank_polars.ndeval import command
-    from rank_polars.ndeval.risk import risk
+    from rank_polars.dropins.ndeval import command
+    from rank_polars.dropins.risk import risk
     from rank_polars.plan import ITEM, Q, RANK
 
     where = tmp_path_factory.mktemp("risk")

@@ -16,7 +16,7 @@ from statsmodels.stats.power import FTestAnovaPower, TTestPower
 
 import rank_polars as rp
 from rank_polars.errors import RankPolarsError
-from rank_polars.planning import anova_power, estimate_sd, t_power
+from rank_polars.stats.planning import anova_power, estimate_sd, t_power
 
 FEW = settings(max_examples=15, deadline=None)
 
@@ -87,7 +87,7 @@ def test_no_difference_needs_no_number_of_queries_and_bad_arguments_are_named():
 def test_compare_reports_power_when_it_cannot_tell():
     per = pl.DataFrame({"model": ["a"] * 6 + ["b"] * 6, "query": [f"q{i}" for i in range(6)] * 2,
                         "m": [0.2, 0.4, 0.5, 0.1, 0.6, 0.3, 0.25, 0.35, 0.6, 0.1, 0.6, 0.4]})
-    from rank_polars.compare import compare_values
+    from rank_polars.stats.compare import compare_values
 
     row = compare_values(per, baseline="a").row(0, named=True)
     assert not row["significant"]

@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rank_polars.errors import RankPolarsError
-from rank_polars.position_bias import position_bias
+from rank_polars.clicks.position_bias import position_bias
 
 # --- ultr-bias-toolkit, reproduced (query_col="query", doc_col="item") ------------------------
 

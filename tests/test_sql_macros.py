@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rank_polars as rp
-from rank_polars import exprs, sql_macros
-from rank_polars.engines import macros
+from rank_polars.formula import exprs
+from rank_polars.formula import sql_macros
+from rank_polars.formula import macros
 
 SQL = Path(__file__).resolve().parents[1] / "sql"
 FILES = sorted(SQL.glob("*.sql"))
@@ -43,7 +44,7 @@ def test_committed_files_are_the_generated_ones() -> None:
     assert sorted(p.name for p in FILES) == sorted(expected)
     for path in FILES:
         assert path.read_text() == expected[path.name], (
-            f"{path.name} is stale: run python -m rank_polars.engines.macros"
+            f"{path.name} is stale: run python -m rank_polars.formula.macros"
         )
 
 

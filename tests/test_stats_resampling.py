@@ -1,4 +1,4 @@
-"""The resampling machinery (rank_polars.resampling): exact uniform draws, lookup-table sign
+"""The resampling machinery (rank_polars.stats.resampling): exact uniform draws, lookup-table sign
 flips, tasks on threads (same numbers whatever the thread count), progress counts, and the
 resampling distributions against SciPy's permutation_test and bootstrap."""
 
@@ -14,8 +14,8 @@ import pytest
 
 import scipy.stats as ss
 
-from rank_polars import resampling
-from rank_polars.compare import compare
+from rank_polars.stats import resampling
+from rank_polars.stats.compare import compare
 
 from .test_compare import log_from_values
 

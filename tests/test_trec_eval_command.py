@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 import rank_polars
 from rank_polars.cli import main
-from rank_polars.treceval import run
+from rank_polars.dropins.trec_eval import run
 from .trec_eval_files import COMMANDS, TEST_DIR
 
 CORE = ["out.test", "out.test.a", "out.test.aq", "out.test.aqc", "out.test.aqcM", "out.test.aql",

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from rank_polars.treceval import run
-from rank_polars.treceval.files import read_qrels
+from rank_polars.dropins.trec_eval import run
+from rank_polars.dropins.trec_eval.files import read_qrels
 from tests.treceval.binary import build
 from tests.treceval.generate import cases
 

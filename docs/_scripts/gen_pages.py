@@ -23,7 +23,7 @@ import mkdocs_gen_files
 import polars as pl
 
 import rank_polars as rp
-from rank_polars import exprs
+from rank_polars.formula import exprs
 from rank_polars.measures import MEASURES, Measure
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +52,7 @@ def cell(text: object) -> str:
 
 
 def list_function(cls: type[Measure]) -> types.FunctionType | None:
-    """The typed function of ``rank_polars.exprs`` that computes this measure over one list."""
+    """The typed function of ``rank_polars.formula.exprs`` that computes this measure over one list."""
     names = {cls.NAME, *cls.ALIASES, cls.__name__.lower()}
     for name in exprs.__all__:
         fn = getattr(exprs, name)
@@ -163,7 +163,7 @@ def metric_page(cls: type[Measure]) -> str:
     if fn is not None:
         fn_doc = inspect.getdoc(fn) or ""
         out.append("## Over one ranked list (Polars expression)\n")
-        out.append(f"`rank_polars.exprs.{fn.__name__}{inspect.signature(fn)}`: "
+        out.append(f"`rank_polars.formula.exprs.{fn.__name__}{inspect.signature(fn)}`: "
                    f"{rst_to_md(fn_doc.splitlines()[0]) if fn_doc else ''} The list carries its own "
                    "judgments: the ideal ranking and R come from it. The same function is "
                    f"`pl.col(...).ranking.{fn.__name__}(...)`.\n")

@@ -15,6 +15,6 @@ error handling), ``options`` (option bundles), ``loading`` (reading inputs), ``f
 ``errors`` (exit codes, wording) and ``commands/`` (one module per command).
 """
 
-from .app import main
+from rank_polars.cli.app import main
 
 __all__ = ["main"]

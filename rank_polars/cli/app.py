@@ -15,10 +15,10 @@ from typing import Any, Sequence
 
 import click
 
-from ..errors import CoverageWarning
-from .commands import COMMANDS
-from .errors import FAILED, OK, cli_wording, expected_errors, one_line
-from .progress import COMMAND_STARTED
+from rank_polars.errors import CoverageWarning
+from rank_polars.cli.commands import COMMANDS
+from rank_polars.cli.errors import FAILED, OK, cli_wording, expected_errors, one_line
+from rank_polars.cli.progress import COMMAND_STARTED
 
 _NO_ARGS_IS_HELP: Any = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
 

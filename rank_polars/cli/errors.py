@@ -17,8 +17,8 @@ import shlex
 import click
 import polars as pl
 
-from ..errors import RankPolarsError
-from ..presentation import did_you_mean
+from rank_polars.errors import RankPolarsError
+from rank_polars.presentation import did_you_mean
 
 OK = 0
 FAILED = 1

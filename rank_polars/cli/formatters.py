@@ -25,7 +25,7 @@ from typing import Any, Callable, Union
 
 import polars as pl
 
-from ..presentation import cell
+from rank_polars.presentation import cell
 
 Content = Union[str, bytes]
 Writer = Callable[[pl.DataFrame], Content]

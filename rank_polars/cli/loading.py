@@ -9,10 +9,10 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from .. import io as rio
-from ..errors import RankPolarsError, warn
-from ..validate import VERSION_COLUMNS
-from .errors import CLIError, did_you_mean, one_line
+from rank_polars import io as rio
+from rank_polars.errors import RankPolarsError, warn
+from rank_polars.validate import VERSION_COLUMNS
+from rank_polars.cli.errors import CLIError, did_you_mean, one_line
 
 DEFAULT_COLUMNS = {"query": "query", "item": "item", "position": "position", "score": "score", "relevance": "relevance"}
 
@@ -53,8 +53,8 @@ def check_column(schema: pl.Schema, column: str, what: str, option: str) -> None
 def wants_subtopics(metrics: Sequence[str]) -> bool:
     """Whether a metric of ``metrics`` reads subtopic judgments from the qrels (diversity); a bad
     name is the library's to report."""
-    from ..families.diversity import reads_qrels_subtopics
-    from ..measures import parse_all
+    from rank_polars.families.diversity import reads_qrels_subtopics
+    from rank_polars.measures import parse_all
 
     try:
         specs = parse_all(list(metrics))
@@ -89,7 +89,7 @@ def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str |
     if qrels is not None:
         subtopics = qrels_format is None and wants_subtopics(metrics)
         if subtopics:
-            from ..ndeval.files import looks_like_subtopic_qrels, read_subtopic_qrels
+            from rank_polars.io.subtopics import looks_like_subtopic_qrels, read_subtopic_qrels
         if subtopics and looks_like_subtopic_qrels(qrels):
             qrels_lf = read_subtopic_qrels(qrels).lazy()
         else:
@@ -113,9 +113,9 @@ def with_tables(metrics: Sequence[str], tables: dict[str, str | None], has_qrels
     CSV or TSV scanned); the other names as they are (``evaluate`` reports every bad name at
     once).  A measure whose table is not given is refused in the options' words (the library
     would say ``history=``)."""
-    from ..measures import parse
-    from ..measures.base import ROLES, FamilyMeasure
-    from ..measures.beyond import Beyond, needed_tables
+    from rank_polars.measures import parse
+    from rank_polars.measures.base import ROLES, FamilyMeasure
+    from rank_polars.measures.beyond import Beyond, needed_tables
 
     given = {role: _table(path, role) for role, path in tables.items() if path is not None}
     out: list[Any] = []
@@ -146,7 +146,7 @@ def _table(path: str, role: str) -> Any:
     """A table given on the command line: a Parquet file (or folder) or an ndeval file as its
     path, anything else scanned by its extension (CSV, TSV)."""
     if role == "subtopics":
-        from ..ndeval.files import looks_like_subtopic_qrels
+        from rank_polars.io.subtopics import looks_like_subtopic_qrels
 
         if looks_like_subtopic_qrels(path):
             return path

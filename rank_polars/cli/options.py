@@ -6,8 +6,8 @@ from typing import Any, Callable
 
 import click
 
-from .. import io as rio
-from .formatters import FORMATTERS
+from rank_polars import io as rio
+from rank_polars.cli.formatters import FORMATTERS
 
 F = Callable[..., Any]
 

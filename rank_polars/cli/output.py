@@ -15,9 +15,9 @@ from pathlib import Path
 import click
 import polars as pl
 
-from ..errors import plural
-from .errors import CLIError
-from .formatters import BINARY, BY_EXTENSION, FOR_PEOPLE, FORMATTERS, Content
+from rank_polars.errors import plural
+from rank_polars.cli.errors import CLIError
+from rank_polars.cli.formatters import BINARY, BY_EXTENSION, FOR_PEOPLE, FORMATTERS, Content
 
 
 def output_format(fmt: str | None, output: str | None) -> str:

@@ -18,8 +18,8 @@ from typing import IO, Iterator
 
 import click
 
-from ..presentation import count
-from ..progress import Advance, NoProgress, Progress, RichProgress
+from rank_polars.presentation import count
+from rank_polars.progress import Advance, NoProgress, Progress, RichProgress
 
 
 def is_terminal(stream: IO[str] | None = None) -> bool:

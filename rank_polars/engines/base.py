@@ -53,11 +53,11 @@ from typing import Any, Callable, Sequence
 
 import polars as pl
 
-from ..errors import RankPolarsError
-from ..inputs import Columns, Inputs, scan
-from ..measures.base import FamilyMeasure, Measure
-from ..plan import ITEM, N_RET, Q, Plan
-from ..validate import Missing
+from rank_polars.errors import RankPolarsError
+from rank_polars.inputs import Columns, Inputs, scan
+from rank_polars.measures.base import FamilyMeasure, Measure
+from rank_polars.plan import ITEM, N_RET, Q, Plan
+from rank_polars.validate import Missing
 
 Outputs = Sequence[tuple[str, FamilyMeasure]]
 
@@ -209,7 +209,7 @@ class FamilySql:
     def source(self, spec: FamilyMeasure, name: str) -> str:
         """A table expression over the table ``spec`` carries as ``name``, its query and item
         columns also under ``Q`` / ``ITEM``."""
-        from .sql_engine import quote
+        from rank_polars.engines.sql_engine import quote
 
         source = _source(spec, name)
         key = id(source)
@@ -236,7 +236,7 @@ def repeat_refusal(inputs: Inputs, duplicates: str, plan: Plan) -> Callable[[pl.
     the keys and :data:`REPEATS` of the rankings with a repeat, refused with the run's message
     for ``item_dup`` (``validate.check_run``); None unless the engine left the count to the
     families (``validate.families_count_repeats``)."""
-    from ..validate import check_run, families_count_repeats
+    from rank_polars.validate import check_run, families_count_repeats
 
     if not families_count_repeats(inputs, duplicates, plan):
         return None

@@ -17,7 +17,7 @@ import sqlglot
 from sqlglot import ErrorLevel, exp
 from sqlglot.errors import SqlglotError
 
-from ..errors import RankPolarsError
+from rank_polars.errors import RankPolarsError
 
 # Node kinds whose count must survive a translation: the arithmetic of the formulas, the
 # windows (running sums, ranks), the joins and the aggregates.

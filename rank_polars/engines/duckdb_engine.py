@@ -27,14 +27,14 @@ from typing import Any, Iterator
 import duckdb
 import polars as pl
 
-from ..errors import DataError, RankPolarsError
-from ..inputs import Inputs
-from ..io import ParquetFiles
-from ..plan import Plan
-from ..validate import Missing
-from .base import Outputs
-from .sql_engine import Source, literal, quote
-from .sql_runner import SqlRunner, reads_files, stream_to_parquet
+from rank_polars.errors import DataError, RankPolarsError
+from rank_polars.inputs import Inputs
+from rank_polars.io import ParquetFiles
+from rank_polars.plan import Plan
+from rank_polars.validate import Missing
+from rank_polars.engines.base import Outputs
+from rank_polars.engines.sql_engine import Source, literal, quote
+from rank_polars.engines.sql_runner import SqlRunner, reads_files, stream_to_parquet
 
 
 def read_parquet(files: str, hive: bool = False) -> str:

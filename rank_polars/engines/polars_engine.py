@@ -23,13 +23,13 @@ from typing import Any, Sequence
 
 import polars as pl
 
-from .. import _dsl as d
-from ..inputs import Inputs
-from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, QGRADE, RANK, SCORE, Plan
-from ..progress import NoProgress, Progress
-from ..proof import COLUMNS as PROOF_COLUMNS
-from ..proof import PositionProof
-from ..validate import (
+from rank_polars.formula import tree as d
+from rank_polars.inputs import Inputs
+from rank_polars.plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, QGRADE, RANK, SCORE, Plan
+from rank_polars.progress import NoProgress, Progress
+from rank_polars.proof import COLUMNS as PROOF_COLUMNS
+from rank_polars.proof import PositionProof
+from rank_polars.validate import (
     DISTINCT,
     DISTINCT_ROWS,
     Missing,
@@ -49,7 +49,7 @@ from ..validate import (
     stat_names,
     universe,
 )
-from .base import Engine, FamilyFrames, Outputs, attach, polars_family_values, ranking_aggs, repeat_refusal
+from rank_polars.engines.base import Engine, FamilyFrames, Outputs, attach, polars_family_values, ranking_aggs, repeat_refusal
 
 
 def _col(n: d.Node) -> pl.Expr:

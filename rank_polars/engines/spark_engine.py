@@ -37,16 +37,16 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 import polars as pl
 from sqlglot import exp
 
-from .. import io as rio
-from ..errors import DataError, RankPolarsError
-from ..inputs import Columns, Inputs, prepare, resolve
-from ..plan import Plan
-from ..progress import NoProgress, Progress
-from ..validate import Missing, check_contributing, check_values, check_column
-from .base import Outputs
-from .dialects import transpile
-from .sql_engine import metric_column, quote
-from .sql_runner import PER_QUERY, SqlRunner, labelled, reads_files, stream_to_parquet
+from rank_polars import io as rio
+from rank_polars.errors import DataError, RankPolarsError
+from rank_polars.inputs import Columns, Inputs, prepare, resolve
+from rank_polars.plan import Plan
+from rank_polars.progress import NoProgress, Progress
+from rank_polars.validate import Missing, check_contributing, check_values, check_column
+from rank_polars.engines.base import Outputs
+from rank_polars.engines.dialects import transpile
+from rank_polars.engines.sql_engine import metric_column, quote
+from rank_polars.engines.sql_runner import PER_QUERY, SqlRunner, labelled, reads_files, stream_to_parquet
 
 if TYPE_CHECKING:  # pyspark is an optional extra: rank-polars[spark]
     from pyspark.sql import DataFrame, SparkSession

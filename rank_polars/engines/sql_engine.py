@@ -23,11 +23,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from .. import _dsl as d
-from ..errors import RankPolarsError
-from ..inputs import reads_run_labels
-from ..plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, QGRADE, RANK, SCORE, Plan, by_name, key_names
-from ..validate import check_column, repeat_checks
+from rank_polars.formula import tree as d
+from rank_polars.errors import RankPolarsError
+from rank_polars.inputs import reads_run_labels
+from rank_polars.plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, QGRADE, RANK, SCORE, Plan, by_name, key_names
+from rank_polars.validate import check_column, repeat_checks
 
 # Names of the CTEs: prefixed so that they cannot shadow a user's table named "rows".
 RUN, RAW, QRELS, UNIVERSE, STATS = "__rp_run", "__rp_raw", "__rp_qrels", "__rp_universe", "__rp_stats"

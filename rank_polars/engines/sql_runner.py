@@ -25,12 +25,12 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import RankPolarsError
+from rank_polars.errors import RankPolarsError
 
-from ..inputs import Inputs, resolve
-from ..plan import N_RET, Q, Plan
-from ..progress import NoProgress, Progress
-from ..validate import (
+from rank_polars.inputs import Inputs, resolve
+from rank_polars.plan import N_RET, Q, Plan
+from rank_polars.progress import NoProgress, Progress
+from rank_polars.validate import (
     DISTINCT,
     Missing,
     check_contributing,
@@ -42,8 +42,8 @@ from ..validate import (
     stat_names,
     universe,
 )
-from .base import Engine, FamilySql, Outputs, attach, repeat_refusal, sql_family_values
-from .sql_engine import (
+from rank_polars.engines.base import Engine, FamilySql, Outputs, attach, repeat_refusal, sql_family_values
+from rank_polars.engines.sql_engine import (
     POSITIONS_DISTINCT,
     QRELS,
     RUN,
@@ -162,7 +162,7 @@ class SqlRunner(Engine):
         ``WITH RECURSIVE`` refuses the window or aggregate each step needs; in DuckDB the
         recursive CTE (``to_sql``'s form) took 2.3 s of a 4.4 s statement at 10M run rows, where
         this whole call took 14.6-15.5 -> 12.8-13.0 s at 20M rows."""
-        from ..families.diversity import G, POS, ideal_gains
+        from rank_polars.families.diversity import G, POS, ideal_gains
 
         ideal = ideal_gains(self.query(pairs), alpha, depth)
         return self.register(f"__rp_ideal_{next(_IDEALS)}",

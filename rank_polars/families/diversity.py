@@ -22,11 +22,11 @@ from typing import Any, Callable, Sequence
 
 import polars as pl
 
-from .._dsl import powers_of, sql_log2
-from ..errors import RankPolarsError
-from ..inputs import _numeric, _scalar
-from ..measures.diversity import ideal_ideal, ndeval_discount
-from ..plan import ITEM, Q, RANK
+from rank_polars.formula.tree import powers_of, sql_log2
+from rank_polars.errors import RankPolarsError
+from rank_polars.inputs import _numeric, _scalar
+from rank_polars.measures.diversity import ideal_ideal, ndeval_discount
+from rank_polars.plan import ITEM, Q, RANK
 
 #: The dialects ``to_sql`` writes this family in: its greedy ideal is a recursive CTE over DuckDB's
 #: lists and lambdas (``list_transform``, ``list_reduce``), which the other dialects lack or
@@ -455,7 +455,7 @@ def _count_repeats(shown: pl.DataFrame, heads: pl.DataFrame, depth: int | None, 
     rows); distinct words of (ranking, item hash) prove there is none."""
     import numpy as np
 
-    from ..engines.base import REPEATS
+    from rank_polars.engines.base import REPEATS
 
     if depth is not None:
         shown = shown.filter(pl.col(RANK) <= depth)
@@ -682,7 +682,7 @@ def warn_unjudged(labels: Sequence[str], evaluated: pl.DataFrame, judged: pl.Dat
     ``judged`` (the distinct ``Q`` of the subtopic judgments the measures ``labels`` read): they
     score 0 on every measure and count in the means, where ndeval leaves a topic without
     judgments out; judgments given as qrels= leave them out (with the qrels' own warning)."""
-    from ..errors import examples, warn
+    from rank_polars.errors import examples, warn
 
     # as text: the ids were matched as text wherever either side was (the id rule)
     text = [pl.col(Q).cast(pl.String)]
@@ -758,7 +758,7 @@ RANGE_ROWS = 25_000_000
 
 def _ranges(universe: pl.DataFrame) -> list[pl.Expr | None]:
     """Ranges of query ids holding about :data:`RANGE_ROWS` run rows each (``[None]``: one)."""
-    from ..engines.polars_engine import ranges_of
+    from rank_polars.engines.polars_engine import ranges_of
 
     return ranges_of(universe, RANGE_ROWS)
 
@@ -831,7 +831,7 @@ def ideal_sql(pairs: str, alpha: float, depth: int | None) -> str:
 
     Measured at 2M run rows (CPU time): a third of one window per step over the unplaced
     items, a fifth of three windows per step over (query, item, subtopic) rows."""
-    from ..engines.sql_engine import quote
+    from rank_polars.engines.sql_engine import quote
 
     q, sub, item = quote(Q), quote(SUB), quote(ITEM)
     stop = f" AND step < {depth}" if depth is not None else ""
@@ -865,7 +865,7 @@ def sql_values(outputs: Sequence[tuple[str, Any]], tables: Any) -> str | list[st
     (:func:`_sql_ranges`), the run rows and the judgments of that range alone: a ranking lies
     in one range, so the rows of the statements concatenated are those of the one statement.
     The judgments are checked once, over the whole table (:func:`_sql_checks`)."""
-    from ..engines.sql_engine import quote
+    from rank_polars.engines.sql_engine import quote
 
     groups: dict[tuple[Any, ...], list[tuple[str, Any]]] = {}
     for label, spec in outputs:
@@ -890,8 +890,8 @@ def _sql_ranges(tables: Any) -> list[str | None]:
     universe = getattr(tables, "universe_frame", None)
     if tables.query is None or universe is None:
         return [None]
-    from ..engines.polars_engine import bounds_of
-    from ..engines.sql_engine import quote, range_sql
+    from rank_polars.engines.polars_engine import bounds_of
+    from rank_polars.engines.sql_engine import quote, range_sql
 
     return [range_sql(lo, hi, quote(Q)) for lo, hi in bounds_of(universe, SQL_RANGE_ROWS)]
 
@@ -899,7 +899,7 @@ def _sql_ranges(tables: Any) -> list[str | None]:
 def _sql_statement(outputs: Sequence[tuple[str, Any]], groups: Sequence[Sequence[tuple[str, Any]]], tables: Any,
                    quote: Any, part: str | None) -> str:
     """One statement of :func:`sql_values`, over the queries ``part`` selects (None: all)."""
-    from ..engines.base import REPEATS
+    from rank_polars.engines.base import REPEATS
 
     keys = [quote(k) for k in tables.keys]
     selects = [_sql_group(same, tables, quote, part, i) for i, same in enumerate(groups)]
@@ -995,7 +995,7 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any, part
                f" AND j.{item} = r.{item}))")
     kinds = {spec.KIND for _, spec in outputs}
     pairs_sql = f"SELECT DISTINCT {q}, {col} AS {sub}, {item} FROM {source} AS t WHERE {where}"
-    from ..engines.base import REPEATS
+    from rank_polars.engines.base import REPEATS
 
     counting = tables.repeats is not None
     ctes = [
@@ -1127,8 +1127,8 @@ def bind_subtopics(qrels: Any, families: Sequence[tuple[str, Any]], query: str, 
 
     if not any("subtopics" in spec.SOURCES for _, spec in families):
         return qrels, list(families)  # no diversity measure: nothing to bind (and nothing imported)
-    from ..inputs import scan
-    from ..ndeval.files import looks_like_subtopic_qrels, read_subtopic_qrels
+    from rank_polars.inputs import scan
+    from rank_polars.io.subtopics import looks_like_subtopic_qrels, read_subtopic_qrels
 
     # an ndeval file given as a spec's subtopics= is read by its content too (as TREC qrels it
     # lost its subtopic column, trec_eval's unused second field); one frame per file, so the

@@ -28,14 +28,14 @@ from typing import Mapping
 
 import polars as pl
 
-from ..errors import RankPolarsError
-from .delimited import DEFAULT_NUMERIC, numeric_roles, read_delimited
-from .detect import ACCEPTED_FILES, FORMATS, Format, detect_format, sniff
-from .frames import from_dict, from_foreign
-from .ids import harmonise_ids, id_casts
-from .parquet import ParquetFiles, parquet_files, parquet_source
-from .paths import check_exists, files_of, is_glob
-from .trec import read_trec_qrels, read_trec_run
+from rank_polars.errors import RankPolarsError
+from rank_polars.io.delimited import DEFAULT_NUMERIC, numeric_roles, read_delimited
+from rank_polars.io.detect import ACCEPTED_FILES, FORMATS, Format, detect_format, sniff
+from rank_polars.io.frames import from_dict, from_foreign
+from rank_polars.io.ids import harmonise_ids, id_casts
+from rank_polars.io.parquet import ParquetFiles, parquet_files, parquet_source
+from rank_polars.io.paths import check_exists, files_of, is_glob
+from rank_polars.io.trec import read_trec_qrels, read_trec_run
 
 
 def open_path(

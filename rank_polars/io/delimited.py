@@ -9,8 +9,8 @@ from typing import Mapping
 
 import polars as pl
 
-from ..errors import DataError, examples
-from .text import first_bytes, not_utf8
+from rank_polars.errors import DataError, examples
+from rank_polars.io.text import first_bytes, not_utf8
 
 
 def numeric_roles(position: str = "position", score: str = "score", relevance: str = "relevance") -> dict[str, pl.DataType]:

@@ -6,10 +6,10 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from ..errors import DataError, RankPolarsError
-from .parquet import PARQUET_MAGIC
-from .text import first_bytes, not_utf8
-from .trec import DECIMAL, SPACE
+from rank_polars.errors import DataError, RankPolarsError
+from rank_polars.io.parquet import PARQUET_MAGIC
+from rank_polars.io.text import first_bytes, not_utf8
+from rank_polars.io.trec import DECIMAL, SPACE
 
 Format = Literal["parquet", "csv", "tsv", "trec", "qrels"]
 FORMATS: tuple[str, ...] = ("parquet", "csv", "tsv", "trec", "qrels")

@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from ..errors import RankPolarsError, examples
+from rank_polars.errors import RankPolarsError, examples
 
 
 def from_dict(source: Mapping[Any, Any], what: str) -> pl.DataFrame:

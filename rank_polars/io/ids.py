@@ -6,7 +6,7 @@ from typing import Sequence
 
 import polars as pl
 
-from ..errors import RankPolarsError
+from rank_polars.errors import RankPolarsError
 
 
 def _id_kind(dtype: pl.DataType) -> str:

@@ -10,8 +10,8 @@ from urllib.parse import unquote
 
 import polars as pl
 
-from ..errors import DataError, RankPolarsError
-from .paths import check_exists, files_of
+from rank_polars.errors import DataError, RankPolarsError
+from rank_polars.io.paths import check_exists, files_of
 
 PARQUET_MAGIC = b"PAR1"
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"  # the folder value of a null partition key

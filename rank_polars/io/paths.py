@@ -5,7 +5,7 @@ from __future__ import annotations
 import glob as _glob
 from pathlib import Path
 
-from ..errors import RankPolarsError
+from rank_polars.errors import RankPolarsError
 
 _GLOB_CHARS = "*?["
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import DataError
+from rank_polars.errors import DataError
 
 _SNIFF_BYTES = 1 << 16
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import polars as pl
 
-from ..errors import DataError, examples
-from .text import first_bytes, not_utf8
+from rank_polars.errors import DataError, examples
+from rank_polars.io.text import first_bytes, not_utf8
 
 DECIMAL = r"[+-]?(\d+\.?\d*|\.\d+)"
 

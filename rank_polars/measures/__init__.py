@@ -61,24 +61,24 @@ import difflib
 import re
 from typing import Any, Callable, Mapping, Sequence, Union
 
-from ..errors import MetricNameError
-from .ap import AP
-from .base import FamilyMeasure, Measure, Param
-from .beyond import BY_NAME as BEYOND_BY_NAME
-from .beyond import NEED_TABLES, needs_tables
-from .clicks import MEASURES as CLICKS
-from .counts import NumNonrelJudgedRet, NumQ, NumRel, NumRelRet, NumRet, Unjudged
-from .dcg import CG, DCG, IDCG, NDCG
-from .diversity import MEASURES as DIVERSITY
-from .gain import RNDCG, G, BinG, NDCGRel
-from .gm import GMAP, GMBpref
-from .infap import InfAP
-from .iprec import IPrec, IPrecAvg
-from .others import ERR, RBP, Bpref, Judged
-from .rbp_resid import RBPResid
-from .rr import RR
-from .set_based import F1, Precision, Recall, RPrecision, Success
-from .sets import SetAP, SetF, SetP, SetR, Utility
+from rank_polars.errors import MetricNameError
+from rank_polars.measures.ap import AP
+from rank_polars.measures.base import FamilyMeasure, Measure, Param
+from rank_polars.measures.beyond import BY_NAME as BEYOND_BY_NAME
+from rank_polars.measures.beyond import NEED_TABLES, needs_tables
+from rank_polars.measures.clicks import MEASURES as CLICKS
+from rank_polars.measures.counts import NumNonrelJudgedRet, NumQ, NumRel, NumRelRet, NumRet, Unjudged
+from rank_polars.measures.dcg import CG, DCG, IDCG, NDCG
+from rank_polars.measures.diversity import MEASURES as DIVERSITY
+from rank_polars.measures.gain import RNDCG, G, BinG, NDCGRel
+from rank_polars.measures.gm import GMAP, GMBpref
+from rank_polars.measures.infap import InfAP
+from rank_polars.measures.iprec import IPrec, IPrecAvg
+from rank_polars.measures.others import ERR, RBP, Bpref, Judged
+from rank_polars.measures.rbp_resid import RBPResid
+from rank_polars.measures.rr import RR
+from rank_polars.measures.set_based import F1, Precision, Recall, RPrecision, Success
+from rank_polars.measures.sets import SetAP, SetF, SetP, SetR, Utility
 
 MEASURES: tuple[type[Measure], ...] = (
     CG, DCG, IDCG, NDCG, AP, GMAP, RR, Precision, Recall, F1, Success, RPrecision, Bpref, GMBpref, ERR, RBP, Judged,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .. import _dsl as d
-from .base import REL, Measure, Param
+from rank_polars.formula import tree as d
+from rank_polars.measures.base import REL, Measure, Param
 
 DENOM = Param(
     str, "r", "'r': divide by R, all relevant judgments (trec_eval); 'min': by min(R, k) (Kaggle apk, Spark)", ("r", "min")

@@ -1,10 +1,10 @@
 """Metric specs: immutable objects with declared parameters, read by every engine.
 
-A spec says *what* a metric is, as one formula in :mod:`rank_polars._dsl`:
+A spec says *what* a metric is, as one formula in :mod:`rank_polars.formula.tree`:
 :meth:`Measure.value` gives the per-query value, :meth:`Measure.contributes` which rows
 of a ranking can change it, and ``AGGREGATE`` how the per-query values combine into one
 number per group.  The engines (:mod:`rank_polars.engines`) decide *how* to compute it; a spec
-imports no engine (the list form lives in :mod:`rank_polars.exprs`).
+imports no engine (the list form lives in :mod:`rank_polars.formula.exprs`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from .. import _dsl as d
-from ..errors import MetricNameError
+from rank_polars.formula import tree as d
+from rank_polars.errors import MetricNameError
 
 Aggregate = Literal["mean", "sum", "gmean", "catalog"]
 
@@ -213,7 +213,7 @@ class Measure:
 
     # -- the formula ---------------------------------------------------------------------
     def value(self) -> d.Node:
-        """Per-query value as a formula over aggregates (see :mod:`rank_polars._dsl`)."""
+        """Per-query value as a formula over aggregates (see :mod:`rank_polars.formula.tree`)."""
         raise NotImplementedError
 
     def contributes(self) -> d.Node:

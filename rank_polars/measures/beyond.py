@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ..errors import MetricNameError
-from .base import FamilyMeasure, Param
+from rank_polars.errors import MetricNameError
+from rank_polars.measures.base import FamilyMeasure, Param
 
 FAMILY = "rank_polars.families.beyond"
 

@@ -1,4 +1,4 @@
-"""Online (click) metrics: specs of the ``rank_polars.families.clicks`` family.
+"""Online (click) metrics: specs of the ``rank_polars.clicks.metrics`` family.
 
 A click log holds what was shown (``query``, ``item``, ``position``, per ``model`` / arm) and
 what was clicked: a click count per shown row, in the column the specs' ``click`` parameter
@@ -40,10 +40,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Sequence
 
-from ..errors import RankPolarsError
-from .base import FamilyMeasure, Measure, Param
+from rank_polars.errors import RankPolarsError
+from rank_polars.measures.base import FamilyMeasure, Measure, Param
 
-FAMILY = "rank_polars.families.clicks"
+FAMILY = "rank_polars.clicks.metrics"
 
 #: The column of click counts a click spec reads by default.
 CLICK_COLUMN = "click"

@@ -6,8 +6,8 @@ trec_eval, and ``num_q`` is then the number of queries evaluated.
 
 from __future__ import annotations
 
-from .. import _dsl as d
-from .base import REL, Measure
+from rank_polars.formula import tree as d
+from rank_polars.measures.base import REL, Measure
 
 
 class _Count(Measure):

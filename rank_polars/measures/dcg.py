@@ -13,9 +13,9 @@ Spellings (for the trec_eval name table): ``ndcg.1=3,2=9,4=4.5`` -> ``ndcg(gains
 
 from __future__ import annotations
 
-from .. import _dsl as d
-from .base import DISCOUNT, GAIN, IDEAL, IDEAL_CUT, Measure
-from .gain_map import GAINS, ideal_rank, mapped_gain, nonzero, positive
+from rank_polars.formula import tree as d
+from rank_polars.measures.base import DISCOUNT, GAIN, IDEAL, IDEAL_CUT, Measure
+from rank_polars.measures.gain_map import GAINS, ideal_rank, mapped_gain, nonzero, positive
 
 
 class _GainMapped(Measure):
@@ -23,7 +23,7 @@ class _GainMapped(Measure):
 
     def _check(self, params: dict) -> None:
         if params.get("gains") is not None and params.get("gain") == "exp":
-            from ..errors import MetricNameError
+            from rank_polars.errors import MetricNameError
 
             raise MetricNameError(f"{self.NAME}: gains= (a gain per level) and gain=exp exclude each other")
 

@@ -29,7 +29,7 @@ greedy ideal is iterative, so it is computed once from the judgments and joined:
 vectorised step per rank over all queries at once, in DuckDB a recursive CTE (one recursion
 per rank).  ``to_sql`` emits that SQL (DuckDB's dialect; the judgments a table name:
 ``AlphaNDCG(20, subtopics="subs")``).  Over one ranked list of each item's relevant subtopics,
-:mod:`rank_polars.exprs_diversity` gives the measures without an ideal ranking (``alpha_dcg``,
+:mod:`rank_polars.formula.exprs_diversity` gives the measures without an ideal ranking (``alpha_dcg``,
 ``err_ia``, ``nrbp``, ``map_ia``, ``p_ia``, ``strec``; also as ``ranking`` methods).
 """
 
@@ -38,8 +38,8 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from ..errors import MetricNameError
-from .base import REL, FamilyMeasure, Param, flag
+from rank_polars.errors import MetricNameError
+from rank_polars.measures.base import REL, FamilyMeasure, Param, flag
 
 FAMILY = "rank_polars.families.diversity"
 

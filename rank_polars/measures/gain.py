@@ -9,15 +9,15 @@ not the relevance level); binG reads it, and Rndcg only to be 0 when no judgment
 ``bing`` collide with no other name.
 
 G, ndcg_rel and Rndcg compare each retrieved row with the *ideal ranking at the same rank*: the
-formula reads it through :class:`rank_polars._dsl.IdealCum`, the ideal's running sum joined
+formula reads it through :class:`rank_polars.formula.tree.IdealCum`, the ideal's running sum joined
 onto the contributing rows by rank (set-based in both engines).
 """
 
 from __future__ import annotations
 
-from .. import _dsl as d
-from .base import REL, Measure
-from .gain_map import GAINS, ideal_rank, mapped_gain, nonzero
+from rank_polars.formula import tree as d
+from rank_polars.measures.base import REL, Measure
+from rank_polars.measures.gain_map import GAINS, ideal_rank, mapped_gain, nonzero
 
 
 class BinG(Measure):

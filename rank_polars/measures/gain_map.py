@@ -19,8 +19,8 @@ import math
 import re
 from typing import Any
 
-from .. import _dsl as d
-from .base import Param
+from rank_polars.formula import tree as d
+from rank_polars.measures.base import Param
 
 _LEVEL = re.compile(r"^[+-]?\d+$")
 

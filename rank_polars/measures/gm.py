@@ -9,8 +9,8 @@ prints only the 'all' line; pytrec_eval returns that logarithm per query.
 
 from __future__ import annotations
 
-from .ap import AP
-from .others import Bpref
+from rank_polars.measures.ap import AP
+from rank_polars.measures.others import Bpref
 
 
 class GMAP(AP):

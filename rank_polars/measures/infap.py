@@ -6,8 +6,8 @@ Spellings (for the trec_eval name table): trec_eval ``infAP`` -> ``infap``; ``-l
 
 from __future__ import annotations
 
-from .. import _dsl as d
-from .base import REL, Measure
+from rank_polars.formula import tree as d
+from rank_polars.measures.base import REL, Measure
 
 INFAP_EPSILON = 1e-5  # trec_eval.h
 

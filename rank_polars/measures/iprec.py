@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _dsl as d
-from ..errors import MetricNameError
-from .base import REL, Measure, Param, levels
+from rank_polars.formula import tree as d
+from rank_polars.errors import MetricNameError
+from rank_polars.measures.base import REL, Measure, Param, levels
 
 ELEVEN = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 

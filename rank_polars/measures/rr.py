@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .. import _dsl as d
-from .base import REL, Measure
+from rank_polars.formula import tree as d
+from rank_polars.measures.base import REL, Measure
 
 
 class RR(Measure):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _dsl as d
-from ..errors import MetricNameError
-from .base import REL, Measure, Param, flag
+from rank_polars.formula import tree as d
+from rank_polars.errors import MetricNameError
+from rank_polars.measures.base import REL, Measure, Param, flag
 
 RELATIVE = Param(flag, False, "divide by min(k, R) instead of k: the best precision possible (trec_eval relative_P)")
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _dsl as d
-from ..errors import MetricNameError
-from .base import REL, Measure, Param
-from .set_based import RELATIVE, Precision, Recall
+from rank_polars.formula import tree as d
+from rank_polars.errors import MetricNameError
+from rank_polars.measures.base import REL, Measure, Param
+from rank_polars.measures.set_based import RELATIVE, Precision, Recall
 
 
 class _Set(Measure):

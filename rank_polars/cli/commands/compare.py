@@ -8,12 +8,12 @@ from typing import Any, Sequence
 import click
 import polars as pl
 
-from ...presentation import comparison_display, groups, verdict
-from ...progress import NoProgress, Progress
-from ..loading import DEFAULT_COLUMNS, load
-from ..options import columns, engine_option, metric_input_options, missing_option, order_option, output_options, progress_option, tables
-from ..output import check_file, check_output, emit, write_file
-from ..progress import choose
+from rank_polars.presentation import comparison_display, groups, verdict
+from rank_polars.progress import NoProgress, Progress
+from rank_polars.cli.loading import DEFAULT_COLUMNS, load
+from rank_polars.cli.options import columns, engine_option, metric_input_options, missing_option, order_option, output_options, progress_option, tables
+from rank_polars.cli.output import check_file, check_output, emit, write_file
+from rank_polars.cli.progress import choose
 
 
 def run_compare(run: Any, metrics: Sequence[Any], *, qrels: Any, by: str, baseline: str | None, test: str,
@@ -22,7 +22,7 @@ def run_compare(run: Any, metrics: Sequence[Any], *, qrels: Any, by: str, baseli
                 progress: Progress | None = None, interval: str | None = None,
                 catalog_resamples: int = 1000) -> pl.DataFrame:
     """:func:`rank_polars.compare` with the CLI's column names (only those not the default)."""
-    from ...compare import compare
+    from rank_polars.stats.compare import compare
 
     kwargs: dict[str, Any] = dict(columns) if columns and columns != DEFAULT_COLUMNS else {}
     if order != "auto":
@@ -66,7 +66,7 @@ def groups_text(table: pl.DataFrame, alpha: float) -> str:
 def write_html_report(path: str, run: Any, metrics: Sequence[Any], comparison: pl.DataFrame, *, force: bool,
                       display: Progress | None = None, **kwargs: Any) -> None:
     """The HTML report of ``comparison``, written safely (see :func:`..output.write_file`)."""
-    from ...report import report_html
+    from rank_polars.report import report_html
 
     with (display or NoProgress()).phase("writing the report"):
         write_file(path, report_html(run, list(metrics), comparison=comparison, **kwargs), force=force)

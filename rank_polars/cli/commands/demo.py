@@ -9,13 +9,13 @@ from pathlib import Path
 import click
 import polars as pl
 
-from ...presentation import comparison_display, verdict
-from ..errors import CLIError
-from ..formatters import to_table
-from ..options import progress_option
-from ..output import check_file
-from ..progress import choose
-from .compare import run_compare, write_html_report
+from rank_polars.presentation import comparison_display, verdict
+from rank_polars.cli.errors import CLIError
+from rank_polars.cli.formatters import to_table
+from rank_polars.cli.options import progress_option
+from rank_polars.cli.output import check_file
+from rank_polars.cli.progress import choose
+from rank_polars.cli.commands.compare import run_compare, write_html_report
 
 
 def write_partitioned(log: pl.DataFrame, folder: Path, by: str = "model") -> list[Path]:
@@ -41,8 +41,8 @@ def command(out: str | None, force: bool, report: str | None, progress: bool | N
     Writes the log as a hive-partitioned Parquet folder, evaluates it with both engines
     (Polars and DuckDB, which agree), compares bot-v2 with bot-v1 and prints a verdict.
     """
-    from ...datasets import sample_log
-    from ...evaluate import evaluate as rp_evaluate
+    from rank_polars.datasets import sample_log
+    from rank_polars.evaluate import evaluate as rp_evaluate
 
     check_file(report, force, "report file")
     display = choose(progress)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ...errors import RankPolarsError
-from ..loading import hint_by, load
-from ..options import columns, engine_option, metric_input_options, missing_option, order_option, output_options, progress_option, tables
-from ..output import check_output, emit
-from ..progress import choose
+from rank_polars.errors import RankPolarsError
+from rank_polars.cli.loading import hint_by, load
+from rank_polars.cli.options import columns, engine_option, metric_input_options, missing_option, order_option, output_options, progress_option, tables
+from rank_polars.cli.output import check_output, emit
+from rank_polars.cli.progress import choose
 
 
 @click.command(name="evaluate")
@@ -42,7 +42,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
       rank-polars evaluate run.trec --qrels judgments.qrels -m map -m P_10
       rank-polars evaluate log/ -m novelty@10 -m ils@10 --history train.parquet --features items.parquet --by model
     """
-    from ...evaluate import evaluate
+    from rank_polars.evaluate import evaluate
 
     fmt = check_output(output, fmt, force)
     loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), by, order,

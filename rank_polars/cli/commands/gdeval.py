@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from ...ndeval.gdeval import main
+from rank_polars.dropins.gdeval import main
 
 
 @click.command(

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from ...ndeval.command import main
+from rank_polars.dropins.ndeval.command import main
 
 
 @click.command(

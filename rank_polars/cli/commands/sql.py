@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..options import column_options, columns, file_options, missing_option, order_option
-from ..output import check_output, write_file
+from rank_polars.cli.options import column_options, columns, file_options, missing_option, order_option
+from rank_polars.cli.output import check_output, write_file
 
 
 @click.command(name="sql")
@@ -29,7 +29,7 @@ def command(metrics: tuple[str, ...], table: str, by: tuple[str, ...], qrels: st
     Example:
       rank-polars sql -m ndcg@10 -m mrr --table logs --by model --dialect spark
     """
-    from ...sqlgen import to_sql
+    from rank_polars.sqlgen import to_sql
 
     check_output(output, "sql", force)
     text = to_sql(

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ...treceval import run
+from rank_polars.dropins.trec_eval import run
 
 
 @click.command(

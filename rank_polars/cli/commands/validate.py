@@ -6,11 +6,11 @@ import json
 
 import click
 
-from ... import io as rio
-from ...presentation import count
-from ..errors import FAILED, OK, cli_wording
-from ..options import columns, input_options, order_option, progress_option
-from ..progress import choose
+from rank_polars import io as rio
+from rank_polars.presentation import count
+from rank_polars.cli.errors import FAILED, OK, cli_wording
+from rank_polars.cli.options import columns, input_options, order_option, progress_option
+from rank_polars.cli.progress import choose
 
 
 @click.command(name="validate")
@@ -37,7 +37,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
       rank-polars validate log/ --by model
       rank-polars validate log/ --by model --engine spark
     """
-    from ...diagnose import diagnose
+    from rank_polars.diagnose import diagnose
 
     numeric = rio.numeric_roles(position, score, relevance)
     run_lf = rio.scan(run, format_in, what="run", numeric=numeric)

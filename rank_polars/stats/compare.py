@@ -1,0 +1,860 @@
+"""``compare``: versions of a system against a baseline, query by query, with significance.
+
+The per-query values come from :func:`rank_polars.evaluate` (``per_query=True``): no metric
+is computed here.  The statistics live in :mod:`rank_polars.stats.tests`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any, Literal, Mapping, Sequence
+
+import numpy as np
+import polars as pl
+
+from rank_polars.stats import planning
+from rank_polars.stats import tests as stats
+from rank_polars.stats.anova import NO_QUERY, block, check_numeric, randomized_tukey, tukey, two_way
+from rank_polars.errors import RankPolarsError, SmallSampleWarning, examples, warn
+from rank_polars.evaluate import Engine, evaluate
+from rank_polars.inputs import Source
+from rank_polars.measures import Measure, MetricLike, parse_all
+from rank_polars.inputs import scan
+from rank_polars.progress import ProgressLike, resolve
+from rank_polars.validate import Missing
+
+Test = Literal["paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey", "delta"]
+TESTS = ("paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey", "delta")
+ALL_PAIRS_TESTS = ("tukey", "randomized-tukey")  # one family of every pair of versions, per metric
+SIGN_TESTS = ("wilcoxon", "randomization")  # tests of the signs: a tied query (difference 0) tells them nothing
+CORRECTIONS = (None, "bonferroni", "holm", "bh")
+INTERVALS = (None, "t", "bootstrap", "tukey", "delta")
+
+SCHEMA: dict[str, Any] = {
+    "metric": pl.String,
+    "baseline": None,  # the dtype of the ``by`` column
+    "version": None,
+    "n_queries": pl.Int64,
+    "mean_baseline": pl.Float64,
+    "mean_version": pl.Float64,
+    "diff": pl.Float64,
+    "rel_diff": pl.Float64,
+    "ci_low": pl.Float64,
+    "ci_high": pl.Float64,
+    "p_value": pl.Float64,
+    "p_adjusted": pl.Float64,
+    "significant": pl.Boolean,
+    "effect_size": pl.Float64,
+    "wins": pl.Int64,
+    "ties": pl.Int64,
+    "losses": pl.Int64,
+    "test": pl.String,
+    "interval": pl.String,
+    "power": pl.Float64,
+    "queries_needed": pl.Int64,
+    "note": pl.String,
+    "higher_is_better": pl.Boolean,
+}
+
+
+def compare(
+    run: Source,
+    metrics: MetricLike | Sequence[MetricLike],
+    *,
+    qrels: Source | None = None,
+    by: str = "model",
+    baseline: Any = None,
+    pairs: Literal["all"] | None = None,
+    test: Test = "paired_t",
+    correction: Literal["bonferroni", "holm", "bh"] | None = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    missing: Missing = "zero",
+    engine: Engine = "polars",
+    confidence: float = 0.95,
+    interval: Literal["t", "bootstrap", "tukey", "delta"] | None = None,
+    power: float = 0.8,
+    progress: ProgressLike = False,
+    catalog_resamples: int = 1000,
+    **evaluate_kwargs: Any,
+) -> pl.DataFrame:
+    """Compare versions (values of ``by``) on paired per-query metric values.
+
+    Parameters
+    ----------
+    run, metrics, qrels, missing, engine
+        As for :func:`rank_polars.evaluate`, which computes the per-query values.
+    by
+        The one column whose values are the versions, e.g. ``"model"``.
+    baseline
+        The version every other version is compared with.  ``None``: every pair of
+        versions, each ``(a, b)`` with ``a`` before ``b`` in sorted order and ``a`` as the
+        baseline.  Rows come per metric (in the order given), then per pair in that order.
+    pairs
+        ``"all"``: every pair of versions (the same as ``baseline=None``; refused together
+        with a ``baseline``).
+    test
+        ``"paired_t"`` (two-sided, as ``scipy.stats.ttest_rel``), ``"wilcoxon"`` (signed
+        rank on the differences, as ``scipy.stats.wilcoxon`` with its defaults),
+        ``"randomization"`` (paired sign-flip permutation test of the mean difference) or
+        ``"bootstrap"`` (paired bootstrap test of the mean difference, shift method).
+        The two resampling tests are two-sided with
+        ``p = (1 + #{resamples at least as extreme}) / (1 + n_resamples)``: at least as
+        extreme is ``|mean*| >= |mean|`` for randomization and ``|mean* - mean| >= |mean|``
+        (bootstrap means recentred on 0) for bootstrap.
+        Over many versions, one test for the whole family of pairs (per metric):
+        ``"tukey"`` (Tukey's HSD with the residual variance of the two-way ANOVA version x
+        query on ``(m-1)(n-1)`` degrees of freedom, as Sakai) and ``"randomized-tukey"``
+        (Carterette's randomised Tukey HSD, ``n_resamples`` permutations of every query's
+        values across the versions); see :mod:`rank_polars.stats.anova`.  Both need every version
+        on the same queries: ``missing`` decides (0 for an absent value, or only the queries
+        every version has).
+        ``"delta"``: A/B arms, *not paired* (each version has its own rankings or sessions):
+        two independent estimates, each the mean of its version's per-ranking values, and a
+        two-sided z test on their difference with ``se = sqrt(s_a^2/n_a + s_b^2/n_b)`` and the
+        normal interval (:func:`rank_polars.stats.intervals.difference`).  For a ratio metric
+        (``ctr(agg="ratio")@k``, whose per-ranking values are the delta method's
+        linearisation) that is the delta method for a ratio of means (tea-tasting's
+        ``RatioOfMeans`` with ``use_t=False``); for a plain mean, the two-sample z test.
+        ``n_queries`` is then the rankings of both arms; ``wins``/``ties``/``losses`` and the
+        power columns are null (nothing is paired).
+    correction
+        ``None``, ``"bonferroni"``, ``"holm"`` or ``"bh"`` (Benjamini-Hochberg), applied
+        across all rows of the call (every metric and pair).  Not used by the two Tukey
+        tests, whose p-values are already adjusted over the pairs of a metric
+        (``p_adjusted`` = ``p_value``).
+    alpha
+        ``significant`` is ``p_adjusted < alpha``.
+    n_resamples, seed
+        Resamples for the bootstrap interval and the resampling tests; the same seed gives
+        the same numbers (each row has its own stream derived from the seed and its index),
+        on any machine: the resampling runs on one thread per CPU, but in a fixed number of
+        tasks with their own streams.
+    confidence
+        Level of the interval ``[ci_low, ci_high]`` on the mean paired difference (null with
+        fewer than two paired queries).
+    interval
+        How that interval is made: ``"t"`` (``diff +- t_{(1+c)/2, n-1} sd / sqrt(n)``, as
+        ``scipy.stats.ttest_rel(...).confidence_interval``), ``"bootstrap"`` (percentile
+        interval of ``n_resamples`` paired bootstrap means) or ``"tukey"`` (the simultaneous
+        HSD interval ``diff +- q_{c; m, (m-1)(n-1)} sqrt(V_E / n)``, only with
+        ``test="tukey"``) or ``"delta"`` (the normal interval of two unpaired estimates, only
+        with ``test="delta"``).  ``None`` (default): ``"t"`` for ``paired_t``, ``"tukey"`` for
+        ``tukey``, ``"delta"`` for ``delta``, ``"bootstrap"`` for the others.  The column
+        ``interval`` names it.
+    power
+        For a row that is not significant: ``power`` is the power the paired t-test had on
+        these queries against a true difference as large as the observed one (Cohen's d_z),
+        and ``queries_needed`` the queries it would need for this power
+        (:func:`rank_polars.queries_needed`; null beyond 10^9).  Null on significant rows.
+    catalog_resamples
+        Resamples of the bootstrap over lists for catalogue-level measures (see Notes): each
+        one re-evaluates the measure on a resampled copy of the log, so it costs about
+        ``catalog_resamples`` x the log's rows of evaluation (1,000 by default, not
+        ``n_resamples``; on the 4,000-row sample log ~10 s on a busy machine).
+    progress
+        ``True``: show the phases (evaluating, then the resamples done per metric) in the
+        terminal or notebook; a :class:`rank_polars.progress.Progress` object: report to it;
+        ``False`` (default): nothing.
+    **evaluate_kwargs
+        Passed on to :func:`rank_polars.evaluate` (``query=``, ``item=``, ``position=``,
+        ``score=``, ``relevance=``, ``duplicates=``, ...).
+
+    Returns
+    -------
+    pl.DataFrame
+        One row per (metric, pair): ``metric, baseline, version, n_queries`` (paired
+        queries), ``mean_baseline, mean_version, diff`` (version - baseline),
+        ``rel_diff`` (diff / mean_baseline; null when that is 0), ``ci_low, ci_high,
+        p_value, p_adjusted, significant, effect_size`` (paired Cohen's d_z = mean / sd of
+        the differences; 0 when all differences are equal to 0, +-inf for a constant
+        non-zero difference), ``wins, ties, losses`` (queries where the version is
+        better, equal, worse: higher, or lower for a metric to minimise), ``test``,
+        ``interval``, ``power``, ``queries_needed``, ``note`` (null, or why the test was not
+        run: ``"n too small"``, ``"n_resamples too small"``, ``"no residual variance"``,
+        ``"the difference is the same on every query"``, ``"no difference on any query"``)
+        and ``higher_is_better`` (the metric's direction, ``Measure.HIGHER_IS_BETTER``:
+        ``False`` for ``abandonment``).  ``diff`` is always version - baseline; whether that
+        is better is the direction's.
+
+    Notes
+    -----
+    Pairing is by query id.  With ``missing="skip"`` only the queries both versions have
+    are paired.  With ``missing="zero"`` a query one version has and the other lacks
+    counts as 0 for the one lacking it (with ``qrels`` evaluate has already zero-filled
+    every judged query); either way a :class:`CoverageWarning` says how many.  The means are
+    those of the paired queries.  With fewer than two paired queries (none for ``wilcoxon`` and the
+    resampling tests) p is null, ``significant`` is false and the row does not count in the
+    correction.
+
+    **No spread.** When every difference is the same (a constant shift: ``paired_t``'s t is
+    x/0, every bootstrap mean is the same; SciPy's ``ttest_rel`` gives p = 0, or 1e-49 from
+    rounding) ``paired_t`` and ``bootstrap`` have no p-value: null, not significant, the note
+    ``"the difference is the same on every query"`` and the verdict "cannot tell".  The
+    sign-flip tests (``wilcoxon``, ``randomization``) still test a constant shift.  When every
+    difference is 0 no test has a p-value (note ``"no difference on any query"``).  Neither
+    has a ``t`` or bootstrap interval (null, not a zero-width one).  "The same" allows
+    rounding: a spread within 1e-12 of the largest value compared.
+
+    **Too few queries.** A test that cannot reach ``p < alpha`` on ``n`` paired queries,
+    whatever their values, is not run: ``p_value`` and ``p_adjusted`` are null,
+    ``significant`` is false, ``note`` says ``"n too small"`` (or ``"n_resamples too
+    small"`` when ``1 / (1 + n_resamples) >= alpha``), the row does not count in the
+    correction and a :class:`SmallSampleWarning` names it.  The smallest p of each test
+    (:func:`rank_polars.stats.tests.smallest_p`) is 0 for ``paired_t`` from n = 2 on (it needs
+    two queries); ``2 / 2^n`` for ``wilcoxon`` and ``randomization`` (the two extreme sign
+    patterns), n there counting the queries with a difference (a tie has no sign to flip);
+    ``1 / n^n`` for ``bootstrap`` (one of the n^n equally likely resamples).
+    With ``alpha=0.05``: ``paired_t`` needs 2 queries, ``bootstrap`` 3, ``wilcoxon`` and
+    ``randomization`` 6 that differ.  A resampling p-value is never reported below that bound
+    (the resamples cannot resolve less), nor below ``1 / (1 + n_resamples)``.  Tukey's HSD with
+    no residual variance (every query shows the same differences between versions) has no
+    p-value either: null, with that note.
+
+    **Catalogue-level measures** (``AGGREGATE == "catalog"``, one value per version over all
+    its lists: ``rp.gini(k=10)``, ``rp.catalog_coverage(...)``) have no per-query values to pair:
+    their rows (:func:`catalog_compare`, ``test="catalog-bootstrap"``) give the difference with
+    a percentile bootstrap interval over lists (``catalog_resamples`` resamples of the queries, the
+    measure recomputed through its family), and ``significant`` when that interval excludes 0;
+    no p-value, no correction.
+
+    **Bad values.** A per-query value that is NaN, infinite or null is an error naming the
+    metric, the version and the queries; no query is dropped silently.
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> from rank_polars.stats.compare import compare
+    >>> log = pl.DataFrame({
+    ...     "model": ["a"] * 4 + ["b"] * 4,
+    ...     "query": ["q1", "q2", "q3", "q4"] * 2,
+    ...     "item": ["x"] * 8,
+    ...     "position": [1] * 8,
+    ...     "relevance": [1, 0, 0, 1, 1, 1, 0, 1],
+    ... })
+    >>> out = compare(log, "p@1", baseline="a", correction=None, n_resamples=1000)
+    >>> out.select("metric", "baseline", "version", "diff", "p_value", "wins", "ties", "losses")
+    shape: (1, 8)
+    ┌────────┬──────────┬─────────┬──────┬──────────┬──────┬──────┬────────┐
+    │ metric ┆ baseline ┆ version ┆ diff ┆ p_value  ┆ wins ┆ ties ┆ losses │
+    │ ---    ┆ ---      ┆ ---     ┆ ---  ┆ ---      ┆ ---  ┆ ---  ┆ ---    │
+    │ str    ┆ str      ┆ str     ┆ f64  ┆ f64      ┆ i64  ┆ i64  ┆ i64    │
+    ╞════════╪══════════╪═════════╪══════╪══════════╪══════╪══════╪════════╡
+    │ p@1    ┆ a        ┆ b       ┆ 0.25 ┆ 0.391002 ┆ 1    ┆ 3    ┆ 0      │
+    └────────┴──────────┴─────────┴──────┴──────────┴──────┴──────┴────────┘
+    """
+    by_col = _check_args(by, test, correction, alpha, n_resamples, confidence, seed, evaluate_kwargs)
+    if isinstance(catalog_resamples, bool) or not isinstance(catalog_resamples, (int, np.integer)) or catalog_resamples < 1:
+        raise RankPolarsError(f"compare: catalog_resamples must be an integer >= 1, got {catalog_resamples!r}")
+    _check_family(baseline, pairs, test, interval, power)
+    query = evaluate_kwargs.get("query", "query")
+    shown = resolve(progress)
+    given = [metrics] if isinstance(metrics, (str, Measure)) else list(metrics)
+    outputs = parse_all(given)
+    catalog = [(label, spec) for label, spec in outputs if spec.AGGREGATE == "catalog"]
+    plain = [metric for metric, (_, spec) in zip(given, outputs) if spec.AGGREGATE != "catalog"]
+    tables = []
+    if plain:
+        per = evaluate(
+            run, plain, qrels=qrels, by=by_col, per_query=True, missing=missing, engine=engine, progress=shown,
+            **evaluate_kwargs,
+        )
+        tables.append(compare_values(
+            per, by=by_col, query=query, baseline=baseline, pairs=pairs, test=test, correction=correction, alpha=alpha,
+            n_resamples=n_resamples, seed=seed, missing=missing, confidence=confidence, interval=interval,
+            power=power, progress=shown,
+            higher_is_better=directions([(label, spec) for label, spec in outputs if spec.AGGREGATE != "catalog"]),
+        ))
+    if catalog:
+        tables.append(catalog_compare(run, catalog, qrels=qrels, by=by_col, baseline=baseline, n_resamples=catalog_resamples,
+                                      seed=seed, confidence=confidence, engine=engine, progress=shown,
+                                      **evaluate_kwargs))
+    out = pl.concat(tables, how="vertical_relaxed") if len(tables) > 1 else tables[0]
+    order = {label: i for i, (label, _) in enumerate(outputs)}  # rows per metric in the order given
+    return out.sort(pl.col("metric").replace_strict(order, return_dtype=pl.Int64), maintain_order=True)
+
+
+def directions(outputs: Sequence[tuple[str, Any]]) -> dict[str, bool]:
+    """``{label: whether a larger value is better}`` from the specs (``Measure.HIGHER_IS_BETTER``;
+    a spec without the attribute counts as higher-is-better).
+
+    Examples
+    --------
+    >>> from rank_polars.measures import parse_all
+    >>> directions(parse_all(["ndcg@10", "p@5"]))
+    {'ndcg@10': True, 'p@5': True}
+    """
+    return {label: bool(getattr(spec, "HIGHER_IS_BETTER", True)) for label, spec in outputs}
+
+
+def compare_values(
+    per: pl.DataFrame,
+    *,
+    by: str = "model",
+    query: str = "query",
+    baseline: Any = None,
+    pairs: Literal["all"] | None = None,
+    test: Test = "paired_t",
+    correction: Literal["bonferroni", "holm", "bh"] | None = "holm",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    missing: Missing = "zero",
+    confidence: float = 0.95,
+    interval: Literal["t", "bootstrap", "tukey", "delta"] | None = None,
+    power: float = 0.8,
+    progress: ProgressLike = False,
+    higher_is_better: Mapping[str, bool] | None = None,
+) -> pl.DataFrame:
+    """:func:`compare` on per-query values already computed: ``per`` has the ``by`` column, the
+    ``query`` column and one column per metric (what ``rp.evaluate(..., per_query=True)``
+    returns): one row per version and query, no null query id, numeric (or boolean) metrics,
+    else an error (a second grouping column would otherwise be paired and compared as a metric).
+    ``higher_is_better``: ``{metric column: False}`` for a metric to minimise (wins
+    are then the queries where the version is lower, and the verdicts and groups follow); a
+    metric not named is higher-is-better, a name that is not a metric column is an error.
+    The other arguments are :func:`compare`'s.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> per = pl.DataFrame({"model": ["a"] * 4 + ["b"] * 4 + ["c"] * 4, "query": ["q1", "q2", "q3", "q4"] * 3,
+    ...                     "ndcg": [.2, .5, .4, .9, .3, .6, .4, .9, .6, .8, .7, 1.]})
+    >>> compare_values(per, pairs="all", test="tukey").select("baseline", "version", "diff", "ci_low", "ci_high", "p_value")
+    shape: (3, 6)
+    ┌──────────┬─────────┬───────┬───────────┬──────────┬──────────┐
+    │ baseline ┆ version ┆ diff  ┆ ci_low    ┆ ci_high  ┆ p_value  │
+    │ ---      ┆ ---     ┆ ---   ┆ ---       ┆ ---      ┆ ---      │
+    │ str      ┆ str     ┆ f64   ┆ f64       ┆ f64      ┆ f64      │
+    ╞══════════╪═════════╪═══════╪═══════════╪══════════╪══════════╡
+    │ a        ┆ b       ┆ 0.05  ┆ -0.099091 ┆ 0.199091 ┆ 0.58731  │
+    │ a        ┆ c       ┆ 0.275 ┆ 0.125909  ┆ 0.424091 ┆ 0.003158 │
+    │ b        ┆ c       ┆ 0.225 ┆ 0.075909  ┆ 0.374091 ┆ 0.00852  │
+    └──────────┴─────────┴───────┴───────────┴──────────┴──────────┘
+    """
+    by = _check_args(by, test, correction, alpha, n_resamples, confidence, seed, {})
+    _check_family(baseline, pairs, test, interval, power)
+    interval = interval or {"paired_t": "t", "tukey": "tukey", "delta": "delta"}.get(test, "bootstrap")
+    if (interval == "delta") != (test == "delta"):
+        raise RankPolarsError("compare: test='delta' (unpaired arms) goes with its own interval, interval='delta', only")
+    shown = resolve(progress)
+    if missing not in ("zero", "skip"):  # any other word was read as "zero"
+        raise RankPolarsError(f"compare: missing must be 'zero' or 'skip', got {missing!r}")
+    absent = [c for c in (by, query) if c not in per.columns]
+    if absent:
+        raise RankPolarsError(f"compare: no column {absent[0]!r} in the per-query values (columns: {per.columns}); "
+                              "name it with by= / query=")
+    labels = [c for c in per.columns if c not in (by, query)]
+    if not labels:
+        raise RankPolarsError(f"compare: no metric column in the per-query values (columns: {per.columns})")
+    unknown = [k for k in (higher_is_better or {}) if k not in labels]
+    if unknown:  # a misspelt metric would silently count as higher-is-better, turning wins into losses
+        raise RankPolarsError(f"compare: higher_is_better names {unknown[0]!r}, not a metric column; "
+                              f"the metrics are {examples(labels, 10)}")
+    better = {label: bool((higher_is_better or {}).get(label, True)) for label in labels}
+    if per[by].null_count():
+        raise RankPolarsError(f"compare: column {by!r} has null versions; fill or drop them")
+    per = _check_table(per, by, query, labels)
+    _check_values(per, by, query, labels)
+    versions = per[by].unique().sort().to_list()
+    if len(versions) < 2:
+        raise RankPolarsError(
+            f"compare: needs at least 2 versions in column {by!r}, found {len(versions)}"
+            + (f" ({versions[0]!r})" if versions else "")
+        )
+    if baseline is None:
+        chosen = list(itertools.combinations(versions, 2))
+    else:
+        if baseline not in versions:
+            raise RankPolarsError(
+                f"compare: baseline {baseline!r} is not a version in column {by!r}; versions are {examples(versions, 10)}"
+            )
+        chosen = [(baseline, v) for v in versions if v != baseline]
+
+    if test == "delta":
+        rows = _unpaired_rows(per, by, labels, chosen, confidence, better)
+    elif test in ALL_PAIRS_TESTS:
+        rows = _family_rows(per, by, query, labels, chosen, test, interval, n_resamples, confidence, missing, seed,
+                            shown, better)
+    else:
+        rows = _pairwise_rows(per, by, query, labels, chosen, test, interval, n_resamples, confidence, alpha,
+                              missing, seed, shown, better)
+    _warn_small(rows, test, alpha, n_resamples)
+    p = np.array([r["p_value"] for r in rows], dtype=np.float64)
+    p_adj = p if test in ALL_PAIRS_TESTS else stats.adjust(p, correction)
+    for r, q in zip(rows, p_adj):
+        r["p_adjusted"] = q
+        r["significant"] = bool(q < alpha) if not math.isnan(q) else False
+        if not r["significant"] and test != "delta":
+            r["power"], r["queries_needed"] = _power(r["effect_size"], r["n_queries"], alpha, power)
+    schema = {k: (per.schema[by] if v is None else v) for k, v in SCHEMA.items()}
+    out = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+    # undefined statistics are nulls, not NaN
+    floats = [k for k, v in schema.items() if v == pl.Float64]
+    return out.with_columns(pl.col(floats).fill_nan(None))
+
+
+#: Catalogue-level measures that read each query's own history (the items a user already had):
+#: a resampled copy of a query is a new list, so their bootstrap over lists would lose that.
+_PER_QUERY_HISTORY = ("pop_reo", "pop_rsp")
+_ROWS_PER_CALL = 4_000_000  # resampled rows evaluated per call (memory, not speed, sets it)
+CATALOG_TEST = "catalog-bootstrap"
+
+
+def catalog_compare(
+    run: Source,
+    outputs: Sequence[tuple[str, Measure]],
+    *,
+    qrels: Source | None = None,
+    by: str = "model",
+    query: str = "query",
+    baseline: Any = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    engine: Engine = "polars",
+    progress: ProgressLike = False,
+    **evaluate_kwargs: Any,
+) -> pl.DataFrame:
+    """:func:`compare` for catalogue-level measures (``AGGREGATE == "catalog"``: one value per
+    version over all its lists, e.g. ``rp.gini(k=10)``), which have no per-query values to pair.
+
+    The difference of two versions' values gets a percentile bootstrap interval over lists:
+    resample ``b`` draws the queries with replacement (``numpy.random.default_rng(
+    SeedSequence(seed, spawn_key=(b,))).integers(0, n, n)`` over the ``n`` distinct queries in
+    sorted order; the same draw for every version, so the versions stay paired by query as in
+    the other tests), each drawn copy of a query's list becomes a list of its own, and the
+    measure is recomputed through its family for every version and resample (one
+    :func:`rank_polars.evaluate` call over ``by`` x resample, a few million rows at a time).
+    ``significant`` is whether the interval excludes 0 (at level ``confidence``; not adjusted
+    by ``correction``), ``p_value`` is null and ``test`` is ``"catalog-bootstrap"``.  The same
+    seed gives the same intervals.  ``pop_reo`` / ``pop_rsp`` (which read each query's own
+    history) are refused.
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> log = pl.DataFrame({"model": ["a"] * 6 + ["b"] * 6, "query": ["q1", "q1", "q2", "q2", "q3", "q3"] * 2,
+    ...                     "item": ["x", "y", "x", "y", "x", "z",  "x", "y", "z", "w", "v", "u"],
+    ...                     "position": [1, 2] * 6, "relevance": [1] * 12})
+    >>> out = catalog_compare(log, [("entropy@2", rp.entropy(k=2))], n_resamples=200)
+    >>> out.select("metric", "baseline", "version", "diff", "ci_low", "ci_high", "significant")
+    shape: (1, 7)
+    ┌───────────┬──────────┬─────────┬──────────┬────────┬──────────┬─────────────┐
+    │ metric    ┆ baseline ┆ version ┆ diff     ┆ ci_low ┆ ci_high  ┆ significant │
+    │ ---       ┆ ---      ┆ ---     ┆ ---      ┆ ---    ┆ ---      ┆ ---         │
+    │ str       ┆ str      ┆ str     ┆ f64      ┆ f64    ┆ f64      ┆ bool        │
+    ╞═══════════╪══════════╪═════════╪══════════╪════════╪══════════╪═════════════╡
+    │ entropy@2 ┆ a        ┆ b       ┆ 1.125815 ┆ 0.0    ┆ 1.125815 ┆ false       │
+    └───────────┴──────────┴─────────┴──────────┴────────┴──────────┴─────────────┘
+
+    Three queries are too few: a resample that draws q1 three times shows the same two items in
+    both versions, and the interval reaches 0.
+    """
+    shown = resolve(progress)
+    for label, spec in outputs:
+        if spec.AGGREGATE != "catalog":
+            raise RankPolarsError(f"catalog_compare: {label!r} is not a catalogue-level measure; use compare")
+        if spec.NAME in _PER_QUERY_HISTORY:
+            raise RankPolarsError(
+                f"compare: {label!r} reads each query's own history, which a bootstrap over lists (a drawn copy of "
+                "a query is a new list) cannot keep; evaluate it per version with rp.evaluate instead")
+    specs = [spec for _, spec in outputs]
+    kw = {k: v for k, v in evaluate_kwargs.items() if k != "query"}
+    observed = evaluate(run, specs, qrels=qrels, by=by, query=query, engine=engine, **kw)
+    versions = observed[by].sort().to_list()
+    if len(versions) < 2:
+        raise RankPolarsError(f"compare: needs at least 2 versions in column {by!r}, found {len(versions)}")
+    if baseline is None:
+        chosen = list(itertools.combinations(versions, 2))
+    elif baseline not in versions:
+        raise RankPolarsError(
+            f"compare: baseline {baseline!r} is not a version in column {by!r}; versions are {examples(versions, 10)}")
+    else:
+        chosen = [(baseline, v) for v in versions if v != baseline]
+    frame = scan(run).collect()
+    queries = frame[query].unique().sort()
+    n = queries.len()
+    judged = scan(qrels, "qrels").collect() if qrels is not None else None
+    per_resample = max(1, _ROWS_PER_CALL // max(1, frame.height))
+    values: list[pl.DataFrame] = []
+    with shown.phase(f"bootstrap over lists ({', '.join(label for label, _ in outputs)})", total=n_resamples,
+                     unit="resamples") as advance:
+        for start in range(0, n_resamples, per_resample):
+            stop = min(n_resamples, start + per_resample)
+            copies = _drawn_copies(queries, range(start, stop), seed, query)
+            run_b = frame.join(copies, on=query).drop(query).rename({"__copy": query})
+            qrels_b = None if judged is None else judged.join(copies, on=query).drop(query, "__b").rename(
+                {"__copy": query})
+            # the rows were checked by the call above; copies of them need no second full check
+            values.append(evaluate(run_b, specs, qrels=qrels_b, by=[by, "__b"], query=query, engine=engine,
+                                   **{"checks": "fast", **kw}))
+            advance(stop - start)
+    boot = pl.concat(values)
+    level = (1 - confidence) / 2
+    rows = []
+    for label, spec in outputs:
+        table = boot.pivot(on=by, index="__b", values=label).sort("__b")
+        if table.height != n_resamples:  # a resample where a version showed nothing has no value
+            raise RankPolarsError(f"compare: {label!r} has no value in {n_resamples - table.height} resamples")
+        at = dict(zip(observed[by].to_list(), observed[label].to_list()))
+        higher = bool(getattr(spec, "HIGHER_IS_BETTER", True))
+        for base, version in chosen:
+            a, b = at[base], at[version]
+            dist = (table[str(version)] - table[str(base)]).to_numpy() if str(version) in table.columns else None
+            if dist is None or np.isnan(dist).any():
+                raise RankPolarsError(f"compare: {label!r} has no value for {base!r} or {version!r} in some resamples")
+            low, high = (float(q) for q in np.quantile(dist, [level, 1 - level]))
+            degenerate = high - low <= 1e-12 * max(abs(a), abs(b), 1e-300)
+            rows.append({
+                **{k: None for k in SCHEMA},
+                "metric": label, "baseline": base, "version": version, "n_queries": n,
+                "mean_baseline": a, "mean_version": b, "diff": b - a, "rel_diff": (b - a) / a if a else None,
+                "ci_low": None if degenerate else low, "ci_high": None if degenerate else high,
+                "significant": not degenerate and (low > 0 or high < 0),
+                "test": CATALOG_TEST, "interval": "bootstrap", "higher_is_better": higher,
+                "note": stats.SAME_DIFFERENCE if degenerate else None,
+            })
+    schema = {k: (observed.schema[by] if v is None else v) for k, v in SCHEMA.items()}
+    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+
+
+def _drawn_copies(queries: pl.Series, resamples: range, seed: int, query: str) -> pl.DataFrame:
+    """``(query, __b, __copy)``: the queries resample ``b`` draws, each copy a new query id
+    ``b * n + j`` (``j``: its place in the draw), so a query drawn twice gives two lists."""
+    n = queries.len()
+    draws = np.concatenate([
+        np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(b,))).integers(0, n, n) for b in resamples
+    ]) if n else np.empty(0, dtype=np.int64)
+    b = np.repeat(np.asarray(resamples, dtype=np.int64), n)
+    return pl.DataFrame({
+        query: queries.gather(draws), "__b": b, "__copy": b * n + np.tile(np.arange(n, dtype=np.int64), len(resamples)),
+    })
+
+
+def _power(dz: float, n: int, alpha: float, power: float) -> tuple[float, int | None]:
+    """The paired t-test's power on ``n`` queries against a true d_z as large as the observed one,
+    and the queries it would need for ``power`` (NaN / None where d_z is undefined, 0 or infinite,
+    or so small that more than 10^9 queries would be needed)."""
+    if n < 2 or not math.isfinite(dz):
+        return math.nan, None
+    if dz == 0:
+        return alpha, None
+    try:
+        needed = planning.queries_needed(abs(dz), 1.0, alpha, power)
+    except RankPolarsError:  # beyond 10^9 queries: no number to give
+        needed = None
+    return planning.t_power(abs(dz), n, alpha), needed
+
+
+def _pairwise_rows(
+    per: pl.DataFrame, by: str, query: str, labels: list[str], chosen: list[tuple], test: str, interval: str,
+    n_resamples: int, confidence: float, alpha: float, missing: str, seed: int, shown: Any, better: dict[str, bool],
+) -> list[dict[str, Any]]:
+    paired = {pair: _pair(per, by, query, labels, pair, missing) for pair in chosen}
+    rows: list[dict[str, Any]] = []
+    # the resamples drawn per pair: the bootstrap means (interval or test), the sign flips
+    per_pair = n_resamples * ((interval == "bootstrap" or test == "bootstrap") + (test == "randomization"))
+    for label in labels:
+        with shown.phase(f"resampling {label} ({test})", total=per_pair * len(chosen) or None,
+                         unit="resamples") as advance:
+            for pair in chosen:
+                frame = paired[pair]
+                x = frame[f"{label}__b"].to_numpy().astype(np.float64)
+                y = frame[f"{label}__v"].to_numpy().astype(np.float64)
+                seq = np.random.SeedSequence(seed, spawn_key=(len(rows),))
+                rows.append(_row(label, pair, x, y, test, interval, n_resamples, confidence, alpha, seq, advance,
+                                 better[label]))
+    return rows
+
+
+def _family_rows(
+    per: pl.DataFrame, by: str, query: str, labels: list[str], chosen: list[tuple], test: str, interval: str,
+    n_resamples: int, confidence: float, missing: str, seed: int, shown: Any, better: dict[str, bool],
+) -> list[dict[str, Any]]:
+    """The rows of a Tukey test: one family of every pair of versions per metric, on the complete
+    versions x queries design."""
+    b = block(per, by, query, labels, missing)
+    where = {v: i for i, v in enumerate(b.versions)}
+    rows: list[dict[str, Any]] = []
+    for label in labels:
+        y = b.values[label]
+        design = two_way(y)
+        seq = np.random.SeedSequence(seed, spawn_key=(len(rows),))
+        if test == "tukey":
+            p, half, note = tukey(design, confidence)
+        else:
+            with shown.phase(f"resampling {label} ({test})", total=None):
+                if design.n == 0:
+                    p, note = np.full((design.m, design.m), np.nan), NO_QUERY
+                elif not np.any(y != y[:1]):  # every version the same on every query: no test (as paired ones)
+                    p, note = np.full((design.m, design.m), np.nan), stats.NO_DIFFERENCE
+                else:
+                    p, note = randomized_tukey(y, n_resamples, np.random.default_rng(seq)), None
+        for base, version in chosen:
+            i, j = where[base], where[version]
+            d = y[j] - y[i]
+            row = _row_values(label, (base, version), y[i], y[j], test, interval, better[label])
+            if interval == "tukey":
+                row["ci_low"], row["ci_high"] = row["diff"] - half[i, j], row["diff"] + half[i, j]
+            else:
+                row["ci_low"], row["ci_high"] = _interval(d, interval, n_resamples, confidence,
+                                                          np.random.default_rng(seq.spawn(1)[0]), None,
+                                                          scale=float(np.abs(y[[i, j]]).max(initial=0.0)))
+            row["p_value"], row["note"] = float(p[i, j]), note
+            rows.append(row)
+    return rows
+
+
+def _unpaired_rows(per: pl.DataFrame, by: str, labels: list[str], chosen: list[tuple], confidence: float,
+                   better: dict[str, bool]) -> list[dict[str, Any]]:
+    """The rows of ``test="delta"``: each version's own per-ranking values, not paired by query."""
+    from rank_polars.stats.intervals import difference
+
+    values = {v: part for (v,), part in per.partition_by(by, as_dict=True).items()}
+    rows: list[dict[str, Any]] = []
+    for label in labels:
+        for base, version in chosen:
+            a = values[base][label].to_numpy().astype(np.float64)
+            b = values[version][label].to_numpy().astype(np.float64)
+            estimate, p = difference(a, b, confidence)
+            mean_a = float(a.mean()) if a.size else math.nan
+            note = None
+            if math.isnan(p):
+                note = "n too small" if min(a.size, b.size) < 2 else "no variance in either arm"
+            rows.append({
+                **{k: None for k in SCHEMA},
+                "metric": label, "baseline": base, "version": version, "n_queries": int(a.size + b.size),
+                "mean_baseline": mean_a, "mean_version": float(b.mean()) if b.size else math.nan,
+                "diff": estimate.value, "rel_diff": estimate.value / mean_a if a.size and mean_a != 0 else math.nan,
+                "ci_low": estimate.low, "ci_high": estimate.high, "p_value": p, "significant": False,
+                "effect_size": math.nan, "test": "delta", "interval": "delta", "power": math.nan, "note": note,
+                "higher_is_better": better[label],
+            })
+    return rows
+
+
+def _check_table(per: pl.DataFrame, by: str, query: str, labels: list[str]) -> pl.DataFrame:
+    """Refuse what is not a per-query table (one row per version and query, numeric metrics), and
+    read boolean metrics as 0 / 1.  Null query ids never join (each would pair with nothing), and a
+    (version, query) given twice would be paired with every copy: both are errors, not numbers."""
+    if per[query].null_count():
+        raise RankPolarsError(f"compare: column {query!r} has null query ids ({per[query].null_count()} rows); "
+                              "fill or drop them")
+    check_numeric(per, by, query, labels, "compare")
+    if per.select(by, query).n_unique() < per.height:
+        twice = per.filter(pl.struct(by, query).is_duplicated())
+        raise RankPolarsError(
+            f"compare: {twice.select(by, query).n_unique()} (version, query) pairs have more than one row, e.g. "
+            f"{examples(twice[query].unique().sort().to_list())}; one row per version and query (a second "
+            f"grouping column? every column but {by!r} and {query!r} is read as a metric: {examples(labels, 10)})")
+    return per.with_columns(pl.col(c).cast(pl.Float64) for c in labels if per.schema[c] == pl.Boolean)
+
+
+def _check_values(per: pl.DataFrame, by: str, query: str, labels: list[str]) -> None:
+    """Refuse a per-query value that is NaN, infinite or null: no query is dropped silently."""
+    bad = per.select(by, query, *[(~pl.col(m).is_finite()).fill_null(True).alias(m) for m in labels])
+    for label in labels:
+        rows = bad.filter(pl.col(label))
+        if rows.height:
+            versions = rows.group_by(by, maintain_order=True).agg(pl.col(query).sort()).sort(by)
+            where = "; ".join(
+                f"version {v!r}: {len(qs)} queries, e.g. {examples(qs)}" for v, qs in versions.iter_rows()
+            )
+            raise RankPolarsError(
+                f"compare: the per-query values of {label} are not numbers (NaN, infinite or null) for {where}; "
+                "compare drops no query: fix the input (see rank_polars.validate) or filter those queries out"
+            )
+
+
+def _warn_small(rows: list[dict[str, Any]], test: str, alpha: float, n_resamples: int) -> None:
+    # a test too weak for the number of queries; a constant difference is said by the note alone
+    small = [r for r in rows if r["note"] is not None and r["note"] not in (stats.NO_DIFFERENCE, stats.SAME_DIFFERENCE)]
+    if test == "delta":
+        return  # the note says it; smallest_p has no bound for a z test
+    if small and test in ALL_PAIRS_TESTS:
+        r = small[0]
+        warn(f"compare: the {test} test has no p-value on {len(small)} of {len(rows)} rows ({r['note']}; e.g. "
+             f"{r['metric']} over {r['n_queries']} queries); their p is null and they are not significant",
+             SmallSampleWarning)
+    elif small:
+        r = small[0]
+        n, signs = r["n_queries"], ""
+        if test in SIGN_TESTS:  # their bound counts the queries with a difference (wins + losses)
+            n = r["wins"] + r["losses"]
+            signs = f" ({n} with a difference)"
+        warn(
+            f"compare: the {test} test was not run on {len(small)} of {len(rows)} rows ({r['note']}; e.g. "
+            f"{r['metric']} {r['version']!r} vs {r['baseline']!r}: {r['n_queries']} paired queries{signs}, "
+            f"the smallest p it could give is {stats.smallest_p(test, n, n_resamples):.4g} "
+            f">= alpha {alpha}); their p is null and they are not significant",
+            SmallSampleWarning,
+        )
+
+
+def _check_args(
+    by: Any, test: Any, correction: Any, alpha: Any, n_resamples: Any, confidence: Any, seed: Any, kwargs: dict
+) -> str:
+    if isinstance(by, (list, tuple)) and len(by) == 1:
+        by = by[0]
+    if not isinstance(by, str):
+        raise RankPolarsError(f"compare: by must be one column name (the versions), got {by!r}")
+    if test not in TESTS:
+        raise RankPolarsError(f"compare: unknown test {test!r}; choose one of {', '.join(map(repr, TESTS))}")
+    if correction not in CORRECTIONS:
+        raise RankPolarsError(
+            f"compare: unknown correction {correction!r}; choose None, 'bonferroni', 'holm' or 'bh'"
+        )
+    for name, value in (("alpha", alpha), ("confidence", confidence)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise RankPolarsError(f"compare: {name} must be between 0 and 1 (exclusive), got {value!r}")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+        raise RankPolarsError(f"compare: n_resamples must be an integer >= 1, got {n_resamples!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise RankPolarsError(f"compare: seed must be a non-negative integer, got {seed!r}")
+    for name in ("per_query", "by"):
+        if name in kwargs:
+            raise RankPolarsError(f"compare: {name}= is not an evaluate option here (compare sets it)")
+    return by
+
+
+def _check_family(baseline: Any, pairs: Any, test: str, interval: Any, power: Any) -> None:
+    if pairs not in (None, "all"):
+        raise RankPolarsError(f"compare: pairs must be 'all' or None, got {pairs!r}")
+    if pairs == "all" and baseline is not None:
+        raise RankPolarsError("compare: pairs='all' compares every pair of versions; leave baseline out")
+    if interval not in INTERVALS:
+        raise RankPolarsError(f"compare: interval must be 't', 'bootstrap', 'tukey' or 'delta', got {interval!r}")
+    if interval == "tukey" and test != "tukey":
+        raise RankPolarsError(f"compare: interval='tukey' is the simultaneous interval of test='tukey', not of {test!r}")
+    if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < 1:
+        raise RankPolarsError(f"compare: power must be between 0 and 1 (exclusive), got {power!r}")
+
+
+def _pair(per: pl.DataFrame, by: str, query: str, labels: list[str], pair: tuple, missing: str) -> pl.DataFrame:
+    """The two versions' per-query values side by side, paired by query id."""
+    base, version = pair
+    a = per.filter(pl.col(by) == base).select(query, *[pl.col(m).alias(f"{m}__b") for m in labels])
+    b = per.filter(pl.col(by) == version).select(query, *[pl.col(m).alias(f"{m}__v") for m in labels])
+    # sorted by query: the resamples must not depend on the order the rows came in (an engine's,
+    # a join's), as the Tukey tests' block, which orders by query, already does not
+    both = a.join(b, on=query, how="full", coalesce=True).sort(query)
+    first = labels[0]
+    one_side = pl.col(f"{first}__b").is_null() | pl.col(f"{first}__v").is_null()
+    lacking = both.filter(one_side)[query]
+    if lacking.len():  # zero-filled or left out, never silently (as block says it for the Tukey tests)
+        what = "are left out (missing='skip')" if missing == "skip" else "count as 0 for the other (missing='zero')"
+        warn(f"compare {version!r} with {base!r}: {lacking.len()} queries are in one version's run only and "
+             f"{what}, e.g. {examples(lacking.to_list())}")
+    if missing == "skip":
+        return both.filter(~one_side)
+    return both.with_columns(pl.all().exclude(query).fill_null(0.0))
+
+
+def _p_value(
+    test: str, d: np.ndarray, means: np.ndarray, n_resamples: int, alpha: float, rng: np.random.Generator, advance: Any,
+    scale: float = 0.0,
+) -> tuple[float, str | None]:
+    """The test's p-value (never below the smallest it can resolve), or NaN and why it was not run."""
+    # No spread in the differences: the t statistic is x/0 and every bootstrap mean is the same,
+    # so neither can say anything.  The sign-flip tests (wilcoxon, randomization) still can for a
+    # constant non-zero shift (SciPy's wilcoxon gives 2/2^n); with no difference at all no test can.
+    why = stats.degenerate(d, scale)
+    n = d.size
+    if test in SIGN_TESTS and why != stats.NO_DIFFERENCE:
+        # a tie flips to itself (and Wilcoxon drops it): the bound is on the queries with a difference,
+        # else SciPy's normal approximation calls 5 signs among 20 queries significant (p = 0.043 < 2/2^5)
+        n = int(np.count_nonzero(d))
+    floor = stats.smallest_p(test, n, n_resamples)
+    if floor >= alpha or why == stats.NO_DIFFERENCE or (why and test in ("paired_t", "bootstrap")):
+        if test == "randomization":
+            advance(n_resamples)  # the sign flips not drawn
+        if floor < alpha:
+            return math.nan, why
+        return math.nan, "n too small" if stats.smallest_p(test, n, math.inf) >= alpha else "n_resamples too small"
+    if test == "paired_t":
+        return stats.paired_t_p(d), None
+    if test == "wilcoxon":
+        return stats.wilcoxon_p(d), None
+    if test == "randomization":
+        return max(floor, stats.randomization_p(d, n_resamples, rng, advance)), None
+    return max(floor, stats.bootstrap_p(d, means)), None
+
+
+def _interval(d: np.ndarray, interval: str, n_resamples: int, confidence: float, rng: np.random.Generator,
+              advance: Any, means: np.ndarray | None = None, scale: float = 0.0) -> tuple[float, float]:
+    """The ``t`` or bootstrap percentile interval on the mean of ``d`` (NaN below two queries, and
+    for differences without spread: a zero-width interval would claim a certainty the data lack)."""
+    if d.size < 2 or stats.degenerate(d, scale) is not None:
+        if interval == "bootstrap" and means is None:
+            (advance or (lambda k: None))(n_resamples)
+        return math.nan, math.nan
+    if interval == "t":
+        return stats.t_interval(d, confidence)
+    if means is None:
+        means = stats.bootstrap_means(d, n_resamples, rng, advance)
+    return stats.percentile_ci(means, confidence)
+
+
+def _scale(x: np.ndarray, y: np.ndarray) -> float:
+    """The largest |value| compared: what rounding in the differences is relative to (:func:`stats.degenerate`)."""
+    return float(max(np.abs(x).max(initial=0.0), np.abs(y).max(initial=0.0)))
+
+
+def _row_values(label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str, interval: str,
+                higher_is_better: bool = True) -> dict[str, Any]:
+    """What a row says without a test: means, difference, d_z, W/T/L (the test fills the rest).
+    A win is a query where the version is better: higher, or lower for a metric to minimise."""
+    d = y - x
+    better = d if higher_is_better else -d
+    n = d.size
+    scale = _scale(x, y)
+    mean_b = float(x.mean()) if n else math.nan
+    diff = float(d.mean()) if n else math.nan
+    return {
+        "metric": label,
+        "baseline": pair[0],
+        "version": pair[1],
+        "n_queries": n,
+        "mean_baseline": mean_b,
+        "mean_version": float(y.mean()) if n else math.nan,
+        "diff": diff,
+        "rel_diff": diff / mean_b if n and mean_b != 0 else math.nan,
+        "ci_low": math.nan,
+        "ci_high": math.nan,
+        "p_value": math.nan,
+        "p_adjusted": math.nan,
+        "significant": False,
+        "effect_size": stats.effect_size(d, scale),
+        "wins": int(np.count_nonzero(better > 0)),
+        "ties": int(np.count_nonzero(d == 0)),
+        "losses": int(np.count_nonzero(better < 0)),
+        "test": test,
+        "interval": interval,
+        "power": math.nan,
+        "queries_needed": None,
+        "note": None,
+        "higher_is_better": higher_is_better,
+    }
+
+
+def _row(
+    label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str, interval: str, n_resamples: int,
+    confidence: float, alpha: float, seed: np.random.SeedSequence, advance: Any, higher_is_better: bool = True,
+) -> dict[str, Any]:
+    row = _row_values(label, pair, x, y, test, interval, higher_is_better)
+    d = y - x
+    scale = _scale(x, y)
+    boot_seed, flip_seed = seed.spawn(2)
+    boot = np.random.default_rng(boot_seed)
+    # the bootstrap test and a bootstrap interval share one set of resamples
+    means = stats.bootstrap_means(d, n_resamples, boot, advance) if test == "bootstrap" else None
+    row["ci_low"], row["ci_high"] = _interval(d, interval, n_resamples, confidence, boot, advance, means, scale)
+    row["p_value"], row["note"] = _p_value(test, d, means, n_resamples, alpha, np.random.default_rng(flip_seed), advance,
+                                           scale)
+    return row
+
+
+__all__ = ["SmallSampleWarning", "compare", "compare_values"]
