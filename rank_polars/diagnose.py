@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Literal, Mapping, Seq
 import polars as pl
 
 from rank_polars.errors import RankPolarsError, plural, tally
-from rank_polars.inputs import Columns, Inputs, Source, prepare, scan
+from rank_polars.inputs import Columns, Inputs, Source, judgments_as_log, prepare, scan
+from rank_polars.schema import Schema, as_schema
 from rank_polars.measures import parse_all
 from rank_polars.plan import GRADE, ITEM, N_RET, Q, RANK, SCORE, build_plan
 from rank_polars.presentation import cell, count, count_of, did_you_mean, share
@@ -111,11 +112,12 @@ def diagnose(
     by: str | Sequence[str] | None = None,
     k: int = 10,
     order: Literal["auto", "position", "score"] = "auto",
-    query: str = "query",
-    item: str = "item",
-    position: str = "position",
-    score: str = "score",
-    relevance: str = "relevance",
+    schema: Schema | None = None,
+    query: str | None = None,
+    item: str | None = None,
+    position: str | None = None,
+    score: str | None = None,
+    relevance: str | None = None,
     engine: Engine = "polars",
     spark: Any = None,
     duckdb_memory_limit: str | None = None,
@@ -126,7 +128,7 @@ def diagnose(
 
     Parameters
     ----------
-    run, qrels, by, order, query, item, position, score, relevance
+    run, qrels, by, order, schema, query, item, position, score, relevance
         As for :func:`rank_polars.evaluate`.
     k
         Depth of the unjudged share (with ``qrels``).
@@ -168,17 +170,24 @@ def diagnose(
     if engine not in ("polars", "duckdb", "spark"):
         raise RankPolarsError(f"engine must be 'polars', 'duckdb' or 'spark', got {engine!r}")
     out = Diagnosis()
-    columns = Columns(query, item, position, score, relevance)
+    columns = Columns.of(as_schema(schema, query=query, item=item, position=position, score=score, relevance=relevance))
     by_cols = [by] if isinstance(by, str) else list(by or [])
     with _runner(engine, spark, duckdb_memory_limit, duckdb_temp_directory) as runner:
-        if engine == "spark":  # Spark frames, table names, paths: read by Spark
-            from rank_polars.engines.spark_engine import schema_frame, spark_frame
+        try:
+            if engine == "spark":  # Spark frames, table names, paths: read by Spark
+                from rank_polars.engines.spark_engine import schema_frame, spark_frame
 
-            run = spark_frame(runner.spark, run, "run")
-            qrels = None if qrels is None else spark_frame(runner.spark, qrels, "qrels")
-            run_lf, qrels_lf = schema_frame(run), None if qrels is None else schema_frame(qrels)
-        else:
-            run_lf, qrels_lf = scan(run, "run"), None if qrels is None else scan(qrels, "qrels")
+                run = spark_frame(runner.spark, run, "run")
+                qrels = None if qrels is None else judgments_as_log(spark_frame(runner.spark, qrels, "qrels"), columns)
+                run_lf, qrels_lf = schema_frame(run), None if qrels is None else schema_frame(qrels)
+            else:
+                qrels = judgments_as_log(qrels, columns)  # the judgments' own names, checked and renamed
+                run_lf, qrels_lf = scan(run, "run"), None if qrels is None else scan(qrels, "qrels")
+        except RankPolarsError as e:
+            if "qrels: column" not in str(e):
+                raise
+            out.add("error", "columns", str(e))
+            return out
         if not _columns_ok(out, run_lf.collect_schema(), qrels_lf, columns, by_cols):
             return out
         run_lf, qrels_lf = _same_id_types(out, run_lf, qrels_lf, columns)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 from typing import Any, Literal, Sequence
 
 import polars as pl
@@ -12,13 +13,14 @@ from rank_polars.engines.base import auxiliary_tables, split_outputs
 from rank_polars.engines.polars_engine import PolarsEngine, ordered_sum
 from rank_polars.errors import RankPolarsError
 from rank_polars.families.diversity import bind_subtopics
-from rank_polars.inputs import Columns, Inputs, Source, prepare
+from rank_polars.inputs import Columns, Inputs, Source, judgments_as_log, prepare
 from rank_polars.measures import MetricLike, parse_all
 from rank_polars.measures.base import GM_FLOOR, Measure
-from rank_polars.measures.clicks import label_column
+from rank_polars.measures.clicks import clicks_named, label_column
 from rank_polars.measures.counts import NumQ
 from rank_polars.plan import ITEM, RANK, SCORE, Plan, Q, build_plan
 from rank_polars.progress import ProgressLike, resolve
+from rank_polars.schema import Schema, as_schema
 from rank_polars.validate import (
     Missing,
     check_metrics_argument,
@@ -45,11 +47,12 @@ def evaluate(
     engine: Engine = "polars",
     duplicates: Literal["error", "first"] = "error",
     checks: Literal["full", "strict", "fast"] = "full",
-    query: str = "query",
-    item: str = "item",
-    position: str = "position",
-    score: str = "score",
-    relevance: str = "relevance",
+    schema: Schema | None = None,
+    query: str | None = None,
+    item: str | None = None,
+    position: str | None = None,
+    score: str | None = None,
+    relevance: str | None = None,
     streaming: bool = True,
     duckdb_memory_limit: str | None = None,
     duckdb_temp_directory: str | None = None,
@@ -130,6 +133,11 @@ def evaluate(
         and the folder it spills to (default a fresh temporary folder, removed afterwards).
     spark
         With ``engine="spark"``: the ``SparkSession`` to run in (default the active one).
+    schema, query, item, position, score, relevance
+        The column names of the log's roles, and of the judgments' where they differ: a
+        :class:`rank_polars.Schema` (``Schema(query="search_id", relevance="label",
+        judgments=Schema(relevance="grade"))``), or the flat keywords for the log's (default: each
+        role's own name).  A keyword and the schema naming a role differently is an error.
     order
         ``"auto"`` (default): by ``position`` when the run has that column, else by
         ``score``.  ``"position"`` / ``"score"``: by that column, even when the other exists.
@@ -190,14 +198,19 @@ def evaluate(
         raise RankPolarsError(f"engine must be 'polars', 'duckdb' or 'spark', got {engine!r}")
     if per_query == "spark" and engine != "spark":
         raise RankPolarsError("per_query='spark' keeps the values in Spark: it needs engine='spark'")
-    names = {"query": query, "item": item, "position": position, "score": score, "relevance": relevance}
+    mapping = as_schema(schema, query=query, item=item, position=position, score=score, relevance=relevance)
+    query, item, position, score = (mapping.column(r) for r in ("query", "item", "position", "score"))
+    names = {"query": query, "item": item, "position": position, "score": score, "relevance": mapping.column("relevance")}
     by_cols = check_names(names, by)
     check_metrics_argument(metrics)
-    outputs = parse_all(metrics)
-    relevance = label_column(outputs, relevance, qrels)  # a click log's labels are its clicks (issue 20)
+    outputs = clicks_named(parse_all(metrics), mapping.click)
+    # a click log's labels are its clicks (measures.clicks.label_column)
+    relevance = label_column(outputs, mapping.column("relevance"), qrels)
     check_output_names(by_cols, [label for label, _ in outputs], query, per_query)
+    columns = replace(Columns.of(mapping), relevance=relevance)
+    qrels = judgments_as_log(qrels, columns)
     plan_outputs, families = split_outputs(outputs)
-    # subtopic judgments given as qrels: the diversity specs read them (issue 18)
+    # subtopic judgments given as qrels: the diversity specs read them
     qrels, families = bind_subtopics(qrels, families, query, item, relevance, grades_needed=bool(plan_outputs),
                                      in_memory=engine == "polars", strict=checks == "strict",
                                      prefilter=engine in ("polars", "duckdb"))
@@ -222,7 +235,7 @@ def evaluate(
     # a log of what was shown, without labels, for measures of what is shown alone (coverage,
     # novelty, diversity: Measure.NEEDS_LABELS)
     needs_labels = any(spec.NEEDS_LABELS for _, spec in outputs)
-    inputs = reading(run, qrels=qrels, by=by, columns=Columns(query, item, position, score, relevance), labels=labels,
+    inputs = reading(run, qrels=qrels, by=by, columns=columns, labels=labels,
                      order=order, needs_labels=needs_labels, auxiliary=auxiliary_tables(families))
     display = spark_runner.progress if engine == "spark" else resolve(progress)
     inputs.checks = checks

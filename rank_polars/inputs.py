@@ -28,6 +28,7 @@ import polars as pl
 from rank_polars import io as rio
 from rank_polars.errors import RankPolarsError
 from rank_polars.plan import GRADE, ITEM, RANK, SCORE, Q, by_name, key_names
+from rank_polars.schema import Schema
 
 Source = Union[
     pl.DataFrame, pl.LazyFrame, str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]],
@@ -43,13 +44,30 @@ ACCEPTED = (
 
 @dataclass(frozen=True)
 class Columns:
-    """Names of the input columns (the defaults are the data model's names)."""
+    """Names of the input columns (the defaults are the data model's names), resolved from a
+    :class:`rank_polars.Schema`.  ``judgments``: the judgments' own names, where they differ
+    from the log's (:func:`judgments_as_log` renames them before any engine reads them)."""
 
     query: str = "query"
     item: str = "item"
     position: str = "position"
     score: str = "score"
     relevance: str = "relevance"
+    judgments: Columns | None = None
+
+    @classmethod
+    def of(cls, schema: Schema) -> Columns:
+        """The resolved names of ``schema``."""
+        judged = None
+        if schema.judgments_differ:
+            judged = cls(schema.judged("query"), schema.judged("item"), schema.column("position"),
+                         schema.column("score"), schema.judged("relevance"))
+        return cls(*(schema.column(r) for r in ("query", "item", "position", "score", "relevance")), judgments=judged)
+
+    @property
+    def judged(self) -> Columns:
+        """The judgments' names (the log's unless the schema says otherwise)."""
+        return self.judgments or self
 
 
 def reads_run_labels(has_qrels: bool, labels: str) -> bool:
@@ -100,7 +118,7 @@ def resolve(source: Source, what: str = "run", numeric: Mapping[str, pl.DataType
     columns parsed as numbers (the rest of a CSV is text).  ``names``: the caller's column
     names, which a source without names of its own takes (:func:`_named`).
     """
-    if isinstance(source, pl.LazyFrame):
+    if isinstance(source, (pl.LazyFrame, rio.ParquetFiles)):
         return source
     if isinstance(source, pl.DataFrame):
         return source.lazy()
@@ -119,6 +137,51 @@ def resolve(source: Source, what: str = "run", numeric: Mapping[str, pl.DataType
     if frame is None:
         raise RankPolarsError(f"{what}: cannot read a {type(source).__module__}.{type(source).__name__}; expected {ACCEPTED}")
     return frame
+
+
+def judgments_as_log(qrels: Source | None, columns: Columns) -> Source | None:
+    """The judgments under the log's column names, when the schema names them otherwise
+    (``Schema(relevance="label", judgments=Schema(relevance="grade"))``): renamed once, here,
+    before the engines, the measure families and the checks read them, so that each of those
+    knows one set of names.  Their own names are checked first, so a missing column is named
+    as the user wrote it.  A column of the judgments that already bears a log name it is not
+    renamed to is left out (the renamed one stands for that role).
+
+    Parquet files stay files (:meth:`rank_polars.io.ParquetFiles.renamed`: each engine reads them
+    renamed); a Spark DataFrame is renamed in Spark; ndeval's subtopic files have their reader's
+    names and are left as they are.
+    """
+    judged = columns.judgments
+    if qrels is None or judged is None:
+        return qrels
+    pairs = {getattr(judged, r): getattr(columns, r) for r in ("query", "item", "relevance")
+             if getattr(judged, r) != getattr(columns, r)}
+    if type(qrels).__module__.startswith("pyspark."):  # a Spark DataFrame: renamed where it lives
+        have = list(qrels.columns)
+        _check_judged(have, judged)
+        kept = qrels.drop(*[c for c in pairs.values() if c in have and c not in pairs])
+        return kept.withColumnsRenamed(pairs)
+    if isinstance(qrels, (str, os.PathLike)) and not os.path.exists(qrels) and not rio.is_glob(os.fspath(qrels)):
+        raise RankPolarsError(f"qrels: {qrels!r} is not a file; with judgments named otherwise than the log "
+                              "(Schema(judgments=...)), give a path, a frame or a Spark DataFrame")
+    from rank_polars.io.subtopics import looks_like_subtopic_qrels
+
+    if looks_like_subtopic_qrels(qrels):
+        return qrels
+    numeric = rio.numeric_roles(judged.position, judged.score, judged.relevance)
+    resolved = resolve(qrels, "qrels", numeric, judged)
+    have = lazy(resolved).collect_schema().names()
+    _check_judged(have, judged)
+    drops = [c for c in pairs.values() if c in have and c not in pairs]
+    if isinstance(resolved, rio.ParquetFiles):
+        return resolved.renamed(pairs, drops)
+    return resolved.drop(drops).rename(pairs)
+
+
+def _check_judged(have: Sequence[str], judged: Columns) -> None:
+    schema = pl.Schema({c: pl.Null for c in have})
+    for col, role in ((judged.query, "query id"), (judged.item, "item id"), (judged.relevance, "relevance grade")):
+        _need(schema, col, "qrels", role)
 
 
 def _named(frame: pl.LazyFrame, names: Columns | None) -> pl.LazyFrame:

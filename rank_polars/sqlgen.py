@@ -16,13 +16,14 @@ from sqlglot.errors import SqlglotError
 
 from rank_polars.errors import RankPolarsError
 from rank_polars.measures import MetricLike, parse_all
-from rank_polars.measures.clicks import label_column
+from rank_polars.measures.clicks import clicks_named, label_column
 from rank_polars.measures.base import GM_FLOOR, FamilyMeasure, Measure
 from rank_polars.measures.counts import NumQ
 from rank_polars.plan import ITEM, N_RET, Q, build_plan
 from rank_polars.engines.base import FamilySql, split_outputs
 from rank_polars.engines.sql_engine import PER_QUERY, Query, Source, metric_column, per_query_query, quote
 from rank_polars.inputs import Columns
+from rank_polars.schema import Schema, as_schema
 
 Dialect = Literal["duckdb", "spark", "databricks", "trino", "presto", "bigquery", "snowflake", "postgres"]
 DIALECTS: tuple[str, ...] = ("duckdb", "spark", "databricks", "trino", "presto", "bigquery", "snowflake", "postgres")
@@ -39,11 +40,12 @@ def to_sql(
     missing: Literal["zero", "skip"] = "zero",
     dialect: str = "duckdb",
     order: Literal["position", "score"] = "position",
-    query: str = "query",
-    item: str = "item",
-    position: str = "position",
-    score: str = "score",
-    relevance: str = "relevance",
+    schema: Schema | None = None,
+    query: str | None = None,
+    item: str | None = None,
+    position: str | None = None,
+    score: str | None = None,
+    relevance: str | None = None,
 ) -> str:
     """One SELECT computing the metrics over a long-format ranking log, per group.
 
@@ -77,8 +79,10 @@ def to_sql(
     order
         ``"position"``: rank = the ``position`` column as given; ``"score"``: rank by score
         descending, ties by item id (as text) descending, as trec_eval.
-    query, item, position, score, relevance
-        The column names (quoted in the SQL: any name works).
+    schema, query, item, position, score, relevance
+        The column names, as for :func:`rank_polars.evaluate` (a :class:`rank_polars.Schema`,
+        whose ``judgments=`` names the judgments' columns, or the flat keywords); quoted in the
+        SQL: any name works.
 
     The SQL does not validate the data (use :func:`rank_polars.evaluate` for that):
     positions must be unique per ranking, items unique per ranking, labels non-null.
@@ -107,8 +111,11 @@ def to_sql(
     for name, value in (("table", table), ("qrels", qrels)):
         if value is not None:
             check_table_expression(name, value)
-    outputs = parse_all(metrics)
-    relevance = label_column(outputs, relevance, qrels)  # a click log's labels are its clicks (issue 20)
+    mapping = as_schema(schema, query=query, item=item, position=position, score=score, relevance=relevance)
+    query, item, position, score = (mapping.column(r) for r in ("query", "item", "position", "score"))
+    outputs = clicks_named(parse_all(metrics), mapping.click)
+    # a click log's labels are its clicks (measures.clicks.label_column)
+    relevance = label_column(outputs, mapping.column("relevance"), qrels)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     if len(set(by_cols)) != len(by_cols):
         raise RankPolarsError(f"by: a column is named twice in {by_cols!r}")
@@ -122,8 +129,9 @@ def to_sql(
     # measures whose grades never come from the run (diversity's subtopic judgments): the
     # statement reads no relevance column, which the table may not have
     unlabelled = qrels is None and not any(spec.READS_RUN_LABELS for _, spec in outputs)
+    judged = Columns.of(mapping).judged
     src = Source(table, qrels, by_cols, order, query, item, position, score, relevance, labels=labels,
-                 unlabelled=unlabelled)
+                 unlabelled=unlabelled, judged=(judged.query, judged.item, judged.relevance))
     plan_outputs, families = split_outputs(outputs)
     _check_family_dialects(families, dialect)
     if families and per_query and any(spec.AGGREGATE == "catalog" for _, spec in families):

@@ -492,7 +492,7 @@ def qrels_stats_polars(inputs: Inputs, contributes: pl.Expr) -> pl.LazyFrame:
 
 def check_qrels(qstats: pl.DataFrame, inputs: Inputs) -> None:
     """Raise :class:`DataError` on the per-query statistics of the judgments."""
-    c = inputs.columns
+    c = inputs.columns.judged  # the judgments' own names
     names = {"query": repr(c.query), "item": repr(c.item), "rel": repr(c.relevance)}
     null_query = qstats.filter(pl.col(Q).is_null())
     if null_query.height:

@@ -61,6 +61,10 @@ def parquet_scan(source: Any, what: str) -> str | None:
         return None
     files = "[" + ", ".join(literal(re.sub(r"([\[*?])", r"[\1]", f)) for f in source.files) + "]"
     scan = read_parquet(files, bool(source.hive))
+    if source.renames:  # the judgments' own names read as the log's (inputs.judgments_as_log)
+        drops = "".join(f" EXCLUDE ({', '.join(quote(c) for c in source.drops)})" if source.drops else "")
+        renames = ", ".join(f"{quote(a)} AS {quote(b)}" for a, b in source.renames)
+        scan = f"(SELECT *{drops} RENAME ({renames}) FROM {scan})"
     if not source.casts:
         return scan
     casts = ", ".join(f"CAST({quote(c)} AS {'VARCHAR' if t == pl.String else 'BIGINT'}) AS {quote(c)}"

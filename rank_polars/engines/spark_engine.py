@@ -183,6 +183,8 @@ def _parquet(spark: SparkSession, files: rio.ParquetFiles) -> DataFrame:
         types = {pl.Int64: "bigint", pl.Float64: "double"}
         frame = frame.select(*(F.col(c).cast(types[type(t)]).alias(c) if type(t) in types else F.col(c)
                                for c, t in files.schema), *(F.col(k) for k in files.hive if k not in dict(files.schema)))
+    if files.renames:  # the judgments' own names read as the log's (inputs.judgments_as_log)
+        frame = frame.drop(*files.drops).withColumnsRenamed(dict(files.renames))
     return frame
 
 

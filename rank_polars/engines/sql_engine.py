@@ -263,6 +263,9 @@ class Source:
     # bits whatever the threads (the DuckDB and Spark engines; Spark's translation collects,
     # sorts and folds: dialects._ordered_sum)
     ordered: bool = False
+    # the judgments' query, item and relevance columns, where they are named otherwise than the
+    # log's (to_sql with Schema(judgments=...); the engines rename the judgments when they read them)
+    judged: tuple[str, str, str] | None = None
 
     @property
     def run_labels(self) -> bool:
@@ -344,9 +347,10 @@ def ranked_cte(src: Source) -> str:
 def qrels_cte(src: Source) -> str:
     assert src.qrels is not None
     judged = compile_expr(d.GRADE >= 0)
-    grade = f"CAST({quote(src.relevance)} AS DOUBLE)"
+    query, item, relevance = src.judged or (src.query, src.item, src.relevance)
+    grade = f"CAST({quote(relevance)} AS DOUBLE)"
     inner = (
-        f"SELECT {quote(src.query)} AS {quote(Q)}, {quote(src.item)} AS {quote(ITEM)}, {grade} AS {quote(GRADE)} "
+        f"SELECT {quote(query)} AS {quote(Q)}, {quote(item)} AS {quote(ITEM)}, {grade} AS {quote(GRADE)} "
         f"FROM {src.qrels} AS {quote('__rp_qsrc')}"
     )
     return f"SELECT *, {judged} AS {quote(JUDGED)} FROM ({inner}) AS {quote('__rp_q')}"

@@ -30,6 +30,10 @@ class ParquetFiles:
     hive: tuple[str, ...] = ()
     schema: tuple[tuple[str, pl.DataType], ...] | None = None
     casts: tuple[tuple[str, pl.DataType], ...] = ()
+    # columns read under another name (the judgments' own names -> the log's), and the columns
+    # left out because a renamed one takes their name
+    renames: tuple[tuple[str, str], ...] = ()
+    drops: tuple[str, ...] = ()
 
     def scan(self) -> pl.LazyFrame:
         options = {}
@@ -38,10 +42,16 @@ class ParquetFiles:
                        "cast_options": pl.ScanCastOptions(integer_cast="upcast", float_cast="upcast")}
         lf = pl.scan_parquet(list(self.files), glob=False, hive_partitioning=bool(self.hive),
                              hive_schema={k: pl.String for k in self.hive} or None, **options)
+        if self.renames:
+            lf = lf.drop(self.drops).rename(dict(self.renames))
         return lf.with_columns(pl.col(c).cast(t) for c, t in self.casts) if self.casts else lf
 
     def with_casts(self, casts: Mapping[str, pl.DataType]) -> ParquetFiles:
         return replace(self, casts=tuple(casts.items())) if casts else self
+
+    def renamed(self, renames: Mapping[str, str], drops: Sequence[str] = ()) -> ParquetFiles:
+        """These files read with ``renames`` (old -> new name) applied, ``drops`` left out first."""
+        return replace(self, renames=tuple(renames.items()), drops=tuple(drops))
 
 
 def _hive_pairs(path: str) -> dict[str, str]:

@@ -127,6 +127,19 @@ class LastClickRR(_Click):
 MEASURES = {c.NAME: c for c in (CTR, Clicks, Impressions, Abandonment, ClickRR, LastClickRR)}
 
 
+def clicks_named(outputs: Sequence[tuple[str, Any]], click: str | None) -> list[tuple[str, Any]]:
+    """``outputs`` with each click spec that reads the default column reading ``click`` instead
+    (the schema's click column, ``rp.Schema(click="clicked")``); unchanged when ``click`` is None.
+
+    >>> clicks_named([("ctr@10", CTR(10)), ("ndcg", None)], "clicked")
+    [('ctr@10', ctr(click=clicked)@10), ('ndcg', None)]
+    """
+    if click is None:
+        return list(outputs)
+    return [(label, spec.replace(click=click) if isinstance(spec, _Click) and spec.params["click"] == CLICK_COLUMN
+             else spec) for label, spec in outputs]
+
+
 def label_column(outputs: Sequence[tuple[str, Any]], relevance: str, qrels: object) -> str:
     """The run's label column for an ``evaluate`` call: the click specs' ``click`` column when
     the call has click specs, no qrels and the default ``relevance``; else ``relevance``.

@@ -22,6 +22,7 @@ from rank_polars.inputs import Source
 from rank_polars.measures import Measure, MetricLike, parse_all
 from rank_polars.inputs import scan
 from rank_polars.progress import ProgressLike, resolve
+from rank_polars.schema import Schema, as_schema
 from rank_polars.validate import Missing
 
 Test = Literal["paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey", "delta"]
@@ -78,6 +79,7 @@ def compare(
     power: float = 0.8,
     progress: ProgressLike = False,
     catalog_resamples: int = 1000,
+    schema: Schema | None = None,
     **evaluate_kwargs: Any,
 ) -> pl.DataFrame:
     """Compare versions (values of ``by``) on paired per-query metric values.
@@ -161,6 +163,8 @@ def compare(
     **evaluate_kwargs
         Passed on to :func:`rank_polars.evaluate` (``query=``, ``item=``, ``position=``,
         ``score=``, ``relevance=``, ``duplicates=``, ...).
+    schema
+        The column mapping (a :class:`rank_polars.Schema`), as for :func:`rank_polars.evaluate`.
 
     Returns
     -------
@@ -249,7 +253,9 @@ def compare(
     if isinstance(catalog_resamples, bool) or not isinstance(catalog_resamples, (int, np.integer)) or catalog_resamples < 1:
         raise RankPolarsError(f"compare: catalog_resamples must be an integer >= 1, got {catalog_resamples!r}")
     _check_family(baseline, pairs, test, interval, power)
-    query = evaluate_kwargs.get("query", "query")
+    if schema is not None:
+        evaluate_kwargs["schema"] = schema
+    query = as_schema(schema, query=evaluate_kwargs.get("query")).column("query")
     shown = resolve(progress)
     given = [metrics] if isinstance(metrics, (str, Measure)) else list(metrics)
     outputs = parse_all(given)
@@ -409,7 +415,7 @@ def catalog_compare(
     *,
     qrels: Source | None = None,
     by: str = "model",
-    query: str = "query",
+    query: str | None = None,
     baseline: Any = None,
     n_resamples: int = 1000,
     seed: int = 0,
@@ -464,6 +470,7 @@ def catalog_compare(
     specs = [spec for _, spec in outputs]
     kw = {k: v for k, v in evaluate_kwargs.items() if k != "query"}
     observed = evaluate(run, specs, qrels=qrels, by=by, query=query, engine=engine, **kw)
+    query = as_schema(kw.get("schema"), query=query).column("query")
     versions = observed[by].sort().to_list()
     if len(versions) < 2:
         raise RankPolarsError(f"compare: needs at least 2 versions in column {by!r}, found {len(versions)}")

@@ -1,4 +1,4 @@
-"""Counterfactual (off-policy) estimates of a new ranker from a click log (issue 20).
+"""Counterfactual (off-policy) estimates of a new ranker from a click log.
 
 ``rp.counterfactual(log, candidate, metrics, examination=..., estimator=...)``:
 
@@ -27,6 +27,7 @@ import polars as pl
 
 from rank_polars.errors import LowSupportWarning, RankPolarsError
 from rank_polars.inputs import scan
+from rank_polars.schema import Schema, as_schema
 from rank_polars.measures import Measure
 from rank_polars.clicks.counterfactual import checks, finish, polars_engine, sql
 from rank_polars.clicks.counterfactual.plan import B, C, D, E, P, Q, R, T, Plan
@@ -145,12 +146,20 @@ def _prepare(plan: Plan, log: Any, candidate: Any, examination: Any, names: dict
     return lf, cand, ex
 
 
+def _names(schema: Schema | None, query: str | None, item: str | None, position: str | None, click: str | None,
+           score: str | None) -> tuple[str, str, str, str, str | None]:
+    """The log's columns from ``schema=`` and the flat keywords; the candidate is ranked by its
+    ``score`` column only when one is named (``score=`` or the schema's), else by its positions."""
+    names = as_schema(schema, query=query, item=item, position=position, click=click, score=score)
+    return (*(names.column(r) for r in ("query", "item", "position", "click")), names.score)  # type: ignore[return-value]
+
+
 def counterfactual(log: Any, candidate: Any, metrics: Metrics | None = None, *, examination: Any = None,
                    estimator: str = "ips", by: str | Sequence[str] | None = None,
                    session: str | Sequence[str] | None = None, clip: float | None = None, ci: float | None = None,
                    n_resamples: int = 1000, seed: int = 0, min_clicks: int = 30, engine: str = "polars",
-                   query: str = "query", item: str = "item", position: str = "position", click: str = "click",
-                   score: str | None = None) -> pl.DataFrame:
+                   schema: Schema | None = None, query: str | None = None, item: str | None = None,
+                   position: str | None = None, click: str | None = None, score: str | None = None) -> pl.DataFrame:
     """Estimate how a new ranker (the candidate) would do, from the clicks logged under another.
 
     Parameters
@@ -221,6 +230,7 @@ def counterfactual(log: Any, candidate: Any, metrics: Metrics | None = None, *, 
     │ dcg@2    ┆ ips       ┆ 1.315465 ┆ 2        ┆ 2.0    ┆ 2.0           ┆ 1.8 │
     └──────────┴───────────┴──────────┴──────────┴────────┴───────────────┴─────┘
     """
+    query, item, position, click, score = _names(schema, query, item, position, click, score)
     checks.check_arguments(clip, ci, n_resamples, min_clicks)
     if engine not in ("polars", "duckdb"):
         raise RankPolarsError(f"counterfactual: engine must be 'polars' or 'duckdb'; got {engine!r}")
@@ -266,9 +276,9 @@ def _duckdb_parts(plan: Plan, log: pl.LazyFrame, candidate: pl.LazyFrame | None,
 def counterfactual_sql(metrics: Metrics | None = None, *, estimator: str = "ips", by: str | Sequence[str] | None = None,
                        session: str | Sequence[str] | None = None, clip: float | None = None,
                        deterministic: bool = True, examination_by: Sequence[str] = (), log: str = "log",
-                       candidate: str = "candidate", examination: str = "examination", query: str = "query",
-                       item: str = "item", position: str = "position", click: str = "click",
-                       score: str | None = None) -> str:
+                       candidate: str = "candidate", examination: str = "examination", schema: Schema | None = None,
+                       query: str | None = None, item: str | None = None, position: str | None = None,
+                       click: str | None = None, score: str | None = None) -> str:
     """The counterfactual estimate as one DuckDB ``SELECT`` over your own tables.
 
     It computes the same per-ranking sums as :func:`counterfactual` and ends with one row per
@@ -289,6 +299,7 @@ def counterfactual_sql(metrics: Metrics | None = None, *, estimator: str = "ips"
     >>> [(m, round(v, 6), n) for m, v, n in con.sql(counterfactual_sql(["clicks@2", "dcg@2"])).fetchall()]
     [('clicks@2', 1.25, 2), ('dcg@2', 1.315465, 2)]
     """
+    query, item, position, click, score = _names(schema, query, item, position, click, score)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     session_cols = [session] if isinstance(session, str) else list(session or [])
     if estimator not in ESTIMATORS:

@@ -1,4 +1,4 @@
-"""Position-bias (examination) estimation from a click log (issue 20).
+"""Position-bias (examination) estimation from a click log.
 
 The log has one row per impression: ``query, item, position, click``. Every method answers the
 examination probability of each position relative to position 1:
@@ -33,6 +33,7 @@ from typing import Any
 import polars as pl
 
 from rank_polars.engines.sql_engine import quote
+from rank_polars.schema import Schema, as_schema
 from rank_polars.errors import RankPolarsError, examples, plural, warn
 from rank_polars.io.parquet import ParquetFiles, parquet_source
 from rank_polars.clicks.position_bias.estimators import estimate
@@ -43,8 +44,9 @@ OUTPUT = ("position", "examination", "support", "clicks")
 
 
 def position_bias(log: Any, method: str = "ctr", *, by: str | list[str] | None = None,
-                  randomized: str | None = None, query: str = "query", item: str = "item",
-                  position: str = "position", click: str = "click", engine: str = "polars") -> pl.DataFrame:
+                  randomized: str | None = None, schema: Schema | None = None, query: str | None = None,
+                  item: str | None = None, position: str | None = None, click: str | None = None,
+                  engine: str = "polars") -> pl.DataFrame:
     """Examination probability per position, relative to position 1.
 
     Parameters
@@ -59,6 +61,9 @@ def position_bias(log: Any, method: str = "ctr", *, by: str | list[str] | None =
     randomized : column name, optional
         A boolean column marking the impressions of randomised rankings; when given, only those
         rows are read (by every method).
+    schema, query, item, position, click : column names, optional
+        The log's columns for these roles: a :class:`rank_polars.Schema` or the flat keywords
+        (default: each role's own name), as for :func:`rank_polars.evaluate`.
     engine : {"polars", "duckdb"}
 
     Returns
@@ -88,6 +93,8 @@ def position_bias(log: Any, method: str = "ctr", *, by: str | list[str] | None =
     │ 2        ┆ 0.5         ┆ 2       ┆ 1      │
     └──────────┴─────────────┴─────────┴────────┘
     """
+    names = as_schema(schema, query=query, item=item, position=position, click=click)
+    query, item, position, click = (names.column(r) for r in ("query", "item", "position", "click"))
     if method not in METHODS:
         raise RankPolarsError(f"position_bias: method must be one of {METHODS}, not {method!r}")
     if engine not in ("polars", "duckdb"):
