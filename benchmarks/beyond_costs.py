@@ -1,4 +1,4 @@
-"""Issue 21's performance targets: ``ils@10`` and ``novelty@10`` against ``ndcg@10`` on the same
+"""The beyond-accuracy performance goals: ``ils@10`` and ``novelty@10`` against ``ndcg@10`` on the same
 log, in the Polars and DuckDB engines, and against Microsoft ``recommenders``' pandas functions.
 
     python benchmarks/beyond_costs.py --lists 200000            # 20M shown rows: generate if missing, time, print
@@ -172,8 +172,8 @@ def reference(measure: str, data: Path, lists: int) -> dict[str, object]:
 def hand(measure: str, data: Path, lists: int) -> dict[str, object]:
     """Inside the child: the plan an expert would write by hand in Polars for recommenders'
     ``novelty`` on the same in-memory rows, without any check (no repeated rows, nulls or
-    unknown items looked for): each item's history rows (recommenders' ``size()``; until session
-    32 its distinct users, a slower plan than the definition needs), their self-information,
+    unknown items looked for): each item's history rows (recommenders' ``size()``; before commit
+    36edb80 its distinct users, a slower plan than the definition needs), their self-information,
     joined to the shown rows and averaged.  The floor of any Polars novelty on these rows."""
     assert measure == "novelty@10", measure
     reco = top10(data, lists).select("user", "item").collect()

@@ -1,4 +1,4 @@
-"""Issue 20's performance target for the online metrics: ``evaluate`` of the click metrics at most
+"""The performance goal of the online metrics: ``evaluate`` of the click metrics at most
 1.2x ``evaluate(["rr"])`` on the same click log, with peak RSS within evaluate's bounds.
 
     python benchmarks/clicks_costs.py --rankings 100000     # 20M rows: 100k queries x 100 x 2 arms
@@ -6,7 +6,7 @@
 
 The log is ``counterfactual_costs.py``'s (its ``build``, the same seed, so the same rows):
 ``model`` (2 arms), ``query``, ``item``, ``position`` 1..depth, ``click`` 0/1 from the
-position-based model. The issue asks for 200M rows (2M rankings x 100); ``--rankings 1000000``
+position-based model. The goal is stated at 200M rows (2M rankings x 100); ``--rankings 1000000``
 gives them.
 
 Measured, each in a fresh process reading the Parquet file, ``by="model"``: the floor

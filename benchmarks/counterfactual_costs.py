@@ -1,4 +1,4 @@
-"""Issue 20's performance target for counterfactual estimates: ``rp.counterfactual(...,
+"""The performance goal of counterfactual estimates: ``rp.counterfactual(...,
 estimator="ips")`` at most 2x ``evaluate(["rr"])`` on the same click log.
 
     python benchmarks/counterfactual_costs.py --rankings 100000     # 20M rows: 100k queries x 100 x 2 arms

@@ -1,4 +1,4 @@
-"""Issue 18's performance targets: ``alpha_ndcg@20`` against ``ndcg@20`` on the same log, in the
+"""The diversity performance goals: ``alpha_ndcg@20`` against ``ndcg@20`` on the same log, in the
 Polars and DuckDB engines, and against pyndeval (and ndeval 4.5 itself) as whole processes.
 
     python benchmarks/diversity_costs.py --rows 20M            # generate if missing, time, print the table

@@ -1,4 +1,4 @@
-"""Issue 18, small scale: alpha_ndcg@20 against ndcg@20 on the same 1M-row log (2 models x 25k
+"""The diversity goals at small scale: alpha_ndcg@20 against ndcg@20 on the same 1M-row log (2 models x 25k
 queries x 20, subtopic judgments: 1-5 subtopics per query, 6 relevant items each), in Polars and
 DuckDB, and pyndeval on one model's run in-process.  `python benchmarks/diversity_small.py`."""
 import time, numpy as np, polars as pl, rank_polars as rp, pyndeval

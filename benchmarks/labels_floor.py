@@ -1,5 +1,5 @@
 """What ``labels="run"`` costs against its floor, and what the cheapest exact plan with the
-same guarantee costs (issue 17 §7).
+same guarantee costs.
 
     python benchmarks/labels_floor.py --data benchmarks/data/20M --rounds 3
 

@@ -1,5 +1,5 @@
 """The DuckDB engine's time and peak memory by input form: Parquet paths against the same
-files as a ``pl.scan_parquet`` LazyFrame (issue 17 §7b), default labels and ``labels="run"``.
+files as a ``pl.scan_parquet`` LazyFrame, default labels and ``labels="run"``.
 
     python benchmarks/lazy_inputs.py --data /tmp/rp_bench/200M --label 200M-lazy
 

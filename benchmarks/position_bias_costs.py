@@ -1,4 +1,4 @@
-"""Issue 20's performance target for position bias: ``rp.position_bias(method="pivot")`` at most
+"""The performance goal of position bias: ``rp.position_bias(method="pivot")`` at most
 2x ``evaluate(["rr"])`` on the same click log; ``"all_pairs"`` (and the adjacent chain) beside it.
 
     python benchmarks/position_bias_costs.py --rankings 100000     # 20M rows: 100k queries x 100 x 2 arms

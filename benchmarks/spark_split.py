@@ -1,4 +1,4 @@
-"""Where the Spark engine's time goes (issue 17 §6): JVM start-up, planning, work.
+"""Where the Spark engine's time goes: JVM start-up, planning, work.
 
     python benchmarks/spark_split.py --run demo_log/ --label 4k-spark
     python benchmarks/spark_split.py --run /tmp/rp_bench/20M/run.parquet --qrels /tmp/rp_bench/20M/qrels.parquet --label 20M-spark

@@ -1,4 +1,4 @@
-"""Issue 19's two performance goals, measured once: ``python benchmarks/stats_costs.py``.
+"""The two performance goals of the statistics, measured once: ``python benchmarks/stats_costs.py``.
 
 1. ``rp.evaluate(..., ci=0.95)`` against the same call without it on the 20M-row log of
    ``benchmarks/generate.py --rows 20M`` (run.parquet + qrels.parquet, 2 versions x 100k

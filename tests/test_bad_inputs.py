@@ -139,7 +139,7 @@ def test_fast_checks_skip_only_the_duplicate_counts(engine):
         rp.evaluate(run(relevance=[1.0, None, 1.0, 1.0]), ["p@1"], by="model", engine=engine, checks="fast")
 
 
-# ------------------------------------------------------------------ issue 11: no silent wrong number
+# ------------------------------------------------------------------ no silent wrong number
 
 import math  # noqa: E402
 import warnings  # noqa: E402
@@ -382,7 +382,7 @@ def test_bigquery_refuses_a_name_it_would_read_as_a_path():
     assert "a.b_q" in {i.name for i in tree.find_all(__import__("sqlglot").exp.Identifier)}
 
 
-# --- issue 17 §2: inputs that raised an engine's own exception --------------------------------
+# --- inputs that raised an engine's own exception ----------------------------------------------
 
 def test_a_qrels_grade_beyond_int64_names_the_file_and_line(tmp_path):
     from click.testing import CliRunner

@@ -132,7 +132,7 @@ def test_the_catalogue_check_stops_the_statement_in_every_dialect(dialect: str, 
 
 def test_exposure_gini_of_a_log_of_one_row_is_the_sql_engines_bits() -> None:
     """patience^rank over a log of one row: Polars' pow over a column of one row takes another
-    path (0.9 where DuckDB's pow gives 0.8999999999999999 at rank 6, before session 33), so the
+    path (0.9 where DuckDB's pow gives 0.8999999999999999 at rank 6, before commit ac100a2), so the
     weights come from a table made by the vectorised pow; every rank to 30 gives DuckDB's bits."""
     catalog = pl.DataFrame({"item": [f"d{i}" for i in range(10)]})
     metric = rp.exposure_gini(k=40, catalog=catalog)

@@ -1,5 +1,5 @@
 """Online click metrics (rank_polars.measures.clicks) by name in Polars, DuckDB and to_sql,
-against a plain Python reference written from the definitions of issue 20, on
+against a plain Python reference written from the definitions (docs/clicks.md), on
 hypothesis-generated click logs (1-5 arms, zero-click rankings, single impressions, deep
 positions); the click column as labels of the existing metrics; bad click values refused with
 the same message in both engines."""

@@ -1,4 +1,4 @@
-"""The sample click log (rank_polars.datasets.load_clicks, issue 20 §5): deterministic, shaped
+"""The sample click log (rank_polars.datasets.load_clicks): deterministic, shaped
 as documented, its clicks drawn from the position-based model it declares, and the online
 metrics' intervals covering the arms' true CTR at about the nominal rate over seeded logs."""
 

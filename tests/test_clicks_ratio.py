@@ -1,4 +1,4 @@
-"""The ratio CTR ``ctr(agg=ratio)@k`` (issue 20): its per-ranking values are the delta method's
+"""The ratio CTR ``ctr(agg=ratio)@k``: its per-ranking values are the delta method's
 linearisation, so the t interval of ``evaluate(ci=)`` is the delta-method interval of Deng,
 Knoblich & Lu (KDD 2018, "Applying the Delta Method in Metric Analytics", eq. 3-4, reproduced
 below), and Welch's t between two arms on those values is tea-tasting's ``RatioOfMeans``

@@ -1,4 +1,4 @@
-"""The sample-ratio check of ``diagnose`` (issue 20): rankings per arm against the expected
+"""The sample-ratio check of ``diagnose``: rankings per arm against the expected
 shares, Pearson's chi-square as ``scipy.stats.chisquare`` computes it, in both engines."""
 
 from __future__ import annotations

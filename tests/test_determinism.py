@@ -1,5 +1,5 @@
-"""Every value of ``evaluate`` is the same double on every run, whatever the number of threads
-(issue 17 §1), in the Polars and the DuckDB engine; and the two engines agree bit for bit on
+"""Every value of ``evaluate`` is the same double on every run, whatever the number of threads,
+in the Polars and the DuckDB engine; and the two engines agree bit for bit on
 every metric that takes no logarithm.
 
 Each run is a fresh process (``POLARS_MAX_THREADS`` is read once, at import; DuckDB's
@@ -139,7 +139,7 @@ def test_ordered_sum_adds_in_rank_order_one_by_one() -> None:
 def test_rbp_of_a_log_of_one_row_is_the_same_in_both_engines(p: float) -> None:
     """RBP's p^(rank-1) over a log of one row: Polars' pow over a column of one value multiplies
     for the exponents 2..9 (0.08192 where DuckDB's pow gives 0.08191999999999999 for p=0.8 at
-    rank 5, before session 34), so the formula tree's pow takes the C library's value there."""
+    rank 5, before commit e904a39), so the formula tree's pow takes the C library's value there."""
     import rank_polars as rp
 
     for position in range(1, 13):  # the shortcuts are ranks 3..10
@@ -255,7 +255,7 @@ SIMILARITIES = ("ils@10", "diversity(sim=cooccurrence)@10", "serendipity@10")
 def test_beyond_accuracy_measures_agree_bit_for_bit_across_engines(beyond_runs: list[dict]) -> None:
     """Every other beyond-accuracy value is the same double in Polars and DuckDB: the same
     operations in the same order (EPC's pop / users and EFD's pop / rows were 1 ulp off in 1% of
-    the lists before session 34, Polars dividing by a constant as a product with its reciprocal)."""
+    the lists before commit e904a39, Polars dividing by a constant as a product with its reciprocal)."""
     out = beyond_runs[0]
     compared = [key for key in out if key.startswith("polars ") and not key.endswith(SIMILARITIES)]
     assert any(key.endswith("epc@10") for key in compared) and len(compared) == 11

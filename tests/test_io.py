@@ -239,7 +239,7 @@ def test_hive_partition_values_are_text_in_both_engines(tmp_path, engine):
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_csv_ids_are_not_inferred_as_numbers(tmp_path, engine):
-    # issue 11: '007' read as 7 matched the judgment of '7'; '1e3' read as 1000.0; '001' as 1
+    # once '007' was read as 7 and matched the judgment of '7'; '1e3' read as 1000.0; '001' as 1
     run = text(tmp_path / "zi.csv", "query,item,position\n001,007,1\n001,7,2\n001,1e3,3\n")
     qrels = text(tmp_path / "zi.qrels", "001 0 007 1\n001 0 1000 1\n")
     got = rp.evaluate(run, ["ndcg@3", "ap", "p@1"], qrels=qrels, engine=engine, per_query=True)

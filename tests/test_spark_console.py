@@ -1,4 +1,4 @@
-"""The Spark engine as a user meets it (issue 17 §6, §7b): a session it starts keeps the
+"""The Spark engine as a user meets it: a session it starts keeps the
 console quiet and is reused; ``progress=`` shows our phases inside Spark; a LazyFrame over
 files reaches Spark as streamed Parquet."""
 
@@ -54,7 +54,7 @@ def test_a_session_started_here_is_quiet_and_reused():
     assert child.returncode == 0, child.stderr
     values, phases = child.stdout.splitlines()
     assert values.split() == ["0.75", "0.5", "True"]  # (1/2 + 1)/2 by hand; q2's first is relevant
-    # with progress=, the JVM's start is a phase of its own, before ours (issue 17 §6)
+    # with progress=, the JVM's start is a phase of its own, before ours
     assert phases.split("|") == ["starting Spark", "reading the run and judgments into Spark",
                                  "checking the run and judgments", "metric pass and fetching (2 metrics)"]
     assert child.stderr == ""
@@ -92,7 +92,7 @@ class _Phases:
 
 def test_progress_shows_our_phases_inside_spark(spark_session):
     """``progress=`` (and ``--progress``) shows the Spark engine's own phases, as the Polars
-    engine does (issue 17 §6): reading, checks, the metric pass with its fetch, the families;
+    engine does: reading, checks, the metric pass with its fetch, the families;
     a session given (or already running) has no start-up phase."""
     from rank_polars.measures.clicks import Clicks
 

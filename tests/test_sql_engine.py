@@ -243,7 +243,7 @@ print(table.write_json(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 
 
 def test_duckdb_streams_a_lazyframe_in_bounded_memory(tmp_path):
     """``rp.evaluate(pl.scan_parquet(...), engine="duckdb")`` stays within the memory of the
-    same log given as a path (issue 17 §7b): it is streamed to Parquet, not collected.  And
+    same log given as a path: it is streamed to Parquet, not collected.  And
     the engine writes nothing on stdout."""
     import subprocess
     import sys

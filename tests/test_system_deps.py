@@ -3,7 +3,7 @@
 Two xdist workers once both found obp missing and ran pip together; the one importing while the
 other's pip rewrote the files failed (hypothesis then reported a flaky test).  Installs then took
 a lock and looked again once they held it; but a caller that looked before taking the lock could
-still find a package pip had half written (CI, session 32: No module named 'obp.utils').  Every
+still find a package pip had half written (a CI run: No module named 'obp.utils').  Every
 caller now looks only while holding the lock.
 """
 

@@ -1,4 +1,4 @@
-"""Issue 17 §4: a metric whose ``rel=`` threshold no grade reaches is 0 everywhere: it warns.
+"""A metric whose ``rel=`` threshold no grade reaches is 0 everywhere: it warns.
 
 And every metric name and command line the README shows runs on the sample data without
 that warning (the sample's labels are marks in [0, 1]).

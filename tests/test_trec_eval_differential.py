@@ -5,7 +5,8 @@ and a run file, runs the binary on them (one short process) and our command in-p
 compares stdout bytes and exit status.  Generated cases (``tests/treceval/generate.py``) cover
 ties, graded and negative judgments, queries on one side only, huge and odd scores and documents
 ranked twice, under ``-q -c -l2 -M -J -m all_trec -m relstring.10`` and their combinations; the
-cases written out are the differences issue 17 found, each failing on the code before its fix.
+cases written out are the differences found when these tests were written (commit 8ab7726), each
+failing on the code before its fix.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ QRELS = "q1 0 a 3\nq1 0 b 2\nq1 0 c 1\nq1 0 d 0\nq1 0 e -1\nq2 0 a 1\nq2 0 b 0\n
 RUN = "".join(f"q1 Q0 x{i} {i} {10 - i} r\n" for i in range(5)) + "q1 Q0 d 6 4 r\nq2 Q0 b 1 2 r\nq2 Q0 a 2 1 r\n"
 
 KNOWN = {
-    # issue 17: '-J' checks duplicates before dropping unjudged documents (status 4)
+    # '-J' checks duplicates before dropping unjudged documents (status 4)
     "J_duplicate": ("q1 0 a 1\n", "q1 Q0 a 1 2 r\nq1 Q0 z 2 1 r\nq1 Q0 z 3 0 r\n", ["-J"]),
     # '-nan' of iprec_at_recall and 11pt_avg for a query with no ranked document
     "M0_nan": (QRELS, RUN, ["-q", "-M0", "-m", "all_trec"]),
@@ -89,7 +90,7 @@ KNOWN = {
     "all_negative_first": ("a 0 d1 -1\nb 0 d1 1\n", "a Q0 d1 1 1 r\nb Q0 d1 1 1 r\n", []),
     # relstring of an empty ranking is ''
     "relstring_M0": (QRELS, RUN, ["-q", "-M0", "-m", "relstring.10"]),
-    # the Rndcg query of issue 17 (grades 3..-1, the one judged document at rank 6)
+    # the Rndcg query found then (grades 3..-1, the one judged document at rank 6)
     "Rndcg_zero": (QRELS, RUN, ["-q", "-c", "-l2", "-m", "all_trec"]),
     # infAP of 0.075 / 4 = 0.01875, on a rounding boundary: trec_eval's double is just below it
     "infAP_boundary": ("q 0 a 2\nq 0 b 2\nq 0 c 2\nq 0 d 2\nq 0 u -1\n",

@@ -1,4 +1,4 @@
-"""Warnings point at the caller's line, not at a line inside rank_polars (issue 13, item 6).
+"""Warnings point at the caller's line, not at a line inside rank_polars.
 
 ``rank_polars.errors.warn`` walks out of the package; these tests record the warnings of
 public calls and check the filename and line they carry are this file's own call.
