@@ -146,9 +146,9 @@ def _diversity(data: tuple, budget: int | None) -> tuple[pl.DataFrame | Exceptio
                                             "relevance": pl.Int64}, orient="row")
     names = ["alpha_ndcg@5", "nerr_ia@3", "nnrbp", "map_ia", "p_ia@2", "strec@4", "alpha_dcg(alpha=0.3)@10"]
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(diversity, "_ranges", spy)
+        m.setattr(diversity.plan, "_ranges", spy)
         if budget is not None:
-            m.setattr(diversity, "RANGE_ROWS", budget)
+            m.setattr(diversity.plan, "RANGE_ROWS", budget)
         try:
             return _quiet(frame, names, qrels=subtopics, by="model", per_query=True), max(seen, default=0)
         except RankPolarsError as e:
@@ -178,7 +178,7 @@ def test_subtopic_checks_in_ranges_count_the_whole_table(bad: dict, message: str
     run = pl.DataFrame({"query": ["1", "1", "2", "3", "3"], "item": ["x", "y", "z", "x", "y"], "position": [1, 2, 1, 1, 2]})
     spec = rp.measures.parse("alpha_ndcg@5").replace(subtopics=subtopics)
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(diversity, "RANGE_ROWS", 1)
+        m.setattr(diversity.plan, "RANGE_ROWS", 1)
         with pytest.raises(RankPolarsError, match="subtopic judgments") as ranged:
             _quiet(run, [spec])
     with pytest.raises(RankPolarsError, match="subtopic judgments") as whole:
@@ -238,7 +238,7 @@ def _sql_diversity(data: tuple, budget: int | None, engine: str = "duckdb",
     with pytest.MonkeyPatch.context() as m:
         m.setattr(diversity, "sql_values", spy)
         if budget is not None:
-            m.setattr(diversity, "SQL_RANGE_ROWS", budget)
+            m.setattr(diversity.sql, "SQL_RANGE_ROWS", budget)
         try:
             got = _quiet(frame, DIVERSITY, qrels=subtopics, by="model", per_query=True, engine=engine, **kwargs)
             return got.sort("model", "query"), statements
@@ -297,7 +297,7 @@ def test_sql_diversity_with_integer_ids_in_ranges(tmp_path) -> None:
     for budget in (None, 2):
         with pytest.MonkeyPatch.context() as m:
             if budget is not None:
-                m.setattr(diversity, "SQL_RANGE_ROWS", budget)
+                m.setattr(diversity.sql, "SQL_RANGE_ROWS", budget)
             got.append(_quiet(paths["run"], names, qrels=paths["subtopics"], per_query=True, engine="duckdb")
                        .sort("query"))
     assert got[1].equals(got[0])
@@ -328,7 +328,7 @@ def test_sql_subtopic_checks_in_ranges_equal_one_statement(bad: dict, message: s
     for engine, budget in (("duckdb", 1), ("duckdb", None), ("polars", None)):
         with pytest.MonkeyPatch.context() as m:
             if budget is not None:
-                m.setattr(diversity, "SQL_RANGE_ROWS", budget)
+                m.setattr(diversity.sql, "SQL_RANGE_ROWS", budget)
             with pytest.raises(RankPolarsError, match="subtopic judgments") as e:
                 _quiet(run, [spec], engine=engine)
         errors.append(str(e.value))
@@ -369,7 +369,7 @@ def test_sql_subtopic_errors_never_copy_the_table(monkeypatch) -> None:
     subtopics = pl.DataFrame({"query": ["1", "1"], "subtopic": [1, 2], "item": ["x", "y"], "relevance": [-1, 1]})
     run = pl.DataFrame({"query": ["1"], "item": ["x"], "position": [1]})
     spec = rp.measures.parse("alpha_ndcg@5").replace(subtopics=subtopics)
-    monkeypatch.setattr(diversity, "check_subtopics", lambda *a, **k: pytest.fail("check_subtopics called"))
+    monkeypatch.setattr(diversity.checks, "check_subtopics", lambda *a, **k: pytest.fail("check_subtopics called"))
     from rank_polars.engines.duckdb_engine import DuckDBEngine
 
     shown: list[int] = []
@@ -408,8 +408,8 @@ def test_spark_diversity_in_ranges_equals_polars(spark_session) -> None:
         return ranges
 
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(diversity, "SQL_RANGE_ROWS", 2)
-        m.setattr(diversity, "_sql_ranges", spy)
+        m.setattr(diversity.sql, "SQL_RANGE_ROWS", 2)
+        m.setattr(diversity.sql, "_sql_ranges", spy)
         got = _quiet(run, names, qrels=qrels, by="model", per_query=True, engine="spark", spark=spark_session)
     assert seen and seen[0] > 1
     got = got.sort("model", "query")
@@ -434,7 +434,7 @@ def test_subtopic_file_read_once_or_scanned_gives_the_same(tmp_path: Path, fault
     results = []
     for rows in (10**9, 0):
         with pytest.MonkeyPatch.context() as m:
-            m.setattr(diversity, "JUDGMENT_ROWS", rows)
+            m.setattr(diversity.checks, "JUDGMENT_ROWS", rows)
             try:
                 results.append(_quiet(run, names, qrels=str(path), per_query=True).sort("query"))
             except RankPolarsError as e:

@@ -169,9 +169,9 @@ def test_packed_sorts_equal_to_the_exact_ones(data: tuple) -> None:
         return got
 
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(diversity, "_packed_ranked_rows", counted)
+        m.setattr(diversity.plan, "_packed_ranked_rows", counted)
         got = ours(qrels, run, names, "polars")
-        m.setattr(diversity, "PACKED_BITS", -1)  # no bits: the exact sorts
+        m.setattr(diversity.plan, "PACKED_BITS", -1)  # no bits: the exact sorts
         exact = ours(qrels, run, names, "polars")
     assert packed[0] and not packed[-1]
     assert got.sort("model", "query").equals(exact.sort("model", "query"))
