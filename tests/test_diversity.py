@@ -109,7 +109,7 @@ def test_polars_equal_to_pyndeval(data: tuple) -> None:
     _check(data, "polars")
 
 
-#: Found by the test in a CI run (session 33): model b's ranking of query 2 holds one relevant
+#: Found by the test in a CI run (fixed in ac100a2): model b's ranking of query 2 holds one relevant
 #: row, so alone it summed NRBP's beta^(rank-1) from a column of one row, where Polars' pow
 #: gives another last bit (0.07208960000000005 alone, ...03 beside model a's rankings).
 ONE_RELEVANT_ROW = (
