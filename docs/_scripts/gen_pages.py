@@ -5,8 +5,8 @@
   ``rp.evaluate`` at build time, the list-form function's doctest example, and whether SQL can
   express it. A new measure in the registry gets a page with no edit here.
 * ``metrics/index.md`` (appended): the table of every metric.
-* ``reference/``: one mkdocstrings page per public module and one for the top-level API,
-  following ``rank_polars.__all__``.
+* ``reference/``: one mkdocstrings page per public module, one for the top-level API and one
+  listing every metric spec, following ``rank_polars.__all__`` (a name none documents fails).
 * ``sql-macros.md`` (appended): every macro of ``sql/``, read from the files' own headers.
 * ``benchmarks.md`` and ``trec-eval-semantics.md``: benchmarks/README.md and the semantics
   section of tests/data/conformance/README.md, as they are in the repository.
@@ -193,25 +193,53 @@ def metric_pages() -> None:
 
 
 def reference_pages() -> None:
-    """The top-level API and each public module, as ``rank_polars.__all__`` lists them."""
-    top, modules = [], []
+    """Every name of ``rank_polars.__all__``, each documented once.
+
+    * functions and classes: the top-level page, one mkdocstrings block each, at the module
+      that defines them (``rank_polars.stats.compare.compare``, ...);
+    * modules (``rp.exprs``, ``rp.datasets``, ``rp.sql_macros``): a page each;
+    * metric specs (``rp.ndcg``, ``rp.novelty``, ...): the page ``reference/measures.md``, a table
+      of every spec name linking to its metric page, or, for a spec the registry does not list
+      (the beyond-accuracy specs, which carry their tables), to its docstring rendered there.
+
+    A name that fits none of these fails the build, so a new export cannot go undocumented.
+    """
+    top, modules, specs, unlisted = [], [], [], []
+    registered = set(MEASURES)
     for name in rp.__all__:
         obj = getattr(rp, name)
         if isinstance(obj, types.ModuleType):
             modules.append(obj.__name__)
         elif isinstance(obj, type) and issubclass(obj, Measure) and obj is not Measure:
-            continue  # the metric specs have their own pages
+            path = f"{obj.__module__}.{obj.__qualname__}"
+            if obj in registered:
+                specs.append(f"| `rp.{name}` | [{obj.NAME}](../metrics/{obj.NAME}.md) |")
+            else:
+                specs.append(f"| `rp.{name}` | [`{obj.__qualname__}`](#{path}) |")
+                if path not in unlisted:
+                    unlisted.append(path)
         elif inspect.isfunction(obj) or inspect.isclass(obj):
             top.append(f"{obj.__module__}.{obj.__qualname__}")
+        else:
+            raise RuntimeError(f"rank_polars.{name} ({type(obj).__name__}): no reference page documents it")
     with mkdocs_gen_files.open("reference/index.md", "w") as f:
         f.write("# rank_polars\n\nThe top-level API (`import rank_polars as rp`). The metric specs "
-                "(`rp.ndcg`, `rp.ap`, ...) are documented with [the metrics](../metrics/index.md).\n\n")
+                "(`rp.ndcg`, `rp.ap`, `rp.novelty`, ...) are listed in [Metric specs](measures.md), the "
+                "modules `rp." + "`, `rp.".join(m.split(".")[-1] for m in modules) + "` have a page each.\n\n")
         f.writelines(f"::: {path}\n\n" for path in top)
+    with mkdocs_gen_files.open("reference/measures.md", "w") as f:
+        f.write("# Metric specs\n\nEach spec of `rank_polars.__all__` (`rp.ndcg(k=10)`, `rp.novelty(k=10, "
+                "history=train)`, ...) and where it is documented: the registered metrics on their metric "
+                "page (formula, parameters, an example), the others below.\n\n| spec | documented at |\n|---|---|\n")
+        f.write("\n".join(specs) + "\n\n")
+        if unlisted:
+            f.write("## Specs with auxiliary tables\n\n")
+            f.writelines(f"::: {path}\n    options:\n      heading_level: 3\n\n" for path in unlisted)
     for module in modules:
         with mkdocs_gen_files.open(f"reference/{module.split('.')[-1]}.md", "w") as f:
             f.write(f"::: {module}\n")
     with mkdocs_gen_files.open("reference/SUMMARY.md", "w") as f:
-        f.write("* [rank_polars](index.md)\n")
+        f.write("* [rank_polars](index.md)\n* [Metric specs](measures.md)\n")
         f.writelines(f"* [{m.split('.')[-1]}]({m.split('.')[-1]}.md)\n" for m in modules)
 
 
