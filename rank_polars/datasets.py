@@ -427,7 +427,7 @@ def chatbot_subtopics(n_questions: int = 200, results_per_question: int = 10, se
     }).sort("query", "subtopic", "item")
 
 
-# -- the sample click log (issue 20) --------------------------------------------------------
+# -- the sample click log -------------------------------------------------------------------
 #: The chance that a shown video of each grade (0-3) is clicked when its position is examined:
 #: the attractiveness of the position-based click model.
 ATTRACTIVENESS: dict[int, float] = {0: 0.05, 1: 0.2, 2: 0.5, 3: 0.85}

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 import polars as pl
 
+from rank_polars.schema import Schema
 from rank_polars.errors import RankPolarsError
 from rank_polars.measures import parse, parse_all
 from rank_polars.measures.base import FamilyMeasure
@@ -58,13 +59,14 @@ def curve_metrics(metrics: Sequence[str], max_k: int = 20) -> dict[str, list[tup
     return out
 
 
-def _eval_kwargs(columns: dict[str, str] | None) -> dict[str, str]:
-    return dict(columns or {})
+def _eval_kwargs(columns: dict[str, str] | Schema | None) -> dict[str, Any]:
+    """``evaluate``'s column keywords: the mapping as ``schema=``, or the flat names given."""
+    return {"schema": columns} if isinstance(columns, Schema) else dict(columns or {})
 
 
 def report_data(
     run: Any, metrics: Sequence[str], *, comparison: pl.DataFrame, qrels: Any = None, by: str = "model",
-    missing: str = "zero", engine: str = "polars", columns: dict[str, str] | None = None, max_k: int = 20,
+    missing: str = "zero", engine: str = "polars", columns: dict[str, str] | Schema | None = None, max_k: int = 20,
     confidence: float = 0.95,
 ) -> dict[str, Any]:
     """Everything the page shows, computed with :func:`rank_polars.evaluate`."""
@@ -81,7 +83,7 @@ def report_data(
     parsed = parse_all(list(metrics))
     outputs = [(label, spec) for label, spec in parsed if spec.AGGREGATE != "catalog"]
     kept = [metric for metric, (_, spec) in zip(metrics, parsed) if spec.AGGREGATE != "catalog"]
-    query_col = (columns or {}).get("query", "query")
+    query_col = columns.column("query") if isinstance(columns, Schema) else (columns or {}).get("query", "query")
     if not outputs:
         return {"curves": curves, "curve_table": curve_table, "diffs": {}, "versions":
                 [str(v) for v in comparison.select(pl.concat([pl.col("baseline"), pl.col("version")]).cast(pl.String)
@@ -501,7 +503,7 @@ Rows in green are significant.</p>
 def report_html(
     run: Any, metrics: Sequence[str], *, comparison: pl.DataFrame | None = None, qrels: Any = None,
     by: str = "model", baseline: str | None = None, missing: str = "zero", engine: str = "polars",
-    columns: dict[str, str] | None = None, title: str = "Comparison", max_k: int = 20, confidence: float = 0.95,
+    columns: dict[str, str] | Schema | None = None, title: str = "Comparison", max_k: int = 20, confidence: float = 0.95,
     **compare_kwargs: Any,
 ) -> str:
     """Compare (unless ``comparison`` is given) and return the HTML report as a string

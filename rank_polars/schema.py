@@ -83,8 +83,10 @@ class Schema:
     def __post_init__(self) -> None:
         for role in DEFAULTS:
             name = getattr(self, role)
-            if name is not None and (not isinstance(name, str) or not name):
-                raise RankPolarsError(f"Schema: {role}= must be a column name (a non-empty string), got {name!r}")
+            if name is not None and (not isinstance(name, str) or not name or "\x00" in name):
+                # the words of the validation layer's check of every column name (validate.check_names)
+                raise RankPolarsError(f"{role}: a column name must be a non-empty string without NUL characters, "
+                                      f"got {name!r}")
         j = self.judgments
         if j is None:
             return

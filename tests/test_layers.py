@@ -16,7 +16,7 @@ FLOORS: list[tuple[str, list[str]]] = [
     ("tables of contents", ["formula", "stats", "clicks", "dropins", "families"]),
     ("foundations", ["errors", "schema", "formula.tree", "progress", "presentation", "stats.resampling",
                      "formula.sql_macros"]),
-    ("specs and readers", ["measures", "io", "datasets", "stats.tests", "stats.intervals"]),
+    ("specs and readers", ["measures", "io", "datasets", "stats.tests", "stats.intervals", "project"]),
     ("plan and checks", ["plan", "proof", "inputs", "validate", "formula.listform"]),
     ("list expressions", ["formula.exprs", "formula.exprs_diversity", "formula.namespace", "formula.macros"]),
     ("engines", ["engines", "families.beyond", "families.diversity", "clicks.metrics"]),

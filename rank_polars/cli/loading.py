@@ -11,6 +11,7 @@ import polars as pl
 
 from rank_polars import io as rio
 from rank_polars.errors import RankPolarsError, warn
+from rank_polars.schema import Schema
 from rank_polars.validate import VERSION_COLUMNS
 from rank_polars.cli.errors import CLIError, did_you_mean, one_line
 
@@ -34,6 +35,8 @@ class Loaded:
     # the metrics to evaluate: the names given, those reading a table given (--history ...) as
     # specs carrying it (:func:`with_tables`)
     metrics: list[Any] = field(default_factory=list)
+    # the column mapping the names came from (flags, the project file, the defaults)
+    mapping: Schema = field(default_factory=Schema)
 
     def what(self, verb: str) -> str:
         """``evaluating log (12 files) with judgments qrels.parquet``: each side's files said apart."""
@@ -63,13 +66,15 @@ def wants_subtopics(metrics: Sequence[str]) -> bool:
     return any(reads_qrels_subtopics(spec) for _, spec in specs)
 
 
-def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, columns: dict[str, str],
+def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, mapping: Schema,
          by: Sequence[str], order: str = "auto", metrics: Sequence[str] = (),
          tables: dict[str, str | None] | None = None) -> Loaded:
     """Scan the run and judgments, check the named columns, line up id types.  With a diversity
     metric among ``metrics``, qrels in ndeval's format (``topic subtopic docno judgment``) are
     read as subtopic judgments, as ``evaluate`` reads the file (as TREC qrels the subtopic was
     trec_eval's unused second field, and the measure said it needs subtopics)."""
+    columns = {role: mapping.column(role) for role in DEFAULT_COLUMNS}
+    judged = {role: mapping.judged(role) for role in ("query", "item", "relevance")}
     # CSV/TSV: only the columns named for position, score and relevance are numbers; ids stay text
     numeric = rio.numeric_roles(columns["position"], columns["score"], columns["relevance"])
     run_lf = rio.scan(run, format_in, what="run", numeric=numeric)
@@ -93,18 +98,24 @@ def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str |
         if subtopics and looks_like_subtopic_qrels(qrels):
             qrels_lf = read_subtopic_qrels(qrels).lazy()
         else:
-            qrels_lf = rio.scan(qrels, qrels_format, what="qrels", numeric=numeric)
+            qrels_numeric = rio.numeric_roles(columns["position"], columns["score"], judged["relevance"])
+            qrels_lf = rio.scan(qrels, qrels_format, what="qrels", numeric=qrels_numeric)
         qschema = qrels_lf.collect_schema()
         for role in ("query", "item", "relevance"):
-            check_column(qschema, columns[role], "qrels", f"--{role}")
-    run_h, qrels_h = rio.harmonise_ids(run_lf, qrels_lf, (columns["query"], columns["item"]))
+            option = f"--qrels-{role}" if judged[role] != columns[role] else f"--{role}"
+            check_column(qschema, judged[role], "qrels", option)
+    if mapping.judgments_differ:  # ids lined up by the library, which renames the judgments first
+        run_h, qrels_h = run_lf, qrels_lf
+    else:
+        run_h, qrels_h = rio.harmonise_ids(run_lf, qrels_lf, (columns["query"], columns["item"]))
     # Parquet paths go to the engines as paths (DuckDB reads them itself); the rest as frames.
     run_src: Any = run if run_fmt == "parquet" and run_h is run_lf else run_h
     qrels_src: Any = qrels_h
     if qrels is not None and qrels_h is qrels_lf and rio.detect_format(qrels, qrels_format) == "parquet":
         qrels_src = qrels
     return Loaded(run_src, qrels_src, run_h, qrels_h, columns, list(by), len(rio.files_of(run)), Path(run).name or run,
-                  schema, (Path(qrels).name or qrels) if qrels else "", with_tables(metrics, tables or {}, qrels is not None))
+                  schema, (Path(qrels).name or qrels) if qrels else "", with_tables(metrics, tables or {}, qrels is not None),
+                  mapping)
 
 
 def with_tables(metrics: Sequence[str], tables: dict[str, str | None], has_qrels: bool) -> list[Any]:

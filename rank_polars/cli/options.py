@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 import click
 
 from rank_polars import io as rio
+from rank_polars.schema import Schema
 from rank_polars.cli.formatters import FORMATTERS
 
 F = Callable[..., Any]
@@ -53,14 +55,69 @@ def column_options(f: F) -> F:
     return _apply(f, _columns())
 
 
+class ColumnOption(click.Option):
+    """A column-name option whose default is the project file's name for its role (``[columns]``
+    or ``[judgments]`` of :mod:`rank_polars.project`), else the role's own name: ``--help`` shows
+    the file's value, and a flag given beats it."""
+
+    def __init__(self, *args: Any, role: str, judged: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, default=None, expose_value=False, callback=_keep, **kwargs)
+        self.role, self.judged = role, judged
+
+    def get_default(self, ctx: click.Context, call: bool = True) -> Any:
+        schema = project(ctx)[1]
+        if self.judged:  # None: the run's column, whatever --query/--item/--relevance says
+            return None if schema.judgments is None else getattr(schema.judgments, self.role)
+        return schema.column(self.role)
+
+
+def project(ctx: click.Context) -> tuple[Path | None, Schema]:
+    """The project file found from the working directory upward and its schema, read once per command."""
+    root = ctx.find_root()
+    if "rank_polars.project" not in root.meta:
+        from rank_polars.project import find_project_file, read_schema
+
+        found = find_project_file()
+        root.meta["rank_polars.project"] = (found, Schema() if found is None else read_schema(found))
+    return root.meta["rank_polars.project"]  # type: ignore[no-any-return]
+
+
+def _keep(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    ctx.meta.setdefault("rank_polars.columns", {})[param.name] = value
+    return value
+
+
 def _columns(run_help: bool = False) -> list[Callable[[F], F]]:
-    return [
-        click.option("--query", default="query", show_default=True, help="Query id column."),
-        click.option("--item", default="item", show_default=True, help="Item id column."),
-        click.option("--position", default="position", show_default=True, help="Position column (1 = first); used when present unless --order score." if run_help else "Position column (1 = first), read with --order position."),
-        click.option("--score", default="score", show_default=True, help="Score column (higher first); used when there is no position column, or with --order score." if run_help else "Score column (higher first), read with --order score."),
-        click.option("--relevance", default="relevance", show_default=True, help="Relevance label column (in the run, or in QRELS)." if run_help else "Relevance label column."),
+    def column(flag: str, role: str, text: str, judged: bool = False) -> Callable[[F], F]:
+        return click.option(flag, f"{'qrels_' if judged else ''}{role}", cls=ColumnOption, role=role, judged=judged,
+                            show_default=True, help=text)
+
+    options = [
+        column("--query", "query", "Query id column."),
+        column("--item", "item", "Item id column."),
+        column("--position", "position", "Position column (1 = first); used when present unless --order score." if run_help else "Position column (1 = first), read with --order position."),
+        column("--score", "score", "Score column (higher first); used when there is no position column, or with --order score." if run_help else "Score column (higher first), read with --order score."),
+        column("--relevance", "relevance", "Relevance label column (in the run, and in QRELS unless --qrels-relevance)." if run_help else "Relevance label column."),
     ]
+    judged = [column(f"--qrels-{role}", role, f"The judgments' {what} column (default: the run's).", True)
+              for role, what in (("query", "query id"), ("item", "item id"), ("relevance", "relevance grade"))]
+    verbose = click.option("-v", "--verbose", is_flag=True, expose_value=False, callback=_keep,
+                           help="Say which project file (rank-polars.toml, pyproject.toml) gave the column names.")
+    return [*options, *judged, verbose]
+
+
+def schema(ctx: click.Context | None = None) -> Schema:
+    """The column mapping of this command: its flags, else the project file's names, else the
+    defaults.  With ``-v`` (or ``--progress``) says on stderr which project file it read."""
+    ctx = ctx or click.get_current_context()
+    given = ctx.meta.get("rank_polars.columns", {})
+    found, _ = project(ctx)
+    if found is not None and (given.get("verbose") or ctx.params.get("progress")):
+        click.echo(f"rank-polars: column names from {found}", err=True)
+    judged = {role: given.get(f"qrels_{role}") for role in ("query", "item", "relevance")}
+    log = {role: given.get(role) for role in ("query", "item", "position", "score", "relevance")}
+    judgments = Schema(**judged) if any(v is not None for v in judged.values()) else None
+    return Schema(**log, judgments=judgments)
 
 
 def order_option(default: str = "auto") -> Callable[[F], F]:
@@ -121,8 +178,9 @@ def progress_option(f: F) -> F:
     )(f)
 
 
-def columns(query: str, item: str, position: str, score: str, relevance: str) -> dict[str, str]:
-    return {"query": query, "item": item, "position": position, "score": score, "relevance": relevance}
+def columns(mapping: Schema) -> dict[str, str]:
+    """The run's column names of ``mapping``, by role."""
+    return {role: mapping.column(role) for role in ("query", "item", "position", "score", "relevance")}
 
 
 def tables(history: str | None, catalog: str | None, features: str | None, subtopics: str | None) -> dict[str, str | None]:
@@ -130,5 +188,5 @@ def tables(history: str | None, catalog: str | None, features: str | None, subto
     return {"history": history, "catalog": catalog, "features": features, "subtopics": subtopics}
 
 
-__all__ = ["column_options", "columns", "engine_option", "file_options", "input_options", "metric_input_options",
+__all__ = ["ColumnOption", "column_options", "columns", "project", "schema", "engine_option", "file_options", "input_options", "metric_input_options",
            "missing_option", "order_option", "output_options", "progress_option", "tables"]

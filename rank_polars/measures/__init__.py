@@ -84,9 +84,9 @@ MEASURES: tuple[type[Measure], ...] = (
     CG, DCG, IDCG, NDCG, AP, GMAP, RR, Precision, Recall, F1, Success, RPrecision, Bpref, GMBpref, ERR, RBP, Judged,
     IPrec, IPrecAvg, SetP, SetR, SetF, SetAP, Utility, NumQ, NumRet, NumRel, NumRelRet, NumNonrelJudgedRet, Unjudged,
     InfAP, G, BinG, NDCGRel, RNDCG, RBPResid,  # part B
-    *DIVERSITY,  # ndeval's family (issue 18)
-    *BEYOND_BY_NAME,  # beyond accuracy (issue 21) that need no table; the rest: NEED_TABLES
-    *CLICKS.values(),  # online click metrics (issue 20)
+    *DIVERSITY,  # ndeval's family
+    *BEYOND_BY_NAME,  # beyond accuracy that need no table; the rest: NEED_TABLES
+    *CLICKS.values(),  # online click metrics
 )
 
 REGISTRY: dict[str, type[Measure]] = {}

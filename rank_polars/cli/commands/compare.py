@@ -10,21 +10,22 @@ import polars as pl
 
 from rank_polars.presentation import comparison_display, groups, verdict
 from rank_polars.progress import NoProgress, Progress
-from rank_polars.cli.loading import DEFAULT_COLUMNS, load
-from rank_polars.cli.options import columns, engine_option, metric_input_options, missing_option, order_option, output_options, progress_option, tables
+from rank_polars.cli.loading import load
+from rank_polars.schema import Schema
+from rank_polars.cli.options import engine_option, metric_input_options, missing_option, order_option, output_options, progress_option, schema, tables
 from rank_polars.cli.output import check_file, check_output, emit, write_file
 from rank_polars.cli.progress import choose
 
 
 def run_compare(run: Any, metrics: Sequence[Any], *, qrels: Any, by: str, baseline: str | None, test: str,
                 correction: str | None, alpha: float, n_resamples: int, seed: int, missing: str, engine: str,
-                confidence: float, columns: dict[str, str] | None = None, order: str = "auto",
+                confidence: float, columns: Schema | None = None, order: str = "auto",
                 progress: Progress | None = None, interval: str | None = None,
                 catalog_resamples: int = 1000) -> pl.DataFrame:
-    """:func:`rank_polars.compare` with the CLI's column names (only those not the default)."""
+    """:func:`rank_polars.compare` with the CLI's column mapping."""
     from rank_polars.stats.compare import compare
 
-    kwargs: dict[str, Any] = dict(columns) if columns and columns != DEFAULT_COLUMNS else {}
+    kwargs: dict[str, Any] = {"schema": columns} if columns is not None else {}
     if order != "auto":
         kwargs["order"] = order
     if progress is not None:  # compare reports its resamples; the evaluate inside it, its phases
@@ -92,8 +93,8 @@ def write_html_report(path: str, run: Any, metrics: Sequence[Any], comparison: p
 @order_option()
 @output_options
 @progress_option
-def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
-            position: str, score: str, relevance: str, metrics: tuple[str, ...], by: str, baseline: str | None,
+def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None,
+            metrics: tuple[str, ...], by: str, baseline: str | None,
             pairs: str | None, test: str, interval: str | None, correction: str, alpha: float, confidence: float, n_resamples: int, seed: int, catalog_resamples: int, engine: str,
             missing: str, report: str | None, fmt: str | None, output: str | None, force: bool, order: str,
             progress: bool | None, history: str | None, catalog: str | None, features: str | None,
@@ -108,7 +109,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
         raise click.UsageError("--pairs all compares every pair of versions; leave --baseline out")
     fmt = check_output(output, fmt, force)
     check_file(report, force, "report file")
-    loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), [by], order,
+    loaded = load(run, qrels, format_in, qrels_format, schema(), [by], order,
                   metrics, tables(history, catalog, features, subtopics))
     corr = None if correction == "none" else correction
     if baseline is not None:  # the command line gives text: a version in a numeric (or date) column is a number
@@ -118,7 +119,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
         table = run_compare(
             loaded.run, loaded.metrics, qrels=loaded.qrels, by=by, baseline=baseline, test=test, correction=corr,
             alpha=alpha, n_resamples=n_resamples, seed=seed, missing=missing, engine=engine,
-            confidence=confidence, columns=loaded.columns, order=order, progress=display, interval=interval,
+            confidence=confidence, columns=loaded.mapping, order=order, progress=display, interval=interval,
             catalog_resamples=catalog_resamples,
         )
     family = test in ("tukey", "randomized-tukey")  # adjusted over the pairs, not by --correction
@@ -131,7 +132,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     if report:
         write_html_report(
             report, loaded.run, loaded.metrics, table, force=force, display=display, qrels=loaded.qrels, by=by,
-            missing=missing, engine=engine, columns=loaded.columns, title=f"{Path(run).name}: {', '.join(metrics)}",
+            missing=missing, engine=engine, columns=loaded.mapping, title=f"{Path(run).name}: {', '.join(metrics)}",
             correction=corr, confidence=confidence,
         )
         click.echo(f"wrote the report to {report}", err=True)

@@ -6,7 +6,7 @@ import click
 
 from rank_polars.errors import RankPolarsError
 from rank_polars.cli.loading import hint_by, load
-from rank_polars.cli.options import columns, engine_option, metric_input_options, missing_option, order_option, output_options, progress_option, tables
+from rank_polars.cli.options import engine_option, metric_input_options, missing_option, order_option, output_options, progress_option, schema, tables
 from rank_polars.cli.output import check_output, emit
 from rank_polars.cli.progress import choose
 
@@ -28,8 +28,8 @@ from rank_polars.cli.progress import choose
 @order_option()
 @output_options
 @progress_option
-def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
-            position: str, score: str, relevance: str, metrics: tuple[str, ...], by: tuple[str, ...], engine: str,
+def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None,
+            metrics: tuple[str, ...], by: tuple[str, ...], engine: str,
             per_query: bool, missing: str, duplicates: str, labels: str, checks: str, fmt: str | None,
             output: str | None, force: bool, order: str, progress: bool | None, ci: float | None, ci_method: str,
             history: str | None, catalog: str | None, features: str | None, subtopics: str | None) -> None:
@@ -45,7 +45,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     from rank_polars.evaluate import evaluate
 
     fmt = check_output(output, fmt, force)
-    loaded = load(run, qrels, format_in, qrels_format, columns(query, item, position, score, relevance), by, order,
+    loaded = load(run, qrels, format_in, qrels_format, schema(), by, order,
                   metrics, tables(history, catalog, features, subtopics))
     display = choose(progress)
     with display.phase(loaded.what("evaluating")):
@@ -54,7 +54,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
                 loaded.run, loaded.metrics, qrels=loaded.qrels, by=list(by) or None, per_query=per_query,
                 missing=missing, engine=engine, duplicates=duplicates, labels=labels, checks=checks, order=order, progress=display,
                 ci=ci, ci_method=ci_method,  # type: ignore[arg-type]
-                **loaded.columns,
+                schema=loaded.mapping,
             )
         except RankPolarsError as e:
             raise hint_by(e, loaded) from e

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from rank_polars.cli.options import column_options, columns, file_options, missing_option, order_option
+from rank_polars.cli.options import column_options, file_options, schema, missing_option, order_option
 from rank_polars.cli.output import check_output, write_file
 
 
@@ -21,7 +21,7 @@ from rank_polars.cli.output import check_output, write_file
 @column_options
 @file_options("the SQL")
 def command(metrics: tuple[str, ...], table: str, by: tuple[str, ...], qrels: str | None, dialect: str, per_query: bool,
-            missing: str, compact: bool, order: str, query: str, item: str, position: str, score: str, relevance: str,
+            missing: str, compact: bool, order: str,
             output: str | None, force: bool) -> None:
     """Print the SQL that computes the metrics over --table (nothing is run).
 
@@ -34,7 +34,7 @@ def command(metrics: tuple[str, ...], table: str, by: tuple[str, ...], qrels: st
     check_output(output, "sql", force)
     text = to_sql(
         list(metrics), table=table, by=list(by) or None, qrels=qrels, per_query=per_query, missing=missing,
-        dialect=dialect, order=order, **columns(query, item, position, score, relevance),
+        dialect=dialect, order=order, schema=schema(),
     )
     text = layout(text, dialect, compact).rstrip("\n") + "\n"
     if output:

@@ -9,7 +9,7 @@ import click
 from rank_polars import io as rio
 from rank_polars.presentation import count
 from rank_polars.cli.errors import FAILED, OK, cli_wording
-from rank_polars.cli.options import columns, input_options, order_option, progress_option
+from rank_polars.cli.options import input_options, schema, order_option, progress_option
 from rank_polars.cli.progress import choose
 
 
@@ -24,8 +24,8 @@ from rank_polars.cli.progress import choose
                    "not ties, gaps, labels or the unjudged share.")
 @order_option()
 @progress_option
-def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, query: str, item: str,
-            position: str, score: str, relevance: str, by: tuple[str, ...], k: int, fmt: str, engine: str, order: str,
+def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None,
+            by: tuple[str, ...], k: int, fmt: str, engine: str, order: str,
             progress: bool | None) -> int:
     """Report what is wrong or suspicious in RUN (and QRELS).
 
@@ -39,12 +39,15 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     """
     from rank_polars.diagnose import diagnose
 
+    mapping = schema()
+    query, item, position, score, relevance = (mapping.column(r) for r in ("query", "item", "position", "score", "relevance"))
     numeric = rio.numeric_roles(position, score, relevance)
     run_lf = rio.scan(run, format_in, what="run", numeric=numeric)
-    qrels_lf = rio.scan(qrels, qrels_format, what="qrels", numeric=numeric) if qrels else None
-    schema = run_lf.collect_schema()
+    qrels_numeric = rio.numeric_roles(position, score, mapping.judged("relevance"))
+    qrels_lf = rio.scan(qrels, qrels_format, what="qrels", numeric=qrels_numeric) if qrels else None
+    run_schema = run_lf.collect_schema()
     run_src, qrels_src = run_lf, qrels_lf
-    if qrels_lf is not None and {query, item} <= set(schema.names()):
+    if qrels_lf is not None and not mapping.judgments_differ and {query, item} <= set(run_schema.names()):
         run_src, qrels_src = rio.harmonise_ids(run_lf, qrels_lf, (query, item))
     if engine != "polars":  # Parquet paths as paths: the engine reads them itself
         if run_src is run_lf and rio.detect_format(run, format_in) == "parquet":
@@ -54,13 +57,13 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     hint = ""
     if not by:
         for col in ("model", "version", "system"):
-            if col in schema:
+            if col in run_schema:
                 hint = f"note: the run has a {col!r} column; pass --by {col} if each of its values is a separate ranking"
                 break
     n_files = len(rio.files_of(run))
     with choose(progress).phase(f"validating {run}" + (f" ({count(n_files)} files)" if n_files > 1 else "")):
         found = diagnose(run_src, qrels=qrels_src, by=list(by), k=k, order=order, engine=engine,
-                         **columns(query, item, position, score, relevance))
+                         schema=mapping)
     findings, facts, errors, warns = found.findings, found.facts, found.errors, found.warnings
     if fmt == "json":
         click.echo(json.dumps({"run": run, "qrels": qrels, "facts": facts, "errors": errors, "warnings": warns,
