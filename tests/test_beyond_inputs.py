@@ -89,12 +89,12 @@ def _same_values(got: pl.DataFrame, want: pl.DataFrame) -> None:
 def test_similarity_by_chunks_of_lists_equals_one_chunk(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
     # the Polars engine adds vectors / sparse products a chunk of lists at a time: any cut (one list
     # per chunk, or several lists in one), the same values
-    from rank_polars.families.beyond import polars as beyond_polars
+    from rank_polars.families.beyond import polars_similarity
 
     specs = [rp.ils(k=3, features=VECTORS), rp.diversity(k=3, history=HISTORY, sim="cooccurrence")]
     whole = run(specs, "polars", per_query=True)
-    monkeypatch.setattr(beyond_polars, "ILS_CHUNK", size)
-    monkeypatch.setattr(beyond_polars, "COOC_CHUNK", size)
+    monkeypatch.setattr(polars_similarity, "ILS_CHUNK", size)
+    monkeypatch.setattr(polars_similarity, "COOC_CHUNK", size)
     cut = run(specs, "polars", per_query=True)
     assert cut.rows() == whole.rows()
     sql = run(specs, "duckdb", per_query=True)
@@ -106,9 +106,9 @@ def test_cooccurrence_pairs_equal_the_list_sums(monkeypatch: pytest.MonkeyPatch,
     # co-occurrence ILS by the counts of its lists' pairs in the users' histories (recommenders'
     # way) or by the list sums: whichever is cheaper is taken; each forced here, the same values
     # (1e-12), and any chunks of lists and of users give the bits of one chunk
-    from rank_polars.families.beyond import polars as beyond_polars
+    from rank_polars.families.beyond import polars_pairs, polars_similarity
 
-    pairs_way = beyond_polars.cooccurrence_pairs
+    pairs_way = polars_pairs.cooccurrence_pairs
     specs = [rp.diversity(k=3, history=HISTORY, sim="cooccurrence"), rp.ils(k=4, history=HISTORY, sim="cooccurrence")]
     taken: list[bool] = []
 
@@ -117,14 +117,14 @@ def test_cooccurrence_pairs_equal_the_list_sums(monkeypatch: pytest.MonkeyPatch,
         taken.append(got is not None)
         return got
 
-    monkeypatch.setattr(beyond_polars, "cooccurrence_pairs", lambda *args: None)
+    monkeypatch.setattr(polars_similarity, "cooccurrence_pairs", lambda *args: None)
     sums = run(specs, "polars", per_query=True)
-    monkeypatch.setattr(beyond_polars, "cooccurrence_pairs", forced)
+    monkeypatch.setattr(polars_similarity, "cooccurrence_pairs", forced)
     pairs = run(specs, "polars", per_query=True)
     assert taken and all(taken)
     _same_values(sums, pairs)
     if size is not None:
-        monkeypatch.setattr(beyond_polars, "PAIR_CHUNK", size)
+        monkeypatch.setattr(polars_pairs, "PAIR_CHUNK", size)
         assert run(specs, "polars", per_query=True).rows() == pairs.rows()
 
 
@@ -133,16 +133,16 @@ def test_cooccurrence_serendipity_by_pairs_equals_the_profiles(monkeypatch: pyte
     # the Polars engine sums each shown item's co-occurrence with its user's history items by
     # the pair counts; DuckDB by the dot product with the user's profile: the same values
     # (1e-12), and any chunks of pairs give the bits of one chunk
-    from rank_polars.families.beyond import polars as beyond_polars
+    from rank_polars.families.beyond import polars_pairs, polars_serendipity
 
     specs = [rp.serendipity(k=3, history=HISTORY, sim="cooccurrence")]
     whole = run(specs, "polars", per_query=True)
     sql = run(specs, "duckdb", per_query=True)
     _same_values(whole, sql)
     if size is not None:
-        monkeypatch.setattr(beyond_polars, "PAIR_CHUNK", size)
+        monkeypatch.setattr(polars_pairs, "PAIR_CHUNK", size)
         assert run(specs, "polars", per_query=True).rows() == whole.rows()
-        monkeypatch.setattr(beyond_polars, "DOTS_CHUNK", size)
+        monkeypatch.setattr(polars_serendipity, "DOTS_CHUNK", size)
         assert run(specs, "polars", per_query=True).rows() == whole.rows()
 
 

@@ -18,6 +18,7 @@ import rank_polars as rp
 from rank_polars.engines.duckdb_engine import DuckDBEngine
 from rank_polars.errors import DataError
 from rank_polars.families.beyond import polars as beyond_polars
+from rank_polars.families.beyond import polars_serendipity
 from rank_polars.families.beyond import sql as beyond_sql
 
 USERS, SHOWN, ITEMS = 120, 8, 60
@@ -102,7 +103,7 @@ def test_ranges_of_users_give_the_one_statements_bits(monkeypatch: pytest.Monkey
 
 
 def test_polars_ranges_of_users_give_the_one_passs_bits(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The Polars engine's serendipity over vectors past ``beyond_polars.SERENDIPITY_CELLS``
+    """The Polars engine's serendipity over vectors past ``polars_serendipity.SERENDIPITY_CELLS``
     shown components: one streaming pass per range of users (five here), whose rows are the
     one pass's, bit for bit, with ILS and EPC beside it and with the lists grouped by model."""
     d = _data()
@@ -126,7 +127,7 @@ def test_polars_ranges_of_users_give_the_one_passs_bits(monkeypatch: pytest.Monk
     for log, by in ((d["log"], None), (two, "model")):
         one, whole = evaluate(log, by)
         # 600 shown rows per model in the top 5 (1200 over two models) of 5 dimensions: 5 ranges
-        monkeypatch.setattr(beyond_polars, "SERENDIPITY_CELLS", 600 * (2 if by else 1), raising=False)
+        monkeypatch.setattr(polars_serendipity, "SERENDIPITY_CELLS", 600 * (2 if by else 1))
         parts, split = evaluate(log, by)
         monkeypatch.undo()
         assert split - whole == 5, by  # the ranges' passes (the one pass is collected with the call's)

@@ -18,14 +18,12 @@ call's :class:`Ctx`, popularity, the checks and their messages, the exact sum),
 :mod:`.polars_similarity` (ILS and diversity), :mod:`.polars_pairs` (co-occurrence by the
 pairs of the users' histories) and :mod:`.polars_serendipity`.  This module is the one the
 rest of the code imports: the dispatch (:data:`MEASURES`, :func:`values`) and the parts'
-names, the budgets among them (``ILS_CHUNK``, ``COOC_CHUNK``, ``PAIR_CHUNK``, ``DOTS_CHUNK``,
-``SERENDIPITY_CELLS``): one set here is set in the part that reads it (:class:`_Entry`).
+names.  A budget (``ILS_CHUNK``, ``COOC_CHUNK``, ``PAIR_CHUNK``, ``DOTS_CHUNK``,
+``SERENDIPITY_CELLS``) is read by the part that defines it: set it there.
 """
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import Any, Callable
 
 import polars as pl
@@ -47,26 +45,6 @@ from rank_polars.families.beyond.polars_serendipity import (  # noqa: F401
     DOTS_CHUNK, SERENDIPITY_CELLS, cooccurrence_dots, serendipity_ranges)
 from rank_polars.families.beyond.polars_similarity import (  # noqa: F401
     COOC_CHUNK, ILS_CHUNK, UNKNOWN, Vectors, ils_sparse, ils_vectors)
-
-
-class _Entry(types.ModuleType):
-    """This module's type: a name of :data:`_READ_IN` set here (as the tests set a budget, or
-    :func:`cooccurrence_pairs`) is set too in the part that reads it, so the computation takes
-    it as it did when one module held it all."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _READ_IN:
-            setattr(_READ_IN[name], name, value)
-        super().__setattr__(name, value)
-
-
-#: The part that reads each name a caller may set here.
-_READ_IN: dict[str, types.ModuleType] = {
-    "ILS_CHUNK": polars_similarity, "COOC_CHUNK": polars_similarity, "cooccurrence_pairs": polars_similarity,
-    "PAIR_CHUNK": polars_pairs, "DOTS_CHUNK": polars_serendipity, "SERENDIPITY_CELLS": polars_serendipity,
-}
-
-sys.modules[__name__].__class__ = _Entry
 
 
 MEASURES: dict[str, Callable[[str, Beyond, Ctx], pl.LazyFrame]] = {
