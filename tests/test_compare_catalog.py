@@ -101,7 +101,7 @@ def test_seeded_reproducible_and_independent_of_how_the_resamples_are_batched(mo
     # the same draws; the values to rounding (the family's sums over rows are not in a fixed order)
     same = {"check_exact": False, "rel_tol": 1e-12, "abs_tol": 1e-12}
     assert_frame_equal(first, rp.compare(log, [spec], baseline="v0", catalog_resamples=60, seed=3), **same)
-    monkeypatch.setattr(compare_module, "_ROWS_PER_CALL", 100)  # one resample per evaluate call
+    monkeypatch.setattr("rank_polars.stats.catalog._ROWS_PER_CALL", 100)  # one resample per evaluate call
     assert_frame_equal(first, rp.compare(log, [spec], baseline="v0", catalog_resamples=60, seed=3), **same)
     other = rp.compare(log, [spec], baseline="v0", catalog_resamples=60, seed=4)
     assert other["ci_low"].to_list() != first["ci_low"].to_list()

@@ -20,8 +20,8 @@ FLOORS: list[tuple[str, list[str]]] = [
     ("plan and checks", ["plan", "proof", "inputs", "validate", "formula.listform"]),
     ("list expressions", ["formula.exprs", "formula.exprs_diversity", "formula.namespace", "formula.macros"]),
     ("engines", ["engines", "families.beyond", "families.diversity", "clicks.metrics"]),
-    ("library functions", ["evaluate", "sqlgen", "diagnose", "stats.compare", "report", "stats.anova",
-                           "stats.planning", "clicks.position_bias", "clicks.counterfactual"]),
+    ("library functions", ["evaluate", "sqlgen", "diagnose", "stats.compare", "stats.pairs", "stats.catalog", "report",
+                           "stats.anova", "stats.planning", "clicks.position_bias", "clicks.counterfactual"]),
     ("front ends", ["dropins.trec_eval", "dropins.ndeval", "dropins.gdeval", "dropins.risk", "cli", ""]),  # "": the package
 ]
 

@@ -2,6 +2,12 @@
 
 The per-query values come from :func:`rank_polars.evaluate` (``per_query=True``): no metric
 is computed here.  The statistics live in :mod:`rank_polars.stats.tests`.
+
+This file holds the public functions (:func:`compare`, :func:`compare_values`,
+:func:`directions`), the checks of their arguments and tables, and the names of the tests,
+corrections and intervals.  The rows per pair of versions are built in
+:mod:`rank_polars.stats.pairs` (with the output ``SCHEMA``), the catalogue-level measures'
+bootstrap over lists is :mod:`rank_polars.stats.catalog` (:func:`catalog_compare`).
 """
 
 from __future__ import annotations
@@ -13,50 +19,23 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 import polars as pl
 
-from rank_polars.stats import planning
 from rank_polars.stats import tests as stats
-from rank_polars.stats.anova import NO_QUERY, block, check_numeric, randomized_tukey, tukey, two_way
-from rank_polars.errors import RankPolarsError, SmallSampleWarning, examples, warn
+from rank_polars.stats.anova import check_numeric
+from rank_polars.stats.catalog import catalog_compare
+from rank_polars.stats.pairs import (ALL_PAIRS_TESTS, SCHEMA, _family_rows, _pairwise_rows, _power, _unpaired_rows,
+                                     _warn_small)
+from rank_polars.errors import RankPolarsError, SmallSampleWarning, examples
 from rank_polars.evaluate import Engine, evaluate
 from rank_polars.inputs import Source
 from rank_polars.measures import Measure, MetricLike, parse_all
-from rank_polars.inputs import scan
 from rank_polars.progress import ProgressLike, resolve
 from rank_polars.schema import Schema, as_schema
 from rank_polars.validate import Missing
 
 Test = Literal["paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey", "delta"]
 TESTS = ("paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey", "delta")
-ALL_PAIRS_TESTS = ("tukey", "randomized-tukey")  # one family of every pair of versions, per metric
-SIGN_TESTS = ("wilcoxon", "randomization")  # tests of the signs: a tied query (difference 0) tells them nothing
 CORRECTIONS = (None, "bonferroni", "holm", "bh")
 INTERVALS = (None, "t", "bootstrap", "tukey", "delta")
-
-SCHEMA: dict[str, Any] = {
-    "metric": pl.String,
-    "baseline": None,  # the dtype of the ``by`` column
-    "version": None,
-    "n_queries": pl.Int64,
-    "mean_baseline": pl.Float64,
-    "mean_version": pl.Float64,
-    "diff": pl.Float64,
-    "rel_diff": pl.Float64,
-    "ci_low": pl.Float64,
-    "ci_high": pl.Float64,
-    "p_value": pl.Float64,
-    "p_adjusted": pl.Float64,
-    "significant": pl.Boolean,
-    "effect_size": pl.Float64,
-    "wins": pl.Int64,
-    "ties": pl.Int64,
-    "losses": pl.Int64,
-    "test": pl.String,
-    "interval": pl.String,
-    "power": pl.Float64,
-    "queries_needed": pl.Int64,
-    "note": pl.String,
-    "higher_is_better": pl.Boolean,
-}
 
 
 def compare(
@@ -401,248 +380,6 @@ def compare_values(
     floats = [k for k, v in schema.items() if v == pl.Float64]
     return out.with_columns(pl.col(floats).fill_nan(None))
 
-
-#: Catalogue-level measures that read each query's own history (the items a user already had):
-#: a resampled copy of a query is a new list, so their bootstrap over lists would lose that.
-_PER_QUERY_HISTORY = ("pop_reo", "pop_rsp")
-_ROWS_PER_CALL = 4_000_000  # resampled rows evaluated per call (memory, not speed, sets it)
-CATALOG_TEST = "catalog-bootstrap"
-
-
-def catalog_compare(
-    run: Source,
-    outputs: Sequence[tuple[str, Measure]],
-    *,
-    qrels: Source | None = None,
-    by: str = "model",
-    query: str | None = None,
-    baseline: Any = None,
-    n_resamples: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
-    engine: Engine = "polars",
-    progress: ProgressLike = False,
-    **evaluate_kwargs: Any,
-) -> pl.DataFrame:
-    """:func:`compare` for catalogue-level measures (``AGGREGATE == "catalog"``: one value per
-    version over all its lists, e.g. ``rp.gini(k=10)``), which have no per-query values to pair.
-
-    The difference of two versions' values gets a percentile bootstrap interval over lists:
-    resample ``b`` draws the queries with replacement (``numpy.random.default_rng(
-    SeedSequence(seed, spawn_key=(b,))).integers(0, n, n)`` over the ``n`` distinct queries in
-    sorted order; the same draw for every version, so the versions stay paired by query as in
-    the other tests), each drawn copy of a query's list becomes a list of its own, and the
-    measure is recomputed through its family for every version and resample (one
-    :func:`rank_polars.evaluate` call over ``by`` x resample, a few million rows at a time).
-    ``significant`` is whether the interval excludes 0 (at level ``confidence``; not adjusted
-    by ``correction``), ``p_value`` is null and ``test`` is ``"catalog-bootstrap"``.  The same
-    seed gives the same intervals.  ``pop_reo`` / ``pop_rsp`` (which read each query's own
-    history) are refused.
-
-    Examples
-    --------
-    >>> import polars as pl, rank_polars as rp
-    >>> log = pl.DataFrame({"model": ["a"] * 6 + ["b"] * 6, "query": ["q1", "q1", "q2", "q2", "q3", "q3"] * 2,
-    ...                     "item": ["x", "y", "x", "y", "x", "z",  "x", "y", "z", "w", "v", "u"],
-    ...                     "position": [1, 2] * 6, "relevance": [1] * 12})
-    >>> out = catalog_compare(log, [("entropy@2", rp.entropy(k=2))], n_resamples=200)
-    >>> out.select("metric", "baseline", "version", "diff", "ci_low", "ci_high", "significant")
-    shape: (1, 7)
-    ┌───────────┬──────────┬─────────┬──────────┬────────┬──────────┬─────────────┐
-    │ metric    ┆ baseline ┆ version ┆ diff     ┆ ci_low ┆ ci_high  ┆ significant │
-    │ ---       ┆ ---      ┆ ---     ┆ ---      ┆ ---    ┆ ---      ┆ ---         │
-    │ str       ┆ str      ┆ str     ┆ f64      ┆ f64    ┆ f64      ┆ bool        │
-    ╞═══════════╪══════════╪═════════╪══════════╪════════╪══════════╪═════════════╡
-    │ entropy@2 ┆ a        ┆ b       ┆ 1.125815 ┆ 0.0    ┆ 1.125815 ┆ false       │
-    └───────────┴──────────┴─────────┴──────────┴────────┴──────────┴─────────────┘
-
-    Three queries are too few: a resample that draws q1 three times shows the same two items in
-    both versions, and the interval reaches 0.
-    """
-    shown = resolve(progress)
-    for label, spec in outputs:
-        if spec.AGGREGATE != "catalog":
-            raise RankPolarsError(f"catalog_compare: {label!r} is not a catalogue-level measure; use compare")
-        if spec.NAME in _PER_QUERY_HISTORY:
-            raise RankPolarsError(
-                f"compare: {label!r} reads each query's own history, which a bootstrap over lists (a drawn copy of "
-                "a query is a new list) cannot keep; evaluate it per version with rp.evaluate instead")
-    specs = [spec for _, spec in outputs]
-    kw = {k: v for k, v in evaluate_kwargs.items() if k != "query"}
-    observed = evaluate(run, specs, qrels=qrels, by=by, query=query, engine=engine, **kw)
-    query = as_schema(kw.get("schema"), query=query).column("query")
-    versions = observed[by].sort().to_list()
-    if len(versions) < 2:
-        raise RankPolarsError(f"compare: needs at least 2 versions in column {by!r}, found {len(versions)}")
-    if baseline is None:
-        chosen = list(itertools.combinations(versions, 2))
-    elif baseline not in versions:
-        raise RankPolarsError(
-            f"compare: baseline {baseline!r} is not a version in column {by!r}; versions are {examples(versions, 10)}")
-    else:
-        chosen = [(baseline, v) for v in versions if v != baseline]
-    frame = scan(run).collect()
-    queries = frame[query].unique().sort()
-    n = queries.len()
-    judged = scan(qrels, "qrels").collect() if qrels is not None else None
-    per_resample = max(1, _ROWS_PER_CALL // max(1, frame.height))
-    values: list[pl.DataFrame] = []
-    with shown.phase(f"bootstrap over lists ({', '.join(label for label, _ in outputs)})", total=n_resamples,
-                     unit="resamples") as advance:
-        for start in range(0, n_resamples, per_resample):
-            stop = min(n_resamples, start + per_resample)
-            copies = _drawn_copies(queries, range(start, stop), seed, query)
-            run_b = frame.join(copies, on=query).drop(query).rename({"__copy": query})
-            qrels_b = None if judged is None else judged.join(copies, on=query).drop(query, "__b").rename(
-                {"__copy": query})
-            # the rows were checked by the call above; copies of them need no second full check
-            values.append(evaluate(run_b, specs, qrels=qrels_b, by=[by, "__b"], query=query, engine=engine,
-                                   **{"checks": "fast", **kw}))
-            advance(stop - start)
-    boot = pl.concat(values)
-    level = (1 - confidence) / 2
-    rows = []
-    for label, spec in outputs:
-        table = boot.pivot(on=by, index="__b", values=label).sort("__b")
-        if table.height != n_resamples:  # a resample where a version showed nothing has no value
-            raise RankPolarsError(f"compare: {label!r} has no value in {n_resamples - table.height} resamples")
-        at = dict(zip(observed[by].to_list(), observed[label].to_list()))
-        higher = bool(getattr(spec, "HIGHER_IS_BETTER", True))
-        for base, version in chosen:
-            a, b = at[base], at[version]
-            dist = (table[str(version)] - table[str(base)]).to_numpy() if str(version) in table.columns else None
-            if dist is None or np.isnan(dist).any():
-                raise RankPolarsError(f"compare: {label!r} has no value for {base!r} or {version!r} in some resamples")
-            low, high = (float(q) for q in np.quantile(dist, [level, 1 - level]))
-            degenerate = high - low <= 1e-12 * max(abs(a), abs(b), 1e-300)
-            rows.append({
-                **{k: None for k in SCHEMA},
-                "metric": label, "baseline": base, "version": version, "n_queries": n,
-                "mean_baseline": a, "mean_version": b, "diff": b - a, "rel_diff": (b - a) / a if a else None,
-                "ci_low": None if degenerate else low, "ci_high": None if degenerate else high,
-                "significant": not degenerate and (low > 0 or high < 0),
-                "test": CATALOG_TEST, "interval": "bootstrap", "higher_is_better": higher,
-                "note": stats.SAME_DIFFERENCE if degenerate else None,
-            })
-    schema = {k: (observed.schema[by] if v is None else v) for k, v in SCHEMA.items()}
-    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
-
-
-def _drawn_copies(queries: pl.Series, resamples: range, seed: int, query: str) -> pl.DataFrame:
-    """``(query, __b, __copy)``: the queries resample ``b`` draws, each copy a new query id
-    ``b * n + j`` (``j``: its place in the draw), so a query drawn twice gives two lists."""
-    n = queries.len()
-    draws = np.concatenate([
-        np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(b,))).integers(0, n, n) for b in resamples
-    ]) if n else np.empty(0, dtype=np.int64)
-    b = np.repeat(np.asarray(resamples, dtype=np.int64), n)
-    return pl.DataFrame({
-        query: queries.gather(draws), "__b": b, "__copy": b * n + np.tile(np.arange(n, dtype=np.int64), len(resamples)),
-    })
-
-
-def _power(dz: float, n: int, alpha: float, power: float) -> tuple[float, int | None]:
-    """The paired t-test's power on ``n`` queries against a true d_z as large as the observed one,
-    and the queries it would need for ``power`` (NaN / None where d_z is undefined, 0 or infinite,
-    or so small that more than 10^9 queries would be needed)."""
-    if n < 2 or not math.isfinite(dz):
-        return math.nan, None
-    if dz == 0:
-        return alpha, None
-    try:
-        needed = planning.queries_needed(abs(dz), 1.0, alpha, power)
-    except RankPolarsError:  # beyond 10^9 queries: no number to give
-        needed = None
-    return planning.t_power(abs(dz), n, alpha), needed
-
-
-def _pairwise_rows(
-    per: pl.DataFrame, by: str, query: str, labels: list[str], chosen: list[tuple], test: str, interval: str,
-    n_resamples: int, confidence: float, alpha: float, missing: str, seed: int, shown: Any, better: dict[str, bool],
-) -> list[dict[str, Any]]:
-    paired = {pair: _pair(per, by, query, labels, pair, missing) for pair in chosen}
-    rows: list[dict[str, Any]] = []
-    # the resamples drawn per pair: the bootstrap means (interval or test), the sign flips
-    per_pair = n_resamples * ((interval == "bootstrap" or test == "bootstrap") + (test == "randomization"))
-    for label in labels:
-        with shown.phase(f"resampling {label} ({test})", total=per_pair * len(chosen) or None,
-                         unit="resamples") as advance:
-            for pair in chosen:
-                frame = paired[pair]
-                x = frame[f"{label}__b"].to_numpy().astype(np.float64)
-                y = frame[f"{label}__v"].to_numpy().astype(np.float64)
-                seq = np.random.SeedSequence(seed, spawn_key=(len(rows),))
-                rows.append(_row(label, pair, x, y, test, interval, n_resamples, confidence, alpha, seq, advance,
-                                 better[label]))
-    return rows
-
-
-def _family_rows(
-    per: pl.DataFrame, by: str, query: str, labels: list[str], chosen: list[tuple], test: str, interval: str,
-    n_resamples: int, confidence: float, missing: str, seed: int, shown: Any, better: dict[str, bool],
-) -> list[dict[str, Any]]:
-    """The rows of a Tukey test: one family of every pair of versions per metric, on the complete
-    versions x queries design."""
-    b = block(per, by, query, labels, missing)
-    where = {v: i for i, v in enumerate(b.versions)}
-    rows: list[dict[str, Any]] = []
-    for label in labels:
-        y = b.values[label]
-        design = two_way(y)
-        seq = np.random.SeedSequence(seed, spawn_key=(len(rows),))
-        if test == "tukey":
-            p, half, note = tukey(design, confidence)
-        else:
-            with shown.phase(f"resampling {label} ({test})", total=None):
-                if design.n == 0:
-                    p, note = np.full((design.m, design.m), np.nan), NO_QUERY
-                elif not np.any(y != y[:1]):  # every version the same on every query: no test (as paired ones)
-                    p, note = np.full((design.m, design.m), np.nan), stats.NO_DIFFERENCE
-                else:
-                    p, note = randomized_tukey(y, n_resamples, np.random.default_rng(seq)), None
-        for base, version in chosen:
-            i, j = where[base], where[version]
-            d = y[j] - y[i]
-            row = _row_values(label, (base, version), y[i], y[j], test, interval, better[label])
-            if interval == "tukey":
-                row["ci_low"], row["ci_high"] = row["diff"] - half[i, j], row["diff"] + half[i, j]
-            else:
-                row["ci_low"], row["ci_high"] = _interval(d, interval, n_resamples, confidence,
-                                                          np.random.default_rng(seq.spawn(1)[0]), None,
-                                                          scale=float(np.abs(y[[i, j]]).max(initial=0.0)))
-            row["p_value"], row["note"] = float(p[i, j]), note
-            rows.append(row)
-    return rows
-
-
-def _unpaired_rows(per: pl.DataFrame, by: str, labels: list[str], chosen: list[tuple], confidence: float,
-                   better: dict[str, bool]) -> list[dict[str, Any]]:
-    """The rows of ``test="delta"``: each version's own per-ranking values, not paired by query."""
-    from rank_polars.stats.intervals import difference
-
-    values = {v: part for (v,), part in per.partition_by(by, as_dict=True).items()}
-    rows: list[dict[str, Any]] = []
-    for label in labels:
-        for base, version in chosen:
-            a = values[base][label].to_numpy().astype(np.float64)
-            b = values[version][label].to_numpy().astype(np.float64)
-            estimate, p = difference(a, b, confidence)
-            mean_a = float(a.mean()) if a.size else math.nan
-            note = None
-            if math.isnan(p):
-                note = "n too small" if min(a.size, b.size) < 2 else "no variance in either arm"
-            rows.append({
-                **{k: None for k in SCHEMA},
-                "metric": label, "baseline": base, "version": version, "n_queries": int(a.size + b.size),
-                "mean_baseline": mean_a, "mean_version": float(b.mean()) if b.size else math.nan,
-                "diff": estimate.value, "rel_diff": estimate.value / mean_a if a.size and mean_a != 0 else math.nan,
-                "ci_low": estimate.low, "ci_high": estimate.high, "p_value": p, "significant": False,
-                "effect_size": math.nan, "test": "delta", "interval": "delta", "power": math.nan, "note": note,
-                "higher_is_better": better[label],
-            })
-    return rows
-
-
 def _check_table(per: pl.DataFrame, by: str, query: str, labels: list[str]) -> pl.DataFrame:
     """Refuse what is not a per-query table (one row per version and query, numeric metrics), and
     read boolean metrics as 0 / 1.  Null query ids never join (each would pair with nothing), and a
@@ -674,32 +411,6 @@ def _check_values(per: pl.DataFrame, by: str, query: str, labels: list[str]) -> 
                 f"compare: the per-query values of {label} are not numbers (NaN, infinite or null) for {where}; "
                 "compare drops no query: fix the input (see rank_polars.validate) or filter those queries out"
             )
-
-
-def _warn_small(rows: list[dict[str, Any]], test: str, alpha: float, n_resamples: int) -> None:
-    # a test too weak for the number of queries; a constant difference is said by the note alone
-    small = [r for r in rows if r["note"] is not None and r["note"] not in (stats.NO_DIFFERENCE, stats.SAME_DIFFERENCE)]
-    if test == "delta":
-        return  # the note says it; smallest_p has no bound for a z test
-    if small and test in ALL_PAIRS_TESTS:
-        r = small[0]
-        warn(f"compare: the {test} test has no p-value on {len(small)} of {len(rows)} rows ({r['note']}; e.g. "
-             f"{r['metric']} over {r['n_queries']} queries); their p is null and they are not significant",
-             SmallSampleWarning)
-    elif small:
-        r = small[0]
-        n, signs = r["n_queries"], ""
-        if test in SIGN_TESTS:  # their bound counts the queries with a difference (wins + losses)
-            n = r["wins"] + r["losses"]
-            signs = f" ({n} with a difference)"
-        warn(
-            f"compare: the {test} test was not run on {len(small)} of {len(rows)} rows ({r['note']}; e.g. "
-            f"{r['metric']} {r['version']!r} vs {r['baseline']!r}: {r['n_queries']} paired queries{signs}, "
-            f"the smallest p it could give is {stats.smallest_p(test, n, n_resamples):.4g} "
-            f">= alpha {alpha}); their p is null and they are not significant",
-            SmallSampleWarning,
-        )
-
 
 def _check_args(
     by: Any, test: Any, correction: Any, alpha: Any, n_resamples: Any, confidence: Any, seed: Any, kwargs: dict
@@ -738,130 +449,6 @@ def _check_family(baseline: Any, pairs: Any, test: str, interval: Any, power: An
         raise RankPolarsError(f"compare: interval='tukey' is the simultaneous interval of test='tukey', not of {test!r}")
     if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < 1:
         raise RankPolarsError(f"compare: power must be between 0 and 1 (exclusive), got {power!r}")
-
-
-def _pair(per: pl.DataFrame, by: str, query: str, labels: list[str], pair: tuple, missing: str) -> pl.DataFrame:
-    """The two versions' per-query values side by side, paired by query id."""
-    base, version = pair
-    a = per.filter(pl.col(by) == base).select(query, *[pl.col(m).alias(f"{m}__b") for m in labels])
-    b = per.filter(pl.col(by) == version).select(query, *[pl.col(m).alias(f"{m}__v") for m in labels])
-    # sorted by query: the resamples must not depend on the order the rows came in (an engine's,
-    # a join's), as the Tukey tests' block, which orders by query, already does not
-    both = a.join(b, on=query, how="full", coalesce=True).sort(query)
-    first = labels[0]
-    one_side = pl.col(f"{first}__b").is_null() | pl.col(f"{first}__v").is_null()
-    lacking = both.filter(one_side)[query]
-    if lacking.len():  # zero-filled or left out, never silently (as block says it for the Tukey tests)
-        what = "are left out (missing='skip')" if missing == "skip" else "count as 0 for the other (missing='zero')"
-        warn(f"compare {version!r} with {base!r}: {lacking.len()} queries are in one version's run only and "
-             f"{what}, e.g. {examples(lacking.to_list())}")
-    if missing == "skip":
-        return both.filter(~one_side)
-    return both.with_columns(pl.all().exclude(query).fill_null(0.0))
-
-
-def _p_value(
-    test: str, d: np.ndarray, means: np.ndarray, n_resamples: int, alpha: float, rng: np.random.Generator, advance: Any,
-    scale: float = 0.0,
-) -> tuple[float, str | None]:
-    """The test's p-value (never below the smallest it can resolve), or NaN and why it was not run."""
-    # No spread in the differences: the t statistic is x/0 and every bootstrap mean is the same,
-    # so neither can say anything.  The sign-flip tests (wilcoxon, randomization) still can for a
-    # constant non-zero shift (SciPy's wilcoxon gives 2/2^n); with no difference at all no test can.
-    why = stats.degenerate(d, scale)
-    n = d.size
-    if test in SIGN_TESTS and why != stats.NO_DIFFERENCE:
-        # a tie flips to itself (and Wilcoxon drops it): the bound is on the queries with a difference,
-        # else SciPy's normal approximation calls 5 signs among 20 queries significant (p = 0.043 < 2/2^5)
-        n = int(np.count_nonzero(d))
-    floor = stats.smallest_p(test, n, n_resamples)
-    if floor >= alpha or why == stats.NO_DIFFERENCE or (why and test in ("paired_t", "bootstrap")):
-        if test == "randomization":
-            advance(n_resamples)  # the sign flips not drawn
-        if floor < alpha:
-            return math.nan, why
-        return math.nan, "n too small" if stats.smallest_p(test, n, math.inf) >= alpha else "n_resamples too small"
-    if test == "paired_t":
-        return stats.paired_t_p(d), None
-    if test == "wilcoxon":
-        return stats.wilcoxon_p(d), None
-    if test == "randomization":
-        return max(floor, stats.randomization_p(d, n_resamples, rng, advance)), None
-    return max(floor, stats.bootstrap_p(d, means)), None
-
-
-def _interval(d: np.ndarray, interval: str, n_resamples: int, confidence: float, rng: np.random.Generator,
-              advance: Any, means: np.ndarray | None = None, scale: float = 0.0) -> tuple[float, float]:
-    """The ``t`` or bootstrap percentile interval on the mean of ``d`` (NaN below two queries, and
-    for differences without spread: a zero-width interval would claim a certainty the data lack)."""
-    if d.size < 2 or stats.degenerate(d, scale) is not None:
-        if interval == "bootstrap" and means is None:
-            (advance or (lambda k: None))(n_resamples)
-        return math.nan, math.nan
-    if interval == "t":
-        return stats.t_interval(d, confidence)
-    if means is None:
-        means = stats.bootstrap_means(d, n_resamples, rng, advance)
-    return stats.percentile_ci(means, confidence)
-
-
-def _scale(x: np.ndarray, y: np.ndarray) -> float:
-    """The largest |value| compared: what rounding in the differences is relative to (:func:`stats.degenerate`)."""
-    return float(max(np.abs(x).max(initial=0.0), np.abs(y).max(initial=0.0)))
-
-
-def _row_values(label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str, interval: str,
-                higher_is_better: bool = True) -> dict[str, Any]:
-    """What a row says without a test: means, difference, d_z, W/T/L (the test fills the rest).
-    A win is a query where the version is better: higher, or lower for a metric to minimise."""
-    d = y - x
-    better = d if higher_is_better else -d
-    n = d.size
-    scale = _scale(x, y)
-    mean_b = float(x.mean()) if n else math.nan
-    diff = float(d.mean()) if n else math.nan
-    return {
-        "metric": label,
-        "baseline": pair[0],
-        "version": pair[1],
-        "n_queries": n,
-        "mean_baseline": mean_b,
-        "mean_version": float(y.mean()) if n else math.nan,
-        "diff": diff,
-        "rel_diff": diff / mean_b if n and mean_b != 0 else math.nan,
-        "ci_low": math.nan,
-        "ci_high": math.nan,
-        "p_value": math.nan,
-        "p_adjusted": math.nan,
-        "significant": False,
-        "effect_size": stats.effect_size(d, scale),
-        "wins": int(np.count_nonzero(better > 0)),
-        "ties": int(np.count_nonzero(d == 0)),
-        "losses": int(np.count_nonzero(better < 0)),
-        "test": test,
-        "interval": interval,
-        "power": math.nan,
-        "queries_needed": None,
-        "note": None,
-        "higher_is_better": higher_is_better,
-    }
-
-
-def _row(
-    label: str, pair: tuple, x: np.ndarray, y: np.ndarray, test: str, interval: str, n_resamples: int,
-    confidence: float, alpha: float, seed: np.random.SeedSequence, advance: Any, higher_is_better: bool = True,
-) -> dict[str, Any]:
-    row = _row_values(label, pair, x, y, test, interval, higher_is_better)
-    d = y - x
-    scale = _scale(x, y)
-    boot_seed, flip_seed = seed.spawn(2)
-    boot = np.random.default_rng(boot_seed)
-    # the bootstrap test and a bootstrap interval share one set of resamples
-    means = stats.bootstrap_means(d, n_resamples, boot, advance) if test == "bootstrap" else None
-    row["ci_low"], row["ci_high"] = _interval(d, interval, n_resamples, confidence, boot, advance, means, scale)
-    row["p_value"], row["note"] = _p_value(test, d, means, n_resamples, alpha, np.random.default_rng(flip_seed), advance,
-                                           scale)
-    return row
 
 
 __all__ = ["SmallSampleWarning", "compare", "compare_values"]
