@@ -5,7 +5,7 @@ family tests); a family's own check stops the Spark statement with the Polars en
 
 Spark computes everything the DuckDB SQL does, translated, except diversity's greedy ideal: Spark's
 ``WITH RECURSIVE`` refuses the window or aggregate each step needs, so the ideal is computed once
-from the relevant judgments by the Polars engine's code and joined (``SqlRunner.ideal_table``).
+from the relevant judgments by the Polars engine's code and joined (``SqlRunner.on_driver``).
 """
 
 from __future__ import annotations

@@ -181,10 +181,11 @@ class FamilySql:
     columns: Columns
     relation: Callable[[Any, str, str], str]
     query: Callable[[str], pl.DataFrame]
-    # in an engine's session: a table expression of (q, pos, g), the greedy ideal of the relevant
-    # pairs a SELECT gives, for (alpha, depth) (``SqlRunner.ideal_table``); None (to_sql): SQL
-    # computes it with a recursive CTE
-    ideal: Callable[[str, float, int | None], str] | None = None
+    # in an engine's session: ``on_driver(select, compute)`` runs the SELECT, applies ``compute``
+    # (a Polars function of its rows) on the driver and returns a table expression over the result,
+    # registered in the session (``SqlRunner.on_driver``: the diversity family's greedy ideal);
+    # None (to_sql): the family writes the computation in SQL
+    on_driver: Callable[[str, Callable[[pl.DataFrame], pl.DataFrame]], str] | None = None
     # the engines' statements add sums of fractions in a fixed order (``SUM(x ORDER BY k)``: the
     # same bits every run, as the plan's, see sql_engine.Source); to_sql's plain SUM reads in
     # every dialect (Snowflake and BigQuery have no ordered SUM)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from typing import Any
+from typing import Any, Callable
 
 import polars as pl
 
@@ -64,7 +64,7 @@ from rank_polars.engines.sql_engine import (
 PER_QUERY = "__rp_per_query"  # the last CTE of sql_engine.per_query_query
 UNIVERSE_GIVEN = "__rp_universe_given"
 FAMILY_RUN = "__rp_family_run"  # the ranked run, as the measure families read it
-_IDEALS = itertools.count()  # the greedy ideals' tables: one name each (a family's statements are built first, then run)
+_ON_DRIVER = itertools.count()  # the driver's tables: one name each (a family's statements are built first, then run)
 
 
 class SqlRunner(Engine):
@@ -146,27 +146,21 @@ class SqlRunner(Engine):
         tables = FamilySql(run=quote(FAMILY_RUN), qrels=quote(QRELS) if inputs.qrels is not None else None,
                            universe=quote(UNIVERSE), keys=inputs.keys, columns=inputs.columns,
                            relation=self.auxiliary, query=self.query,
-                           ideal=self.ideal_table, ordered=True, universe_frame=uni,
+                           on_driver=self.on_driver, ordered=True, universe_frame=uni,
                            repeats=repeat_refusal(inputs, duplicates, plan), repeat_depth=plan.check_depth,
                            checks=inputs.checks,
                            text_ids=tuple(c for c, t in inputs.ids.items() if t == pl.String))
         with self.progress.phase(f"measure families ({len(families)} metrics)"):
             return attach(table, sql_family_values(families, tables, ctes.render), inputs.keys, uni)
 
-    def ideal_table(self, pairs: str, alpha: float, depth: int | None) -> str:
-        """ndeval's greedy ideal of the relevant (query, subtopic, item) rows ``pairs`` selects,
-        to ``depth`` ranks, as a registered table of ``q, pos, g``: the rows come to the driver
-        (the relevant judgments of the statement's queries, few beside the log), the Polars
-        engine's :func:`rank_polars.families.diversity.ideal_gains` computes it (the same
-        numbers, bit for bit), and the table goes back to the database to be joined.  Spark's
-        ``WITH RECURSIVE`` refuses the window or aggregate each step needs; in DuckDB the
-        recursive CTE (``to_sql``'s form) took 2.3 s of a 4.4 s statement at 10M run rows, where
-        this whole call took 14.6-15.5 -> 12.8-13.0 s at 20M rows."""
-        from rank_polars.families.diversity import G, POS, ideal_gains
-
-        ideal = ideal_gains(self.query(pairs), alpha, depth)
-        return self.register(f"__rp_ideal_{next(_IDEALS)}",
-                             ideal.select(pl.col(Q).alias("q"), pl.col(POS).alias("pos"), pl.col(G).alias("g")))
+    def on_driver(self, select: str, compute: Callable[[pl.DataFrame], pl.DataFrame]) -> str:
+        """A registered table of ``compute`` over the rows ``select`` gives: the rows come to the
+        driver, ``compute`` runs there in Polars, and the result goes back to the database to be
+        joined.  A measure family's step that SQL writes badly runs so (the diversity family's
+        greedy ideal: Spark's ``WITH RECURSIVE`` refuses the window or aggregate each step needs;
+        in DuckDB the recursive CTE, ``to_sql``'s form, took 2.3 s of a 4.4 s statement at 10M
+        run rows, where the whole call took 14.6-15.5 -> 12.8-13.0 s at 20M rows this way)."""
+        return self.register(f"__rp_on_driver_{next(_ON_DRIVER)}", compute(self.query(select)))
 
     def qrels_stats(self, plan: Plan, src: Source, inputs: Inputs) -> pl.DataFrame:
         """Statement 2, unchecked: one row per judged query (computed in the database: the

@@ -4,7 +4,8 @@
   and multiple-comparison corrections, on per-query differences;
 * :mod:`.resampling` — the vectorised, deterministic sign flips and bootstrap they use;
 * :mod:`.intervals` — confidence intervals on every aggregate of ``evaluate`` (``ci=``);
-* :mod:`.compare` — :func:`rank_polars.compare`: versions against a baseline, query by query;
+* :mod:`.compare` — :func:`rank_polars.compare`: versions against a baseline, query by query
+  (its rows per pair of versions: :mod:`.pairs`; catalogue-level measures: :mod:`.catalog`);
 * :mod:`.anova` — :func:`rank_polars.anova`: many versions at once (two-way ANOVA, Tukey's HSD);
 * :mod:`.planning` — :func:`rank_polars.queries_needed`: how many queries a test needs.
 

@@ -124,6 +124,13 @@ def ideal_gains(pairs: pl.DataFrame, alpha: float, depth: int | None, query: str
                          G: np.concatenate(out_g)[order]})
 
 
+def ideal_table(pairs: pl.DataFrame, alpha: float, depth: int | None) -> pl.DataFrame:
+    """:func:`ideal_gains` as the SQL statements join it: ``q, pos, g`` (an engine computes it on
+    its driver from the relevant pairs its database selected, ``FamilySql.on_driver``)."""
+    ideal = ideal_gains(pairs, alpha, depth)
+    return ideal.select(pl.col(Q).alias("q"), pl.col(POS).alias("pos"), pl.col(G).alias("g"))
+
+
 def nrbp_depth(beta: float, most: int) -> int | None:
     """How deep nNRBP's ideal must go: past it, ``beta^(i-1) * most`` summed is below 1e-17
     of the first rank's weight, so the double sum cannot change (None: the whole list)."""

@@ -6,11 +6,12 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 from rank_polars.errors import RankPolarsError
 from rank_polars.families.diversity.checks import _check_types, refuse_subtopics, relevant_sql, warn_unjudged
-from rank_polars.families.diversity.ideal import ideal_sql, nrbp_depth
+from rank_polars.families.diversity.ideal import ideal_sql, ideal_table, nrbp_depth
 from rank_polars.families.diversity.names import IDEAL_KINDS, SUB, _key, _tables
 from rank_polars.formula.tree import sql_log2
 from rank_polars.measures.diversity import ideal_ideal
@@ -215,8 +216,9 @@ def _sql_group(outputs: Sequence[tuple[str, Any]], tables: Any, quote: Any, part
             # recursion also ends where a query's relevant items run out)
             deep = [nrbp_depth(spec.params["beta"], 10**6) for _, spec in outputs if spec.KIND == "nnrbp"]
             depth = None if None in deep else max([depth or 0, *[d for d in deep if d is not None]])
-        if getattr(tables, "ideal", None) is not None:  # an engine's session: the driver's array steps
-            ctes.append(f"__rp_ideal AS (SELECT q, pos, g FROM {tables.ideal(pairs_sql, alpha, depth)} AS t)")
+        if getattr(tables, "on_driver", None) is not None:  # an engine's session: the driver's array steps
+            ideal = tables.on_driver(pairs_sql, functools.partial(ideal_table, alpha=alpha, depth=depth))
+            ctes.append(f"__rp_ideal AS (SELECT q, pos, g FROM {ideal} AS t)")
         else:  # to_sql: the same steps as a recursive CTE (ideal_sql)
             ctes.append(f"__rp_state(q, item, subs, ws, step, picked, g) AS ({ideal_sql('__rp_pairs', alpha, depth)})")
             ctes.append("__rp_ideal AS (SELECT q, step AS pos, g FROM __rp_state WHERE picked)")
