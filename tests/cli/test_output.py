@@ -78,7 +78,7 @@ def test_without_force_a_file_created_meanwhile_is_not_overwritten(
     assert target.read_text() == "mine\n" and len(list(tmp_path.iterdir())) == 1
 
 
-# --- issue 17 §3: output that is what its name says ------------------------------------------------
+# --- output that is what its name says -----------------------------------------------------------
 
 def _html_rows(text: str) -> list[list[str]]:
     """The cells of an HTML table, read with the standard library's parser."""
