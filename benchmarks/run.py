@@ -161,7 +161,8 @@ def estimate_from_smaller(impl: str, rows: int, results_dir: Path, layout: str) 
         except (OSError, json.JSONDecodeError):
             continue
         entry = raw.get("impls", {}).get(impl)
-        if not raw.get("rows") or raw["rows"] >= rows or raw.get("layout", "file") != layout or not entry:
+        # other scripts' results (a list of rows per input, no rows at all) are not run.py's
+        if not isinstance(raw.get("rows"), int) or raw["rows"] >= rows or raw.get("layout", "file") != layout or not entry:
             continue
         rss = entry.get("rss_gib_median")
         if rss and (best is None or raw["rows"] > best[1]):
