@@ -62,7 +62,10 @@ def values(outputs: Outputs, frames: FamilyFrames, checked: dict[str, dict[str, 
     out = parts[0]
     for part in parts[1:]:
         out = out.join(part, on=on, how="full", coalesce=True, nulls_equal=True) if on else out.join(part, how="cross")
-    return out
+    # x + 0.0 is x, but for -0.0, which Polars' products and logs give where SQL gives 0.0
+    # (the novelty of an item every user had, -log2(1) * 1; EFD when every novelty is 0): the
+    # same bits in both engines, and no "-0.0" printed
+    return out.with_columns(pl.col(label) + 0.0 for label, _ in outputs)
 
 
 __all__ = ["MEASURES", "popularity", "short_head", "values"]
