@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import click
 
@@ -120,6 +120,40 @@ def schema(ctx: click.Context | None = None) -> Schema:
     return Schema(**log, judgments=judgments)
 
 
+def metric_names(values: Sequence[str]) -> list[str]:
+    """The metric names of repeated ``-m`` options, each also a comma list (``-m 'ndcg@10,map'``):
+    split at the commas outside brackets (``utility(a=2, b=-1)`` stays whole), and a part that
+    starts with a digit stays with the name before it (trec_eval's ``P.5,10`` is one name).
+
+    >>> metric_names(["ndcg@10,map", "utility(a=2, b=-1)", "P.5,10", "mrr"])
+    ['ndcg@10', 'map', 'utility(a=2, b=-1)', 'P.5,10', 'mrr']
+    """
+    out: list[str] = []
+    for value in values:
+        parts, depth, start = [], 0, 0
+        for i, char in enumerate(value):
+            depth += char in "([{"
+            depth -= char in ")]}"
+            if char == "," and depth == 0:
+                parts.append(value[start:i])
+                start = i + 1
+        parts.append(value[start:])
+        names: list[str] = []
+        for part in (p.strip() for p in parts):
+            if names and (not part or part[0].isdigit()):
+                names[-1] += "," + part
+            else:
+                names.append(part)
+        out += [name for name in names if name]
+    return out
+
+
+def metric_option(text: str) -> Callable[[F], F]:
+    """-m/--metric, repeatable, each value a name or a comma list of names (:func:`metric_names`)."""
+    return click.option("-m", "--metric", "metrics", multiple=True, required=True, help=text,
+                        callback=lambda _ctx, _param, values: tuple(metric_names(values)))
+
+
 def order_option(default: str = "auto") -> Callable[[F], F]:
     if default == "auto":
         choices = ["auto", "position", "score"]
@@ -188,5 +222,5 @@ def tables(history: str | None, catalog: str | None, features: str | None, subto
     return {"history": history, "catalog": catalog, "features": features, "subtopics": subtopics}
 
 
-__all__ = ["ColumnOption", "column_options", "columns", "project", "schema", "engine_option", "file_options", "input_options", "metric_input_options",
+__all__ = ["ColumnOption", "column_options", "columns", "metric_names", "metric_option", "project", "schema", "engine_option", "file_options", "input_options", "metric_input_options",
            "missing_option", "order_option", "output_options", "progress_option", "tables"]

@@ -12,7 +12,7 @@ from rank_polars.presentation import comparison_display, groups, verdict
 from rank_polars.progress import NoProgress, Progress
 from rank_polars.cli.loading import load
 from rank_polars.schema import Schema
-from rank_polars.cli.options import engine_option, metric_input_options, missing_option, order_option, output_options, progress_option, schema, tables
+from rank_polars.cli.options import engine_option, metric_input_options, metric_option, missing_option, order_option, output_options, progress_option, schema, tables
 from rank_polars.cli.output import check_file, check_output, emit, write_file
 from rank_polars.cli.progress import choose
 
@@ -75,7 +75,7 @@ def write_html_report(path: str, run: Any, metrics: Sequence[Any], comparison: p
 
 @click.command(name="compare")
 @metric_input_options
-@click.option("-m", "--metric", "metrics", multiple=True, required=True, help="Metric to compare on; repeat -m for more.")
+@metric_option("Metric to compare on; repeat -m, or give a comma list (-m ndcg@10,map).")
 @click.option("--by", default="model", show_default=True, help="The column whose values are the versions compared.")
 @click.option("--baseline", help="The version the others are compared with (default: every pair of versions, the first in sorted order as baseline).")
 @click.option("--pairs", type=click.Choice(["all"]), help="Compare every pair of versions (the default without --baseline).")

@@ -6,14 +6,14 @@ import click
 
 from rank_polars.errors import RankPolarsError
 from rank_polars.cli.loading import hint_by, load
-from rank_polars.cli.options import engine_option, metric_input_options, missing_option, order_option, output_options, progress_option, schema, tables
+from rank_polars.cli.options import engine_option, metric_input_options, metric_option, missing_option, order_option, output_options, progress_option, schema, tables
 from rank_polars.cli.output import check_output, emit
 from rank_polars.cli.progress import choose
 
 
 @click.command(name="evaluate")
 @metric_input_options
-@click.option("-m", "--metric", "metrics", multiple=True, required=True, help="Metric, e.g. ndcg@10, map, mrr, p@5, 'ap(denom=min)@5'; repeat -m for more.")
+@metric_option("Metric, e.g. ndcg@10, map, mrr, p@5, 'ap(denom=min)@5'; repeat -m, or give a comma list (-m ndcg@10,map).")
 @click.option("--by", multiple=True, help="Grouping column, e.g. model; repeat for more.")
 @engine_option()
 @click.option("--per-query", is_flag=True, help="One row per (group, query) instead of means.")

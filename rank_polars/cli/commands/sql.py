@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
-from rank_polars.cli.options import column_options, file_options, schema, missing_option, order_option
+from rank_polars.cli.options import column_options, file_options, metric_option, missing_option, order_option, schema
 from rank_polars.cli.output import check_output, write_file
 
 
 @click.command(name="sql")
-@click.option("-m", "--metric", "metrics", multiple=True, required=True, help="Metric; repeat -m for more.")
+@metric_option("Metric; repeat -m, or give a comma list (-m ndcg@10,map).")
 @click.option("--table", required=True, help="The table (or view) holding the log.")
 @click.option("--by", multiple=True, help="Grouping column; repeat for more.")
 @click.option("--qrels", "qrels", metavar="TABLE", help="Table of judgments (query, item, relevance).")
