@@ -7,7 +7,10 @@ are missing (CI and a fresh machine run as root); ``.ci/run`` does the same up f
 ``apt-get`` runs, one line per Debian package it will install (the one asked for and each of its
 dependencies) goes to the terminal, with the reason, even under pytest's output capture and in an
 xdist worker; the test session lists them again in its summary (``tests/conftest.py``).  A machine
-where installing is impossible fails those tests with this message: never a silent skip.
+where installing is impossible fails those tests with this message: never a silent skip.  Only what
+each package depends on is installed (``--no-install-recommends``); a user who does not want
+system packages installed sets ``RANK_POLARS_TESTS_NO_INSTALL=chromium`` (a comma list, or
+``all``), and the tests needing a missing one are skipped, each with the reason.
 
 The Python references whose pins are stale (obp, recommenders) are installed the same way, by
 :func:`ensure_reference`: with pip, without their dependency trees, one line each, and under the
@@ -39,6 +42,29 @@ REASONS = {
     "make": "builds trec_eval 10 from tests/vendor/trec_eval",
     "perl": "runs gdeval 1.3 from tests/vendor/gdeval (rank-polars gdeval's reference)",
 }
+# what a package needs to run, not what Debian recommends beside it: Chromium's recommends brought
+# about 130 packages (systemd, samba libraries, a printing stack) that headless rendering never uses
+APT_FLAGS = ("--no-install-recommends",)
+# a user who does not want the suite to install system packages names them here ("chromium,java",
+# or "all"): the tests that need a missing one are then skipped, with this reason
+OPT_OUT = "RANK_POLARS_TESTS_NO_INSTALL"
+
+
+def opted_out() -> set[str]:
+    """The commands :data:`OPT_OUT` says not to install (every one for ``all``)."""
+    names = {n.strip() for n in os.environ.get(OPT_OUT, "").split(",") if n.strip()}
+    return set(PACKAGES) if "all" in names else names
+
+
+def _skip(reason: str) -> None:
+    """Skip the asking test (under pytest), else stop with the reason (.ci/run, a script)."""
+    if "pytest" in sys.modules:
+        import pytest
+
+        pytest.skip(reason)
+    raise RuntimeError(reason)
+
+
 # what this process installed: (package, why), for the session's summary
 INSTALLED: list[tuple[str, str]] = []
 # pytest's capture manager, set by tests/conftest.py: pytest captures file descriptor 2 itself,
@@ -55,7 +81,7 @@ def say(line: str) -> None:
 
 def _planned(package: str, env: dict[str, str]) -> list[str]:
     """The Debian packages ``apt-get install package`` would install, from a dry run."""
-    done = subprocess.run(["apt-get", "install", "-s", "-y", package], capture_output=True, text=True, env=env)
+    done = subprocess.run(["apt-get", "install", "-s", "-y", *APT_FLAGS, package], capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"apt-get cannot install {package!r}:\n{done.stdout[-1500:]}{done.stderr[-1500:]}")
     return re.findall(r"^Inst (\S+)", done.stdout, flags=re.M)
@@ -77,6 +103,9 @@ def ensure(command: str) -> str:
         found = shutil.which(command)
         if found:
             return found
+        if command in opted_out():
+            _skip(f"{command!r} is not installed and {OPT_OUT}={os.environ[OPT_OUT]!r} says not to install it: "
+                  f"the tests that need it ({REASONS.get(command, 'this test')}) are skipped")
         if shutil.which("apt-get") is None or os.geteuid() != 0:
             raise RuntimeError(
                 f"{command!r} is needed by this test: install the Debian package {package!r} "
@@ -90,7 +119,8 @@ def ensure(command: str) -> str:
             line = why if name == package else f"a dependency of {package} ({why})"
             say(f"  installing {name}: {line}")
             INSTALLED.append((name, line))
-        subprocess.run(["apt-get", "install", "-y", "-qq", package], check=True, env=env, stdout=subprocess.DEVNULL)
+        subprocess.run(["apt-get", "install", "-y", "-qq", *APT_FLAGS, package], check=True, env=env,
+                       stdout=subprocess.DEVNULL)
     found = shutil.which(command)
     if not found:
         raise RuntimeError(f"installing {package!r} did not provide {command!r}")

@@ -9,6 +9,7 @@ caller now looks only while holding the lock.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
 import time
@@ -93,3 +94,40 @@ def test_a_caller_arriving_mid_install_waits_for_the_whole_package(tmp_path: Pat
     first.join()
     second.join()
     assert errors == [] and imported == [1]
+
+
+def test_an_opted_out_missing_command_skips_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(system_deps.OPT_OUT, "chromium, gcc")
+    monkeypatch.setattr(system_deps.shutil, "which", lambda name: None)  # nothing installed
+    monkeypatch.setattr(system_deps, "_one_installer", contextlib.nullcontext)
+    installs: list[object] = []
+    monkeypatch.setattr(system_deps.subprocess, "run", lambda *a, **k: installs.append(a))
+    with pytest.raises(pytest.skip.Exception, match="RANK_POLARS_TESTS_NO_INSTALL='chromium, gcc'.*skipped"):
+        system_deps.ensure("chromium")
+    assert not installs  # not even apt-get update
+    assert system_deps.opted_out() == {"chromium", "gcc"}
+    monkeypatch.setenv(system_deps.OPT_OUT, "all")
+    assert system_deps.opted_out() == set(system_deps.PACKAGES)
+
+
+def test_apt_installs_without_recommends(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(system_deps.OPT_OUT, raising=False)
+    calls: list[list[str]] = []
+
+    class Done:
+        returncode, stdout, stderr = 0, "Inst chromium (1 Debian)\n", ""
+
+    def run(args: list[str], **_: object) -> Done:
+        calls.append(list(args))
+        return Done()
+
+    found = iter([None, "/usr/bin/chromium"])
+    monkeypatch.setattr(system_deps.shutil, "which", lambda name: "/usr/bin/apt-get" if name == "apt-get" else next(found))
+    monkeypatch.setattr(system_deps.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(system_deps, "_one_installer", contextlib.nullcontext)
+    monkeypatch.setattr(system_deps, "say", lambda line: None)
+    monkeypatch.setattr(system_deps, "INSTALLED", [])  # not this session's real installs
+    monkeypatch.setattr(system_deps.subprocess, "run", run)
+    assert system_deps.ensure("chromium") == "/usr/bin/chromium"
+    installs = [c for c in calls if c[:2] == ["apt-get", "install"]]
+    assert installs and all("--no-install-recommends" in c for c in installs), installs
