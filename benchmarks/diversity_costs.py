@@ -172,7 +172,8 @@ def child_hand(data: Path, values: Path | None) -> None:
     summed per ranking; the ideal by the engine's greedy step (``ideal_gains``: there
     is no simpler exact way to ndeval's ideal, and a hand-written one would be the same array
     steps); the mean per version over the judged queries."""
-    from rank_polars.families.diversity import POS, SUB, G, ideal_gains
+    from rank_polars.families.diversity import ideal_gains
+    from rank_polars.families.diversity.names import POS, SUB, G
     from rank_polars.plan import ITEM, Q
 
     alpha, k = 0.5, 20

@@ -6,7 +6,7 @@ family, a run ordered by score, ``checks="strict"``) held 17.6 GiB, and a CTR wa
 18 GiB; ``alpha_ndcg@20`` held 17.2 GiB.  The distinct counts are now counted after the pass,
 range by range (``validate.DISTINCT_ROWS``, and always when the run's size is not known
 beforehand: a LazyFrame), and the diversity measures run range by range
-(``diversity.RANGE_ROWS``).  Here the budgets are forced down to a few rows so that small logs
+(``diversity.plan.RANGE_ROWS``).  Here the budgets are forced down to a few rows so that small logs
 are cut into many ranges; the reference is the same call in one pass, which the other test
 files check against pyndeval, trec_eval and the DuckDB engine.
 """
@@ -130,7 +130,7 @@ def _diversity(data: tuple, budget: int | None) -> tuple[pl.DataFrame | Exceptio
     the number of ranges."""
     qrels, run = data
     seen: list[int] = []
-    original = diversity._ranges
+    original = diversity.plan._ranges
 
     def spy(universe):
         ranges = original(universe)
@@ -210,7 +210,7 @@ def test_sql_distinct_statements_equal_polars(case: str, fault: str) -> None:
             assert (duckdb[label] - polars[label]).abs().max() <= 1e-12
 
 
-# The SQL engines: past diversity.SQL_RANGE_ROWS run rows the diversity statement runs once per
+# The SQL engines: past diversity.sql.SQL_RANGE_ROWS run rows the diversity statement runs once per
 # range of query ids (DuckDB at 200M rows ran out of its default 1.5 GiB in one statement)
 
 DIVERSITY = ["alpha_ndcg@5", "alpha_ndcg@20", "err_ia@20", "nerr_ia@3", "nnrbp", "nrbp", "map_ia", "p_ia@2",
@@ -400,7 +400,7 @@ def test_spark_diversity_in_ranges_equals_polars(spark_session) -> None:
     names = ["alpha_ndcg@3", "err_ia@20", "map_ia", "strec@2", "p_ia@2", "nnrbp"]
     want = _quiet(run, names, qrels=qrels, by="model", per_query=True).sort("model", "query")
     seen: list[int] = []
-    original = diversity._sql_ranges
+    original = diversity.sql._sql_ranges
 
     def spy(tables):
         ranges = original(tables)
@@ -420,7 +420,7 @@ def test_spark_diversity_in_ranges_equals_polars(spark_session) -> None:
 
 @pytest.mark.parametrize("fault", ["none", "a repeated judgment"])
 def test_subtopic_file_read_once_or_scanned_gives_the_same(tmp_path: Path, fault: str) -> None:
-    """The Polars engine reads a subtopic file of at most ``diversity.JUDGMENT_ROWS`` rows into
+    """The Polars engine reads a subtopic file of at most ``diversity.checks.JUDGMENT_ROWS`` rows into
     memory once (its checks, judged queries and relevant pairs then read the frame); a larger
     file is scanned by each pass: the same values and the same error either way."""
     subtopics = pl.DataFrame({"query": ["1", "1", "1", "3", "3"], "subtopic": [1, 2, 2, 1, 2],

@@ -161,7 +161,7 @@ def test_packed_sorts_equal_to_the_exact_ones(data: tuple) -> None:
     qrels, run = data
     names = _names(*PARAMETERS[0]) + _names(*PARAMETERS[1])
     packed: list[bool] = []
-    spy = diversity._packed_ranked_rows
+    spy = diversity.plan._packed_ranked_rows
 
     def counted(*args):
         got = spy(*args)
@@ -181,16 +181,18 @@ def test_packed_sorts_equal_to_the_exact_ones(data: tuple) -> None:
 def test_packed_sorts_give_way_to_repeated_ranks(by_count: bool) -> None:
     """A rank repeated in a list can count more earlier rows of a subtopic than its ranks
     leave room for in the packed word: the exact sorts run, with the same rows and orders."""
-    from rank_polars.families import diversity as dv
+    from rank_polars.families.diversity import names as dv
+    from rank_polars.families.diversity import plan
+    from rank_polars.plan import RANK
 
-    rows = pl.DataFrame({dv.LIST: [0] * 5 + [1] * 2, dv.RANK: [1, 1, 1, 2, 2, 1, 2],
+    rows = pl.DataFrame({dv.LIST: [0] * 5 + [1] * 2, RANK: [1, 1, 1, 2, 2, 1, 2],
                          dv.SUBC: [0, 0, 0, 0, 1, 1, 1]}, schema_overrides={dv.LIST: pl.UInt64})
-    assert dv._packed_ranked_rows(rows, by_count) is None
-    out, _, new, ranked = dv._ranked_rows(rows, by_count)
+    assert plan._packed_ranked_rows(rows, by_count) is None
+    out, _, new, ranked = plan._ranked_rows(rows, by_count)
     assert sorted(out.get_column(dv.C).to_list()) == [0, 0, 0, 1, 1, 2, 3]
     assert int(new.sum()) == 3  # (0, 0), (0, 1), (1, 1)
-    listed = ranked.select(dv.LIST, dv.RANK).rows()
-    assert listed == sorted(rows.select(dv.LIST, dv.RANK).rows())
+    listed = ranked.select(dv.LIST, RANK).rows()
+    assert listed == sorted(rows.select(dv.LIST, RANK).rows())
 
 
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow],
@@ -294,7 +296,9 @@ def test_greedy_ideal_is_the_same_in_polars_and_sql(pairs: list, alpha: float, d
     summed gains are decided alike (subtopic order of the sum, larger item id)."""
     import duckdb
 
-    from rank_polars.families.diversity import G, ITEM, POS, Q, SUB, ideal_gains, ideal_sql
+    from rank_polars.families.diversity import ideal_gains, ideal_sql
+    from rank_polars.families.diversity.names import G, POS, SUB
+    from rank_polars.plan import ITEM, Q
 
     frame = pl.DataFrame(pairs, schema={Q: pl.String, SUB: pl.Int64, ITEM: pl.String}, orient="row").unique()
     want = ideal_gains(frame, alpha, depth)

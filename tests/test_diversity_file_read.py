@@ -1,7 +1,7 @@
 """Subtopic judgments given as a Parquet path to a call of diversity measures alone.
 
 The Polars and DuckDB engines then read only the rows the measures read and the rows a check
-refuses, and the file's distinct queries (``diversity._read_relevant``), where a DataFrame, Spark
+refuses, and the file's distinct queries (``diversity.checks._read_relevant``), where a DataFrame, Spark
 and ``checks="strict"`` read the whole table.  Whatever the judgments hold (nulls in any column,
 NaN, infinite or negative grades, repeats read or unread, no relevant row at all), the path
 must give what the DataFrame gives: the same values to the last bit, or the same error.

@@ -37,19 +37,15 @@ defined: :data:`~rank_polars.families.diversity.plan.RANGE_ROWS` and
 
 from __future__ import annotations
 
-from rank_polars.families.diversity.checks import (JUDGMENT_ROWS, _read_relevant, bind_subtopics, check_subtopics,
-                                                   judged_queries, reads_qrels_subtopics, refuse_subtopics,
-                                                   relevant_expr, relevant_pairs, relevant_sql)
+from rank_polars.families.diversity.checks import (bind_subtopics, check_subtopics, judged_queries,
+                                                   reads_qrels_subtopics, refuse_subtopics, relevant_expr,
+                                                   relevant_pairs, relevant_sql)
 from rank_polars.families.diversity.ideal import ideal_gains, ideal_sql, nrbp_depth
-from rank_polars.families.diversity.names import C, G, LIST, POS, SUB, SUBC
-from rank_polars.families.diversity.plan import (PACKED_BITS, RANGE_ROWS, _packed_ranked_rows, _ranked_rows,
-                                                 _ranges, polars_values, run_starts, run_values, segment_sums)
-from rank_polars.families.diversity.sql import SQL_DIALECTS, SQL_RANGE_ROWS, _sql_ranges, sql_values
-from rank_polars.measures.diversity import ideal_ideal
-from rank_polars.plan import ITEM, Q, RANK
+from rank_polars.families.diversity.plan import polars_values, run_starts, run_values, segment_sums
+from rank_polars.families.diversity.sql import SQL_DIALECTS, sql_values
 
-# besides __all__, re-exported for the code, tests and benchmarks that import them from here:
-# sqlgen reads SQL_DIALECTS; the column names, the budgets and a few private helpers
-__all__ = ["SQL_RANGE_ROWS", "bind_subtopics", "run_starts", "segment_sums", "check_subtopics", "judged_queries", "reads_qrels_subtopics", "ideal_gains", "ideal_ideal", "ideal_sql",
-           "nrbp_depth", "polars_values", "refuse_subtopics", "relevant_expr", "relevant_pairs", "relevant_sql", "run_values",
-           "sql_values"]
+# what the engines (polars_values, sql_values, SQL_DIALECTS), evaluate (bind_subtopics), the drop-in
+# ndeval (run_values), the beyond family (run_starts, segment_sums) and the command line read here
+__all__ = ["SQL_DIALECTS", "bind_subtopics", "check_subtopics", "ideal_gains", "ideal_sql", "judged_queries",
+           "nrbp_depth", "polars_values", "reads_qrels_subtopics", "refuse_subtopics", "relevant_expr",
+           "relevant_pairs", "relevant_sql", "run_starts", "run_values", "segment_sums", "sql_values"]
