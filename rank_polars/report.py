@@ -2,13 +2,16 @@
 
 :func:`write_report` (and ``rank-polars compare --report FILE.html``) writes a page with
 
+* a header naming the pairs compared (every pair, or each version against the baseline), the
+  judgments (the qrels' name, or the labels the log carries) and the columns read,
 * the comparison table (``rank_polars.stats.compare.compare``) and a one-line verdict per row,
 * each version's mean per metric with its confidence interval (the t interval over queries,
   :func:`rank_polars.stats.intervals.intervals` on the per-query values),
 * for an all-pairs comparison of three or more versions, a pair matrix per metric (versions x
   versions; a cell is row - column, coloured by the verdict, the interval and adjusted p in its
   tooltip),
-* metric@k curves for k = 1..20 per version (one ``evaluate`` call with every cutoff),
+* metric@k curves for k = 1..20 per version (one ``evaluate`` call with every cutoff), each with a
+  legend that wraps below it and its values in a table with k down the rows,
 * the distribution of per-query differences (version - baseline) as histograms,
 * wins / ties / losses per version as stacked bars.
 
@@ -67,13 +70,18 @@ def _eval_kwargs(columns: dict[str, str] | Schema | None) -> dict[str, Any]:
 def report_data(
     run: Any, metrics: Sequence[str], *, comparison: pl.DataFrame, qrels: Any = None, by: str = "model",
     missing: str = "zero", engine: str = "polars", columns: dict[str, str] | Schema | None = None, max_k: int = 20,
-    confidence: float = 0.95,
+    confidence: float = 0.95, order: str = "auto", qrels_label: str | None = None,
 ) -> dict[str, Any]:
-    """Everything the page shows, computed with :func:`rank_polars.evaluate`."""
+    """Everything the page shows, computed with :func:`rank_polars.evaluate` (``order``: its
+    ``order=``, as the comparison was ranked; ``qrels_label``: the judgments' name in the header,
+    by default their path, or what kind of table they are)."""
     from rank_polars.evaluate import evaluate
     from rank_polars.stats.intervals import intervals
 
     kw = _eval_kwargs(columns)
+    if order != "auto":
+        kw["order"] = order
+    setup = setup_rows(run, metrics, qrels=qrels, qrels_label=qrels_label, columns=columns, order=order)
     curves = curve_metrics(metrics, max_k)
     names = [name for pairs in curves.values() for _, name in pairs]
     curve_table = (
@@ -88,7 +96,8 @@ def report_data(
         return {"curves": curves, "curve_table": curve_table, "diffs": {}, "versions":
                 [str(v) for v in comparison.select(pl.concat([pl.col("baseline"), pl.col("version")]).cast(pl.String)
                                                    .unique().sort()).to_series().to_list()],
-                "n_queries": int(comparison["n_queries"].max()), "by": by, "means": [], "confidence": confidence}
+                "n_queries": int(comparison["n_queries"].max()), "by": by, "means": [], "confidence": confidence,
+                "setup": setup}
     per_query = evaluate(run, kept, qrels=qrels, by=by, per_query=True, missing=missing, engine=engine, **kw)
     versions = [str(v) for v in per_query[by].unique().sort().to_list()]
     diffs: dict[tuple[str, str, str], list[float]] = {}
@@ -110,7 +119,8 @@ def report_data(
         for label, spec in outputs if spec.AGGREGATE == "mean"
     ]
     return {"curves": curves, "curve_table": curve_table, "diffs": diffs, "versions": versions,
-            "n_queries": per_query[query_col].n_unique(), "by": by, "means": means_rows, "confidence": confidence}
+            "n_queries": per_query[query_col].n_unique(), "by": by, "means": means_rows, "confidence": confidence,
+            "setup": setup}
 
 
 # ----------------------------------------------------------------------------------------
@@ -136,6 +146,21 @@ def _fmt_tick(v: float) -> str:
     return f"{v:.0f}" if float(v).is_integer() else f"{v:.2f}".rstrip("0").rstrip(".") if abs(v) >= 0.01 else f"{v:.3g}"
 
 
+def _text_width(text: str, size: float = 11.0) -> float:
+    """About how wide ``text`` is drawn at ``size`` px in a sans-serif font (for margins)."""
+    return 0.58 * size * len(str(text))
+
+
+def _title_lines(title: str, room: float) -> list[str]:
+    """``title`` on one line, or on two split at the space nearest its middle when it would run
+    past ``room`` px (a long version name in a histogram's title)."""
+    if _text_width(title, 13) <= room or " " not in title:
+        return [title]
+    spaces = [i for i, c in enumerate(title) if c == " "]
+    cut = min(spaces, key=lambda i: abs(i - len(title) / 2))
+    return [title[:cut], title[cut + 1:]]
+
+
 class _Axes:
     """A plot area with linear x and y scales, gridlines and labelled ticks."""
 
@@ -155,7 +180,10 @@ class _Axes:
 
     def frame(self, xticks: Sequence[float], yticks: Sequence[float], xlabel: str, ylabel: str, title: str) -> None:
         p = self.parts
-        p.append(f'<text class="title" x="{self.w / 2:.1f}" y="16" text-anchor="middle">{_esc(title)}</text>')
+        lines = _title_lines(title, self.w - 16)
+        for i, line in enumerate(lines):
+            p.append(f'<text class="title" x="{self.w / 2:.1f}" y="{16 + 15 * i}" text-anchor="middle">{_esc(line)}</text>')
+        self.top += 15 * (len(lines) - 1)  # a title on two lines takes its room from the plot
         for t in yticks:
             yy = self.y(t)
             p.append(f'<line class="grid" x1="{self.left}" x2="{self.w - self.right}" y1="{yy:.1f}" y2="{yy:.1f}"/>')
@@ -195,11 +223,20 @@ def line_chart(id_: str, title: str, series: dict[str, list[tuple[float, float]]
         ax.parts.append(f'<path class="series" data-series="{_esc(name)}" d="{d}" fill="none" stroke="{color}" stroke-width="2"/>')
         for x, y in good:
             ax.parts.append(f'<circle cx="{ax.x(x):.1f}" cy="{ax.y(y):.1f}" r="2.6" fill="{color}"><title>{_esc(name)} @{x:g}: {y:.4f}</title></circle>')
-        ly = ax.h - ax.bottom - 12 - 16 * (len(series) - 1 - i)
-        lx = ax.w - ax.right - 90
-        ax.parts.append(f'<rect class="legend" x="{lx}" y="{ly}" width="14" height="4" fill="{color}"/>')
-        ax.parts.append(f'<text class="legend" x="{lx + 20}" y="{ly + 6}">{_esc(name)}</text>')
     return ax.svg(id_, title)
+
+
+def legend(names: Sequence[str], id_: str = "") -> str:
+    """The series' colours and names as an HTML list under a chart (not in the SVG): the browser
+    wraps it onto as many lines as the names need, so it never runs past the chart's right
+    edge nor over its lines, whatever the versions are called and however many there are."""
+    items = "".join(
+        f'<li data-series="{_esc(name)}"><span class="swatch" style="background:{PALETTE[i % len(PALETTE)]}"></span>'
+        f"{_esc(name)}</li>"
+        for i, name in enumerate(names)
+    )
+    ident = f' id="{_esc(id_)}"' if id_ else ""
+    return f'<ul class="legend"{ident}>{items}</ul>'
 
 
 def histogram(id_: str, title: str, values: Sequence[float], xlabel: str, bins: int = 21,
@@ -236,20 +273,22 @@ def histogram(id_: str, title: str, values: Sequence[float], xlabel: str, bins: 
     return ax.svg(id_, title)
 
 
-def wtl_bars(id_: str, rows: Sequence[dict[str, Any]], width: int = 700) -> str:
+def wtl_bars(id_: str, rows: Sequence[dict[str, Any]], width: int = 700,
+             title: str = "Queries won, tied and lost against the baseline") -> str:
     """One stacked bar per (metric, version): wins, ties, losses of the version over the baseline."""
-    bar_h, gap, left, top = 22, 10, 210, 34
+    labels = [f"{r['metric']}: {r['version']} vs {r['baseline']}" for r in rows]
+    bar_h, gap, top = 22, 10, 34
+    left = max(210, min(int(max((_text_width(t) for t in labels), default=0)) + 18, width // 2))
     height = top + len(rows) * (bar_h + gap) + 10
     inner = width - left - 20
-    parts = [f'<text class="title" x="{width / 2:.1f}" y="16" text-anchor="middle">Queries won, tied and lost against the baseline</text>']
+    parts = [f'<text class="title" x="{width / 2:.1f}" y="16" text-anchor="middle">{_esc(title)}</text>']
     lx = left
     for name, color in (("wins", WIN), ("ties", TIE), ("losses", LOSS)):
         parts.append(f'<rect x="{lx}" y="22" width="12" height="8" fill="{color}"/><text class="legend" x="{lx + 16}" y="30">{name}</text>')
         lx += 80
-    for i, r in enumerate(rows):
+    for i, (r, label) in enumerate(zip(rows, labels)):
         y = top + i * (bar_h + gap)
         total = (r["wins"] + r["ties"] + r["losses"]) or 1
-        label = f"{r['metric']}: {r['version']} vs {r['baseline']}"
         parts.append(f'<text class="tick" x="{left - 8}" y="{y + bar_h / 2 + 4}" text-anchor="end">{_esc(label)}</text>')
         x = float(left)
         for key, color in (("wins", WIN), ("ties", TIE), ("losses", LOSS)):
@@ -273,7 +312,8 @@ def interval_chart(id_: str, title: str, rows: Sequence[tuple[str, float, float 
     pad = (hi - lo) * 0.08 or 0.05
     xticks = _nice_ticks(lo - pad, hi + pad, 4)
     height = 60 + 26 * len(rows)
-    ax = _Axes(width, height, (xticks[0], xticks[-1]), (len(rows) + 0.5, 0.5), margin=(34, 16, 44, 90))
+    left = max(90, min(int(max((_text_width(v) for v, *_ in rows), default=0)) + 14, width // 2))
+    ax = _Axes(width, height, (xticks[0], xticks[-1]), (len(rows) + 0.5, 0.5), margin=(34, 16, 44, left))
     ax.frame(xticks, [], xlabel, "", title)
     for i, (version, mean, low, high) in enumerate(rows):
         y = ax.y(i + 1)
@@ -320,7 +360,7 @@ def pair_matrix(id_: str, comparison: pl.DataFrame, metric: str, versions: Seque
                 continue
             r = cells[(row, col)]
             sign, higher = r["sign"], r.get("higher_is_better") is not False
-            diff = sign * r["diff"] if r["diff"] is not None else None
+            diff = sign * r["diff"] + 0.0 if r["diff"] is not None else None  # + 0.0: no -0.0000 for a tie
             low, high = r.get("ci_low"), r.get("ci_high")
             if sign < 0 and low is not None and high is not None:
                 low, high = -high, -low
@@ -344,6 +384,113 @@ def pair_matrix(id_: str, comparison: pl.DataFrame, metric: str, versions: Seque
 
 
 # ----------------------------------------------------------------------------------------
+# the header: which pairs, which judgments, which columns
+
+
+def pairs_compared(comparison: pl.DataFrame) -> dict[str, Any]:
+    """Which pairs the comparison holds: ``kind`` ``"all"`` (every pair of three or more versions),
+    ``"baseline"`` (each version against one baseline: ``baseline``) or ``"some"`` (other pairs),
+    ``versions``, ``pairs`` (each ``(baseline, version)`` once) and ``text``, the header's sentence.
+
+    >>> table = pl.DataFrame({"metric": ["m"] * 3, "baseline": ["a", "a", "b"], "version": ["b", "c", "c"]})
+    >>> pairs_compared(table)["text"]
+    'every pair of the 3 versions (3 pairs)'
+    >>> pairs_compared(table.head(2))["text"]
+    'each version against a (b, c); the other versions are not compared with each other (compare without a baseline for every pair)'
+    """
+    pairs = list(dict.fromkeys((str(b), str(v)) for b, v in comparison.select("baseline", "version").iter_rows()))
+    versions = sorted({name for pair in pairs for name in pair})
+    m, unordered = len(versions), {frozenset(pair) for pair in pairs}
+    baselines = list(dict.fromkeys(b for b, _ in pairs))
+    if m >= 3 and len(unordered) == m * (m - 1) // 2:
+        kind, text, baseline = "all", f"every pair of the {m} versions ({len(unordered)} pairs)", None
+    elif len(baselines) == 1:
+        kind, baseline = "baseline", baselines[0]
+        others = [v for v in versions if v != baseline]
+        text = f"each version against {baseline} ({', '.join(others)})"
+        if len(others) >= 2:
+            text += "; the other versions are not compared with each other (compare without a baseline for every pair)"
+    else:
+        kind, baseline = "some", None
+        text = f"{len(pairs)} pairs: " + ", ".join(f"{v} against {b}" for b, v in pairs)
+    return {"kind": kind, "baseline": baseline, "versions": versions, "pairs": pairs, "text": text}
+
+
+def _mapping(columns: dict[str, str] | Schema | None) -> Schema:
+    """The column mapping ``columns=`` gives (a Schema, or evaluate's flat keywords as a dict)."""
+    if isinstance(columns, Schema):
+        return columns
+    return Schema(**{role: name for role, name in (columns or {}).items() if name is not None})
+
+
+def _source_name(source: Any) -> str:
+    """A table's name for the header: a path as given, else what kind of table it is."""
+    if isinstance(source, (str, Path)):
+        return str(source)
+    if isinstance(source, (list, tuple)) and all(isinstance(s, (str, Path)) for s in source):
+        return ", ".join(map(str, source))
+    if isinstance(source, pl.DataFrame):
+        return f"a DataFrame of {source.height:,} rows"
+    return f"a {type(source).__name__}"
+
+
+def _label_columns(metrics: Sequence[Any], schema: Schema) -> tuple[str | None, str | None]:
+    """The log's columns the metrics read as labels without judgments: ``(relevance, click)``, the
+    relevance column unless every metric is a click metric, the click column when one is."""
+    from rank_polars.measures.clicks import clicks_named
+
+    try:
+        specs = [spec for _, spec in clicks_named(parse_all(list(metrics)), schema.click)]
+    except RankPolarsError:
+        return schema.column("relevance"), None
+    clicks = [spec.params["click"] for spec in specs if isinstance(spec, FamilyMeasure) and "click" in spec.params]
+    relevance = schema.column("relevance") if len(clicks) < len(specs) else None
+    return relevance, (clicks[0] or schema.column("click")) if clicks else None
+
+
+def _ranked_by(run: Any, schema: Schema, order: str) -> str | None:
+    """The role the lists are ordered by (``position`` or ``score``), as ``evaluate`` chooses it:
+    ``order`` when given, else position when the run has that column; None when unknown."""
+    if order in ("position", "score"):
+        return order
+    from rank_polars.inputs import scan
+
+    try:
+        names = scan(run).collect_schema().names()
+    except (RankPolarsError, OSError, pl.exceptions.PolarsError):  # a source it cannot look into: both names said
+        return None
+    return next((role for role in ("position", "score") if schema.column(role) in names), None)
+
+
+def setup_rows(run: Any, metrics: Sequence[Any], *, qrels: Any, qrels_label: str | None,
+               columns: dict[str, str] | Schema | None, order: str = "auto") -> list[tuple[str, str, str]]:
+    """The header's judgments and columns lines: ``(id, heading, HTML)``."""
+    schema = _mapping(columns)
+
+    def named(roles: Sequence[str], judged: bool = False) -> str:
+        return ", ".join(f"{role} <code>{_esc(schema.judged(role) if judged else schema.column(role))}</code>"
+                         for role in roles)
+
+    relevance, click = _label_columns(metrics, schema)
+    said = []
+    if qrels is not None:
+        said.append(f"{_esc(qrels_label or _source_name(qrels))} ({named(('query', 'item', 'relevance'), True)})")
+    elif relevance:
+        said.append(f"labels carried by the log (its column <code>{_esc(relevance)}</code>)")
+    if click:
+        said.append(f"clicks carried by the log (its column <code>{_esc(click)}</code>)")
+    judgments = "; ".join(said)
+    ranked = _ranked_by(run, schema, order)
+    rank = (f"ranked by {named([ranked])}" if ranked else
+            f"ranked by position <code>{_esc(schema.column('position'))}</code>, else score "
+            f"<code>{_esc(schema.column('score'))}</code>")
+    cols = f"{named(('query', 'item'))}; {rank}"
+    if qrels is None and relevance:
+        cols += f"; relevance <code>{_esc(relevance)}</code>"
+    return [("judgments", "Judgments", judgments), ("columns", "Columns", cols)]
+
+
+# ----------------------------------------------------------------------------------------
 # HTML
 
 CSS = """
@@ -356,9 +503,23 @@ table { border-collapse: collapse; margin: 8px 0; font-variant-numeric: tabular-
 th, td { padding: 4px 7px; font-size: 13px; border-bottom: 1px solid #e4e4e4; text-align: right; white-space: nowrap; }
 th { background: #f4f5f7; font-weight: 600; } td.text, th.text { text-align: left; }
 tr.significant td { background: #f1f8f2; }
-.scroll { overflow-x: auto; }
-.plots { display: flex; flex-wrap: wrap; gap: 14px; }
-svg.plot { background: #fff; border: 1px solid #e6e6e6; border-radius: 4px; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.plots { display: flex; flex-wrap: wrap; gap: 14px; align-items: flex-start; }
+svg.plot { background: #fff; border: 1px solid #e6e6e6; border-radius: 4px; max-width: 100%; height: auto; }
+dl.setup { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 2px 12px; margin: 8px 0 0;
+           color: #444; }
+dl.setup dt { font-weight: 600; } dl.setup dd { margin: 0; overflow-wrap: anywhere; }
+code { font: 12.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #f4f5f7; padding: 0 3px;
+       border-radius: 3px; }
+figure.chart { margin: 0; width: 374px; max-width: 100%; }
+ul.legend { display: flex; flex-wrap: wrap; gap: 2px 14px; list-style: none; margin: 6px 0 0; padding: 0 4px;
+            font-size: 12px; }
+ul.legend li { display: inline-flex; align-items: center; gap: 6px; min-width: 0; overflow-wrap: anywhere; }
+ul.legend .swatch { flex: none; width: 14px; height: 4px; border-radius: 1px; }
+table.atk { margin: 8px 0 0; } table.atk caption { text-align: left; font-weight: 600; padding: 2px 0; }
+table.atk th, table.atk td { padding: 2px 7px; font-size: 12px; }
+table.atk th.k { position: sticky; left: 0; z-index: 1; text-align: right; }
+table.atk thead th.text { white-space: normal; overflow-wrap: anywhere; vertical-align: bottom; }
 svg text { font-family: inherit; fill: #333; } svg .title { font-size: 13px; font-weight: 600; }
 svg .tick { font-size: 11px; fill: #555; } svg .label, svg .legend { font-size: 12px; }
 svg .inbar { font-size: 11px; fill: #fff; font-weight: 600; }
@@ -413,16 +574,18 @@ def comparison_table(table: pl.DataFrame) -> str:
     return f'<div class="scroll"><table id="comparison"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
 
 
-def means_table(curve_table: pl.DataFrame | None, by: str, curves: dict[str, list[tuple[int, str]]]) -> str:
-    if curve_table is None or not curves:
-        return ""
-    ks = [k for k in (1, 3, 5, 10, 20) if any(k == kk for pairs in curves.values() for kk, _ in pairs)]
-    head = f'<th class="text">{_esc(by)}</th>' + "".join(f"<th>{_esc(label)}@{k}</th>" for label, pairs in curves.items() for k, _ in pairs if k in ks)
-    rows = []
-    for r in curve_table.iter_rows(named=True):
-        cells = "".join(f"<td>{r[name]:.4f}</td>" for pairs in curves.values() for k, name in pairs if k in ks)
-        rows.append(f'<tr><td class="text">{_esc(r[by])}</td>{cells}</tr>')
-    return f'<div class="scroll"><table id="means"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+def atk_table(id_: str, label: str, pairs: Sequence[tuple[int, str]], curve_table: pl.DataFrame, by: str) -> str:
+    """One metric's values at every cutoff: k down the rows, a column per version (the numbers
+    of its curve), so the table stays narrow whatever the cutoffs; in a scrolling box whose k
+    column stays put should many versions make it wider than the page."""
+    rows = list(curve_table.sort(by).iter_rows(named=True))
+    head = '<th class="k">k</th>' + "".join(f'<th class="text">{_esc(r[by])}</th>' for r in rows)
+    body = "".join(
+        f'<tr><th class="k">{k}</th>' + "".join(f"<td>{_fmt(r[name])}</td>" for r in rows) + "</tr>"
+        for k, name in pairs
+    )
+    return (f'<div class="scroll atk"><table class="atk" id="{_esc(id_)}"><caption>mean {_esc(label)}@k at each k'
+            f'</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>')
 
 
 def render(comparison: pl.DataFrame, data: dict[str, Any], *, title: str = "Comparison", subtitle: str = "",
@@ -436,13 +599,17 @@ def render(comparison: pl.DataFrame, data: dict[str, Any], *, title: str = "Comp
         f'<p class="verdict{" sig" if r["significant"] else ""}">{_esc(verdict(r, correction))}</p>'
         for r in comparison.iter_rows(named=True)
     )
+    scope = pairs_compared(comparison)
     curve_svgs = []
     ct = data["curve_table"]
     for i, (base, pairs) in enumerate(data["curves"].items()):
         series = {
             str(r[by]): [(k, r[name]) for k, name in pairs] for r in ct.sort(by).iter_rows(named=True)
         }
-        curve_svgs.append(line_chart(f"curve-{i}", f"{base}@k by {by}", series, "k (cutoff)", f"mean {base}@k"))
+        curve_svgs.append(
+            f'<figure class="chart">{line_chart(f"curve-{i}", f"{base}@k by {by}", series, "k (cutoff)", f"mean {base}@k")}'
+            f'{legend(list(series), f"legend-{i}")}{atk_table(f"atk-{i}", base, pairs, ct, by)}</figure>'
+        )
     higher = {r["metric"]: r.get("higher_is_better") is not False for r in comparison.iter_rows(named=True)}
     hist_svgs = [
         histogram(f"diff-{i}", f"{metric}: {version} − {baseline}, per query", values, f"difference in {metric}",
@@ -450,7 +617,9 @@ def render(comparison: pl.DataFrame, data: dict[str, Any], *, title: str = "Comp
         for i, ((metric, baseline, version), values) in enumerate(data["diffs"].items())
     ]
     # rows without query-by-query wins (unpaired arms, catalogue-level measures) have no bar
-    wtl = wtl_bars("wtl", [r for r in comparison.iter_rows(named=True) if r.get("wins") is not None])
+    wtl_title = ("Queries won, tied and lost against " + scope["baseline"] if scope["kind"] == "baseline" else
+                 "Queries each version won, tied and lost against the other of its pair")
+    wtl = wtl_bars("wtl", [r for r in comparison.iter_rows(named=True) if r.get("wins") is not None], title=wtl_title)
     level = data.get("confidence", 0.95)
     interval_svgs = [interval_chart(f"means-{i}", f"{metric}: mean and {percent(level)} interval", rows, f"mean {metric}")
                      for i, (metric, rows) in enumerate(data.get("means", []))]
@@ -470,6 +639,15 @@ def render(comparison: pl.DataFrame, data: dict[str, Any], *, title: str = "Comp
         f'the bar is the t interval over queries.</p><div class="plots">{"".join(interval_svgs)}</div></section>'
         if interval_svgs else ""
     )
+    if scope["kind"] == "baseline":
+        table_text = (f"Each version against {_esc(scope['baseline'])} on the queries both were judged on; "
+                      f"diff = version − baseline.")
+    else:
+        table_text = ("Every pair of versions on the queries both were judged on; diff = version − baseline, the "
+                      "baseline of a pair being the first of the two in sorted order." if scope["kind"] == "all" else
+                      "The pairs given, each on the queries both were judged on; diff = version − baseline.")
+    setup = [("scope", "Pairs compared", _esc(scope["text"])), *data.get("setup", [])]
+    setup_html = "".join(f'<dt>{_esc(head)}</dt><dd id="{key}">{text}</dd>' for key, head, text in setup)
     stamp = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     meta = (f"{len(data['versions'])} versions of {_esc(by)} ({_esc(', '.join(data['versions']))}), "
             f"{data['n_queries']} queries; test: {_esc(test)}; generated {stamp} by rank-polars")
@@ -481,16 +659,15 @@ def render(comparison: pl.DataFrame, data: dict[str, Any], *, title: str = "Comp
 <body>
 <h1>{_esc(title)}</h1>
 <p class="meta">{meta}{(' — ' + _esc(subtitle)) if subtitle else ''}</p>
+<dl class="setup" id="setup">{setup_html}</dl>
 <section id="summary"><h2>Verdict</h2>{verdicts}</section>
 <section id="table"><h2>Comparison</h2>
-<p>Each version against the baseline on the queries both were judged on; diff = version − baseline.
-Rows in green are significant.</p>
+<p>{table_text} Rows in green are significant.</p>
 {comparison_table(comparison)}</section>
 {pairs_section}
 {means_section}
 <section id="curves"><h2>Metric@k, k = 1..{max((len(p) for p in data['curves'].values()), default=0)}</h2>
-<div class="plots">{''.join(curve_svgs) or '<p>No metric here takes a cutoff.</p>'}</div>
-{means_table(ct, by, data['curves'])}</section>
+<div class="plots">{''.join(curve_svgs) or '<p>No metric here takes a cutoff.</p>'}</div></section>
 <section id="differences"><h2>Per-query differences</h2>
 <p>How many queries gained (green) or lost (red) how much; the grey bar holds the queries within half a bin of 0 (ties included), the dashed line is no change, the blue one the mean.</p>
 <div class="plots">{''.join(hist_svgs)}</div></section>
@@ -504,21 +681,27 @@ def report_html(
     run: Any, metrics: Sequence[str], *, comparison: pl.DataFrame | None = None, qrels: Any = None,
     by: str = "model", baseline: str | None = None, missing: str = "zero", engine: str = "polars",
     columns: dict[str, str] | Schema | None = None, title: str = "Comparison", max_k: int = 20, confidence: float = 0.95,
-    **compare_kwargs: Any,
+    order: str = "auto", qrels_label: str | None = None, **compare_kwargs: Any,
 ) -> str:
     """Compare (unless ``comparison`` is given) and return the HTML report as a string
-    (``confidence``: the level of the means' intervals, and of compare's own when it runs)."""
+    (``confidence``: the level of the means' intervals, and of compare's own when it runs;
+    ``order``: evaluate's, by position or score; ``qrels_label``: the judgments' name in the
+    header, by default their path or what kind of table they are).
+
+    Without a ``baseline`` compare runs every pair of versions and the page shows every pair;
+    with one, its header says each version is compared with that baseline only.
+    """
     correction = compare_kwargs.pop("correction", None if comparison is not None else "holm")
     if comparison is None:
         from rank_polars.stats.compare import compare
 
         comparison = compare(run, list(metrics), qrels=qrels, by=by, baseline=baseline, missing=missing,
                              engine=engine, correction=correction, confidence=confidence, **_eval_kwargs(columns),
-                             **compare_kwargs)
+                             **({"order": order} if order != "auto" else {}), **compare_kwargs)
     if comparison.height == 0:
         raise RankPolarsError("nothing to report: the comparison is empty (only one version?)")
     data = report_data(run, metrics, comparison=comparison, qrels=qrels, by=by, missing=missing, engine=engine,
-                       columns=columns, max_k=max_k, confidence=confidence)
+                       columns=columns, max_k=max_k, confidence=confidence, order=order, qrels_label=qrels_label)
     return render(comparison, data, title=title, correction=correction)
 
 
@@ -530,4 +713,5 @@ def write_report(path: str | Path, run: Any, metrics: Sequence[str], **kwargs: A
     return out
 
 
-__all__ = ["all_pairs", "histogram", "interval_chart", "line_chart", "pair_matrix", "render", "report_data", "report_html", "write_report", "wtl_bars"]
+__all__ = ["all_pairs", "atk_table", "histogram", "interval_chart", "legend", "line_chart", "pair_matrix",
+           "pairs_compared", "render", "report_data", "report_html", "setup_rows", "write_report", "wtl_bars"]

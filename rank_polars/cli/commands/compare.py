@@ -133,6 +133,6 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
         write_html_report(
             report, loaded.run, loaded.metrics, table, force=force, display=display, qrels=loaded.qrels, by=by,
             missing=missing, engine=engine, columns=loaded.mapping, title=f"{Path(run).name}: {', '.join(metrics)}",
-            correction=corr, confidence=confidence,
+            correction=corr, confidence=confidence, order=order, qrels_label=loaded.qrels_label or None,
         )
         click.echo(f"wrote the report to {report}", err=True)
