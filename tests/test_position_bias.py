@@ -153,10 +153,14 @@ def close(a: float | None, b: float) -> bool:
 
 def expected(method: str, df: pd.DataFrame) -> dict[int, float | None]:
     """The toolkit's answer as ours states it: every position of the log, null where the toolkit
-    has no row, has inf/NaN, or (the chain) skipped a missing link."""
+    has no row, has inf/NaN, or (the chain) skipped a missing link; and every position null
+    where position 1 has no click (the toolkit divides by that 0: 0 at position 1 and at the
+    unclicked positions, inf at the clicked ones; a curve relative to position 1 is undefined)."""
     if method in ("rand_topk", "rand_pair"):
         df = df[df["rand"]]
     out: dict[int, float | None] = {int(p): None for p in df.position.unique()}
+    if df.loc[df.position == 1, "click"].sum() == 0:
+        return out
     if method in ("ctr", "rand_topk"):
         if 1 in out:  # the toolkit divides by its first row: position 1 when it is there
             out.update({int(p): float(e) for p, e in naive(df)[["position", "examination"]].itertuples(index=False)})
@@ -339,6 +343,83 @@ def test_a_position_without_support_is_null_with_a_warning() -> None:
                 got = position_bias(log, method, engine=engine)
             assert got.filter(pl.col("position") == 3).row(0) == (3, None, 0, 0)
             assert got["examination"].to_list()[:2] == [1.0, 0.5] if method != "all_pairs" else True
+
+
+# found by an adversarial pass: with no click at position 1 the curve relative to position 1 was
+# reported as 0 at position 1 itself (ctr, pivot, rand_*), 0 down the whole chain
+# (adjacent_chain), and 0 at every unclicked position; now every position of that group is
+# null, in every method and both engines, with a warning that says why.
+METHODS = ["ctr", "pivot", "adjacent_chain", "all_pairs", "rand_topk", "rand_pair"]
+# two arms swapping two items of two queries, every row randomised: position 1 never clicked
+UNCLICKED_TOP = pl.DataFrame({"query": ["q"] * 4 + ["r"] * 4, "item": ["a", "b", "b", "a", "c", "d", "d", "c"],
+                              "position": [1, 2, 1, 2] * 2, "click": [0, 1, 0, 0, 0, 1, 0, 1], "rand": [True] * 8})
+
+
+def _rand(method: str) -> str | None:
+    return "rand" if method.startswith("rand") else None
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.parametrize("method", METHODS)
+def test_no_click_at_position_1_leaves_every_position_null(method: str, engine: str) -> None:
+    rows = r", among the rows where 'rand' is true," if _rand(method) else ""
+    with pytest.warns(UserWarning, match=rf"position_bias\(method='{method}'\): position 1 has no click in the log"
+                                         rf"{rows} \(never clicked or never shown there\): the examination relative "
+                                         r"to position 1 is undefined, so every position is null"):
+        got = position_bias(UNCLICKED_TOP, method, randomized=_rand(method), engine=engine)
+    assert got["position"].to_list() == [1, 2]
+    assert got["examination"].to_list() == [None, None]  # was [0.0, None] (all_pairs: [None, None], another warning)
+    assert got["clicks"].to_list() == [0, 3]  # what the rows read show, as before
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.parametrize("method", METHODS)
+def test_position_1_never_shown_is_the_same_outcome(method: str, engine: str) -> None:
+    log = UNCLICKED_TOP.with_columns(pl.col("position") + 1, click=pl.lit(1))
+    with pytest.warns(UserWarning, match=r"position 1 has no click in the log.*every position is null"):
+        got = position_bias(log, method, randomized=_rand(method), engine=engine)
+    assert got["position"].to_list() == [2, 3] and got["examination"].to_list() == [None, None]
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.parametrize("method", METHODS)
+def test_only_the_group_without_a_click_at_position_1_is_null(method: str, engine: str) -> None:
+    """With by: the other groups keep their curve (each group is estimated on its own), and the
+    warning names the group and the way out."""
+    fine = UNCLICKED_TOP.with_columns(click=pl.Series([1, 0, 1, 1, 1, 0, 1, 1]))
+    log = pl.concat([UNCLICKED_TOP.with_columns(arm=pl.lit("b")), fine.with_columns(arm=pl.lit("a"))])
+    want = position_bias(fine, method, randomized=_rand(method), engine=engine)
+    assert want["examination"].null_count() == 0
+    with pytest.warns(UserWarning, match=r"position 1 has no click in 1 of 2 groups \(arm='b'\).*every position of "
+                                         r"those groups is null.*or pool the groups \(fewer by columns\)"):
+        got = position_bias(log, method, by="arm", randomized=_rand(method), engine=engine)
+    assert got.filter(pl.col("arm") == "a").drop("arm").equals(want)
+    assert got.filter(pl.col("arm") == "b")["examination"].to_list() == [None, None]
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_the_rows_read_decide(engine: str) -> None:
+    """rand_* read the randomised rows only: clicks at position 1 elsewhere do not define their curve."""
+    shown = UNCLICKED_TOP.with_columns(rand=pl.lit(False), click=pl.lit(1, pl.Int64))
+    log = pl.concat([UNCLICKED_TOP, shown])
+    assert position_bias(log, "pivot", engine=engine)["examination"].null_count() == 0
+    for method in ("rand_topk", "rand_pair"):
+        with pytest.warns(UserWarning, match=r"among the rows where 'rand' is true"):
+            got = position_bias(log, method, randomized="rand", engine=engine)
+        assert got["examination"].to_list() == [None, None]
+
+
+def test_a_null_curve_is_refused_by_counterfactual_not_divided_by() -> None:
+    """The null curve, handed on, is refused where a click needs it: never inf or NaN."""
+    from rank_polars.clicks.counterfactual import counterfactual
+
+    curve = quiet(UNCLICKED_TOP, "pivot").select("position", "examination")
+    log = UNCLICKED_TOP.with_columns(session=pl.Series([1, 1, 2, 2] * 2))
+    cand = UNCLICKED_TOP.head(2).vstack(UNCLICKED_TOP.slice(4, 2)).select("query", "item", "position")
+    for engine in ("polars", "duckdb"):
+        with pytest.raises(RankPolarsError, match=r"clicked rows? at positions where the examination frame gives no "
+                                                  r"usable probability"):
+            counterfactual(log, cand, "dcg@2", examination=curve, session="session", engine=engine)
 
 
 def test_lazy_and_parquet_inputs_and_several_by_columns(tmp_path: Any) -> None:

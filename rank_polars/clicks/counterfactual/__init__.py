@@ -110,7 +110,7 @@ def _prepare(plan: Plan, log: Any, candidate: Any, examination: Any, names: dict
             cf = cf.select(pl.col(names[Q]).alias(Q), pl.col(names[D]).alias(D), pl.col(score).alias("_score"))
             checks.check_types(cf, {}, {"_score": score}, "candidate")
             cf = cf.with_columns(pl.col("_score").cast(pl.Float64))
-            checks.check_candidate(cf, by_score=True, slate=plan.slate)
+            checks.check_candidate(cf, by_score=True, column=score, deepest=None)
             # ranks by score, highest first; ties by item, ascending (deterministic, as the SQL)
             cf = cf.sort([Q, "_score", D], descending=[False, True, False]).with_columns(
                 pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(Q).alias(R)).drop("_score")
@@ -122,7 +122,7 @@ def _prepare(plan: Plan, log: Any, candidate: Any, examination: Any, names: dict
             cf = cf.with_columns(pl.col(R).cast(pl.Int64))
             if deepest is not None:  # null positions stay, for the check to name them
                 cf = cf.filter(pl.col(R).is_null() | (pl.col(R) <= deepest))
-            checks.check_candidate(cf, by_score=False, slate=plan.slate)
+            checks.check_candidate(cf, by_score=False, column=rank_col, deepest=deepest)
         for role in (Q, D):
             left, right = lf.collect_schema()[role], cf.collect_schema()[role]
             if left != right:
@@ -167,12 +167,18 @@ def counterfactual(log: Any, candidate: Any, metrics: Metrics | None = None, *, 
     log : DataFrame, LazyFrame or Parquet path(s) (any source ``evaluate`` reads; so are the candidate and the examination)
         One row per shown item: ``query, item, position, click`` (a 0/1 click or a count), the
         ``by`` and ``session`` columns, and for the slate estimators the logging policy's
-        propensity column (``pscore``, ``pscore_item_position`` or ``pscore_cascade``).
+        propensity column (``pscore``, ``pscore_item_position`` or ``pscore_cascade``). One item
+        per position of a logged ranking: two clicked rows at one position (any two rows for the
+        slate estimators) are a :class:`rank_polars.DataError`; an unclicked row beside a click
+        carries no term and is let be (each click is weighed at its own logged position).
     candidate : DataFrame, LazyFrame or None
         The new ranker's rankings: ``query, item, position`` or ``query, item`` and a score
-        column named by ``score=`` (ranked highest first, ties by item ascending). ``None`` for
-        a stochastic candidate given as the log's ``evaluation_policy_pscore*`` columns (slate
-        estimators only).
+        column named by ``score=`` (ranked highest first, ties by item ascending). One ranking
+        per query: distinct positions and each item once (down to the deepest cutoff asked for;
+        two items at one position or an item twice is a :class:`rank_polars.DataError`, as in
+        ``evaluate``).
+        ``None`` for a stochastic candidate given as the log's ``evaluation_policy_pscore*``
+        columns (slate estimators only).
     metrics : str, spec or list
         Additive metrics for ``"ips"`` / ``"snips"``: ``cg``, ``dcg``, ``p``, ``rbp``, ``clicks``,
         ``ctr`` (with ``@k``; see ``rank_polars.clicks.counterfactual.spec`` for their weights and why
@@ -286,6 +292,14 @@ def counterfactual_sql(metrics: Metrics | None = None, *, estimator: str = "ips"
     :func:`counterfactual` on a sample for those). The candidate table holds ``query, item``
     and ``position`` (or the ``score`` column); the examination table ``position,
     examination`` (and the ``examination_by`` group columns).
+
+    Nothing checks the tables, so they must be what :func:`counterfactual` would accept: the
+    candidate one ranking per query with **distinct positions** and each item once (two items
+    at one position would each be weighed at that rank and counted twice in a ``ctr@k`` or
+    ``p`` length, and an item twice would add its clicks twice: a wrong number, no error); the
+    log no two clicked rows at one position of a logged ranking (name its ``session`` columns
+    when a query was shown several times); examination probabilities finite and positive at
+    every clicked position.
 
     Examples
     --------

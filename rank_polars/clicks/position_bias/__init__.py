@@ -36,7 +36,7 @@ from rank_polars.engines.sql_engine import quote
 from rank_polars.schema import Schema, as_schema
 from rank_polars.errors import RankPolarsError, examples, plural, warn
 from rank_polars.io.parquet import ParquetFiles, parquet_source
-from rank_polars.clicks.position_bias.estimators import estimate
+from rank_polars.clicks.position_bias.estimators import estimate, unreferenced
 from rank_polars.clicks.position_bias.sums import PAIRS, duckdb_pairs, polars_pairs
 
 METHODS = tuple(PAIRS)
@@ -75,7 +75,10 @@ def position_bias(log: Any, method: str = "ctr", *, by: str | list[str] | None =
         other position of its intervention sets (pivot, rand_pair: position 1; adjacent_chain:
         the position before; all_pairs: any other); ``clicks`` are the clicks at that position
         among them. Where the examination is undefined (no support, clicks where the reference
-        has none, a broken chain) it is null, with a warning giving the count.
+        has none, a broken chain) it is null, with a warning giving the count. A group whose
+        position 1 has no click (never clicked or never shown there, among the rows read) has no
+        curve relative to position 1: every position of it is null, position 1 included, in
+        every method, with a warning naming the groups.
 
     Examples
     --------
@@ -114,7 +117,7 @@ def position_bias(log: Any, method: str = "ctr", *, by: str | list[str] | None =
         counts, positions, pairs = _polars(log, roles, groups, randomized, PAIRS[method])
     _refuse(counts, roles, randomized)
     out = estimate(method, positions, pairs, internal)
-    _warn_nulls(out, method)
+    _warn_nulls(out, method, unreferenced(positions, internal), groups, randomized)
     out = out.rename({"p": "position", **dict(zip(internal, groups))})
     if out.height and not out["clicks"].is_null().all() and float(out["clicks"].max()) >= 2.0**63:  # type: ignore[arg-type]
         raise RankPolarsError(f"position_bias: the {roles['click']!r} counts at one position add up beyond a 64-bit "
@@ -253,8 +256,26 @@ def _duckdb(log: Any, roles: dict[str, str], groups: list[str], randomized: str 
             table.with_columns(cast) if table is not None else None)
 
 
-def _warn_nulls(out: pl.DataFrame, method: str) -> None:
-    """One warning counting the positions left null: without support, and with support but undefined."""
+def _warn_nulls(out: pl.DataFrame, method: str, dead: pl.DataFrame, groups: list[str], randomized: str | None) -> None:
+    """The warnings for null positions: one for the groups whose position 1 has no click (every
+    position of them is null: ``dead``, internal group columns), one counting the other null
+    positions, without support and with support but undefined."""
+    internal = list(dead.columns)
+    if dead.height:
+        rows = f", among the rows where {randomized!r} is true," if randomized else ""
+        if groups:
+            named = [", ".join(f"{g}={v!r}" for g, v in zip(groups, row)) for row in dead.iter_rows()]
+            shown = examples([n if len(groups) == 1 else f"({n})" for n in named], quote=False)
+            total = out.select(internal).n_unique()
+            where = f"{dead.height:,} of {total:,} groups ({shown})"
+        else:
+            where = "the log"
+        pool = ", or pool the groups (fewer by columns)" if groups else ""
+        warn(f"position_bias(method={method!r}): position 1 has no click in {where}{rows} (never clicked or never "
+             f"shown there): the examination relative to position 1 is undefined, so every position "
+             f"{'of those groups ' if groups else ''}is null. The curve is a ratio to the clicks at position 1: "
+             f"estimate it from more {'randomised ' if randomized else ''}traffic{pool}")
+        out = out.join(dead, on=internal, how="anti", nulls_equal=True)
     null = out.filter(pl.col("examination").is_null())
     if null.is_empty():
         return
@@ -265,10 +286,9 @@ def _warn_nulls(out: pl.DataFrame, method: str) -> None:
     if null.height - bare.height:
         rest = null.filter(pl.col("support") > 0)["p"].unique().sort().to_list()
         said.append(f"{plural(null.height - bare.height, 'position')} where the ratio to position 1 is undefined "
-                    f"(clicks where the reference has none, position 1 absent or unclicked, or a broken chain; "
+                    f"(clicks where the reference has none, a broken chain, or no link to position 1; "
                     f"positions {examples(rest, quote=False)})")
-    groups = [c for c in out.columns if c not in ("p", "examination", "support", "clicks")]
-    across = f" (over {plural(null.select(groups).n_unique(), 'group')})" if out.select(groups).n_unique() > 1 else ""
+    across = f" (over {plural(null.select(internal).n_unique(), 'group')})" if out.select(internal).n_unique() > 1 else ""
     warn(f"position_bias(method={method!r}): examination is null at " + " and at ".join(said) + across)
 
 

@@ -3,7 +3,11 @@ once for every engine, so that the engines cannot differ in a convention.
 
 Conventions, as ultr-bias-toolkit's (commit ba62bcb) where it defines one: a ratio 0/0 is 0
 (``fillna(0)``); where it gives inf (x/0: clicks at a position, none at the reference) or skips a
-missing link of the chain, the examination here is null (undefined), never inf or NaN.
+missing link of the chain, the examination here is null (undefined), never inf or NaN.  One
+departure, the same for every method: a group whose position 1 has no click (never clicked, or
+never shown, among the rows read) has no curve relative to position 1, and every position of it
+is null (the toolkit divides by that 0: 0 at position 1 itself and at every unclicked position,
+inf at the clicked ones; see :func:`unreferenced`).
 """
 
 from __future__ import annotations
@@ -25,9 +29,37 @@ def at_reference(expr: pl.Expr, position: pl.Expr, groups: list[str]) -> pl.Expr
     return expr.filter(position == 1).first().over(groups)
 
 
+def unreferenced(positions: pl.DataFrame, groups: list[str]) -> pl.DataFrame:
+    """The groups (their ``groups`` columns) whose position 1 has no click among the rows read:
+    never clicked there, or never shown there.  Every method divides by something measured at
+    position 1 (its click rate, the (1, 1) or (1, k) intervention sets, or the fit's anchor
+    x_1 = 0), so where that is 0 the examination relative to position 1 is undefined at every
+    position of the group, position 1 itself included.
+
+    >>> positions = pl.DataFrame({"g0": ["a", "a", "b", "b"], "p": [1, 2, 1, 2], "clicks": [0.0, 3.0, 1.0, 0.0]})
+    >>> unreferenced(positions, ["g0"])["g0"].to_list()
+    ['a']
+    """
+    at_1 = pl.col("clicks").filter(pl.col("p") == 1).sum()
+    return positions.group_by(groups).agg(_at_1=at_1).filter(pl.col("_at_1") == 0).select(groups).sort(groups)
+
+
 def estimate(method: str, positions: pl.DataFrame, pairs: pl.DataFrame | None, groups: list[str]) -> pl.DataFrame:
-    """``groups..., p, examination, support, clicks`` for every position of ``positions``."""
+    """``groups..., p, examination, support, clicks`` for every position of ``positions``; every
+    position of a group whose position 1 has no click is null (:func:`unreferenced`)."""
     positions = positions.with_columns(pl.col("p").cast(pl.Int64))
+    out = _estimate(method, positions, pairs, groups)
+    dead = unreferenced(positions, groups)
+    if dead.is_empty():
+        return out
+    flagged = out.join(dead.with_columns(_dead=pl.lit(True)), on=groups, how="left", nulls_equal=True,
+                       maintain_order="left")
+    undefined = pl.col("_dead").fill_null(False)
+    return flagged.with_columns(examination=pl.when(undefined).then(None).otherwise(pl.col("examination"))
+                                ).select(*groups, *OUT)
+
+
+def _estimate(method: str, positions: pl.DataFrame, pairs: pl.DataFrame | None, groups: list[str]) -> pl.DataFrame:
     if method in ("ctr", "rand_topk"):
         rate = pl.col("clicks") / pl.col("impressions")
         return positions.with_columns(examination=ratio(rate, at_reference(rate, pl.col("p"), groups)),
