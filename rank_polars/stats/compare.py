@@ -23,8 +23,8 @@ from rank_polars.stats import tests as stats
 from rank_polars.stats.anova import check_numeric
 from rank_polars.stats.catalog import catalog_compare
 from rank_polars.stats.pairs import (ALL_PAIRS_TESTS, SCHEMA, _family_rows, _pairwise_rows, _power, _unpaired_rows,
-                                     _warn_small)
-from rank_polars.errors import RankPolarsError, SmallSampleWarning, examples
+                                     _warn_small, unshared)
+from rank_polars.errors import CoverageWarning, RankPolarsError, SmallSampleWarning, examples, warn
 from rank_polars.evaluate import Engine, evaluate
 from rank_polars.inputs import Source
 from rank_polars.measures import Measure, MetricLike, parse_all
@@ -46,7 +46,7 @@ def compare(
     by: str = "model",
     baseline: Any = None,
     pairs: Literal["all"] | None = None,
-    test: Test = "paired_t",
+    test: Test | None = None,
     correction: Literal["bonferroni", "holm", "bh"] | None = "holm",
     alpha: float = 0.05,
     n_resamples: int = 10_000,
@@ -77,6 +77,8 @@ def compare(
         ``"all"``: every pair of versions (the same as ``baseline=None``; refused together
         with a ``baseline``).
     test
+        ``None`` (default): ``"paired_t"``, except between versions that share no query id
+        (see Notes, **Unpaired versions**): ``"delta"`` for a ratio metric, an error otherwise.
         ``"paired_t"`` (two-sided, as ``scipy.stats.ttest_rel``), ``"wilcoxon"`` (signed
         rank on the differences, as ``scipy.stats.wilcoxon`` with its defaults),
         ``"randomization"`` (paired sign-flip permutation test of the mean difference) or
@@ -123,7 +125,8 @@ def compare(
         HSD interval ``diff +- q_{c; m, (m-1)(n-1)} sqrt(V_E / n)``, only with
         ``test="tukey"``) or ``"delta"`` (the normal interval of two unpaired estimates, only
         with ``test="delta"``).  ``None`` (default): ``"t"`` for ``paired_t``, ``"tukey"`` for
-        ``tukey``, ``"delta"`` for ``delta``, ``"bootstrap"`` for the others.  The column
+        ``tukey``, ``"delta"`` for ``delta`` (and for the rows the default test compares
+        unpaired), ``"bootstrap"`` for the others.  The column
         ``interval`` names it.
     power
         For a row that is not significant: ``power`` is the power the paired t-test had on
@@ -172,6 +175,17 @@ def compare(
     resampling tests) p is null, ``significant`` is false and the row does not count in the
     correction.
 
+    **Unpaired versions.** Two versions that share no query id (A/B arms, each session in one
+    arm's log) have nothing to pair: zero-filling would pair every value with a 0 (a CTR of 0.25
+    would read 0.125).  Sharing one query id is enough to pair (a partial overlap pairs as above).
+    With the default ``test=None`` such a pair is compared with ``delta`` on a ratio metric
+    (``ctr(agg="ratio")@k``, whose per-ranking values are the delta method's linearisation): its
+    row says ``test="delta"``, ``interval="delta"``, its means are each arm's own (its CTR), and a
+    :class:`CoverageWarning` names the pairs.  Any other metric, and a paired test named with
+    ``missing="zero"``, is a :class:`RankPolarsError` naming the versions and the metric: pass
+    ``test="delta"`` for independent arms, or evaluate the versions on shared queries.  A paired
+    test named with ``missing="skip"`` pairs no query (``"n too small"``).
+
     **No spread.** When every difference is the same (a constant shift: ``paired_t``'s t is
     x/0, every bootstrap mean is the same; SciPy's ``ttest_rel`` gives p = 0, or 1e-49 from
     rounding) ``paired_t`` and ``bootstrap`` have no p-value: null, not significant, the note
@@ -189,9 +203,14 @@ def compare(
     (:func:`rank_polars.stats.tests.smallest_p`) is 0 for ``paired_t`` from n = 2 on (it needs
     two queries); ``2 / 2^n`` for ``wilcoxon`` and ``randomization`` (the two extreme sign
     patterns), n there counting the queries with a difference (a tie has no sign to flip);
-    ``1 / n^n`` for ``bootstrap`` (one of the n^n equally likely resamples).
+    ``1 / n^n`` for ``bootstrap`` (one of the n^n equally likely resamples);
+    ``1 / (m(m-1))^(n-1)`` for ``randomized-tukey`` over m versions (the permutations that give
+    some pair of versions the values of the observed widest pair on every query, m(m-1) of
+    them, each of probability ``1 / (m(m-1))^n``, reach the observed range), n counting the
+    queries where the versions are not all equal.
     With ``alpha=0.05``: ``paired_t`` needs 2 queries, ``bootstrap`` 3, ``wilcoxon`` and
-    ``randomization`` 6 that differ.  A resampling p-value is never reported below that bound
+    ``randomization`` 6 that differ, ``randomized-tukey`` 6 for two versions, 3 for three to
+    five, 2 for six or more.  A resampling p-value is never reported below that bound
     (the resamples cannot resolve less), nor below ``1 / (1 + n_resamples)``.  Tukey's HSD with
     no residual variance (every query shows the same differences between versions) has no
     p-value either: null, with that note.
@@ -281,7 +300,7 @@ def compare_values(
     query: str = "query",
     baseline: Any = None,
     pairs: Literal["all"] | None = None,
-    test: Test = "paired_t",
+    test: Test | None = None,
     correction: Literal["bonferroni", "holm", "bh"] | None = "holm",
     alpha: float = 0.05,
     n_resamples: int = 10_000,
@@ -321,8 +340,7 @@ def compare_values(
     """
     by = _check_args(by, test, correction, alpha, n_resamples, confidence, seed, {})
     _check_family(baseline, pairs, test, interval, power)
-    interval = interval or {"paired_t": "t", "tukey": "tukey", "delta": "delta"}.get(test, "bootstrap")
-    if (interval == "delta") != (test == "delta"):
+    if interval is not None and (interval == "delta") != (test == "delta"):
         raise RankPolarsError("compare: test='delta' (unpaired arms) goes with its own interval, interval='delta', only")
     shown = resolve(progress)
     if missing not in ("zero", "skip"):  # any other word was read as "zero"
@@ -358,27 +376,100 @@ def compare_values(
             )
         chosen = [(baseline, v) for v in versions if v != baseline]
 
+    # versions that share no query have nothing to pair (_check_unpaired): with the default test a
+    # ratio metric compares them unpaired (delta), anything else is refused
+    apart = unshared(per, by, query, chosen) if test != "delta" else []
+    if apart:
+        _check_unpaired(apart, labels, test, interval, missing, query)
+        apart = apart if test is None else []  # a paired test named with missing="skip": no query paired
+    test = test or "paired_t"
+    interval = interval or {"paired_t": "t", "tukey": "tukey", "delta": "delta"}.get(test, "bootstrap")
+    counted = None
     if test == "delta":
         rows = _unpaired_rows(per, by, labels, chosen, confidence, better)
     elif test in ALL_PAIRS_TESTS:
-        rows = _family_rows(per, by, query, labels, chosen, test, interval, n_resamples, confidence, missing, seed,
-                            shown, better)
+        rows, counted = _family_rows(per, by, query, labels, chosen, test, interval, n_resamples, confidence, alpha,
+                                     missing, seed, shown, better)
     else:
-        rows = _pairwise_rows(per, by, query, labels, chosen, test, interval, n_resamples, confidence, alpha,
-                              missing, seed, shown, better)
-    _warn_small(rows, test, alpha, n_resamples)
+        paired = [pair for pair in chosen if pair not in apart]
+        rows = _unpaired_rows(per, by, labels, apart, confidence, better) + (
+            _pairwise_rows(per, by, query, labels, paired, test, interval, n_resamples, confidence, alpha, missing,
+                           seed, shown, better) if paired else [])
+        if apart and paired:  # per metric in the order given, then per pair in the order chosen
+            place = {(label, pair): i for i, (label, pair) in enumerate(itertools.product(labels, chosen))}
+            rows.sort(key=lambda r: place[(r["metric"], (r["baseline"], r["version"]))])
+    _warn_small(rows, test, alpha, n_resamples, counted)
     p = np.array([r["p_value"] for r in rows], dtype=np.float64)
     p_adj = p if test in ALL_PAIRS_TESTS else stats.adjust(p, correction)
     for r, q in zip(rows, p_adj):
         r["p_adjusted"] = q
         r["significant"] = bool(q < alpha) if not math.isnan(q) else False
-        if not r["significant"] and test != "delta":
+        if not r["significant"] and r["test"] != "delta":
             r["power"], r["queries_needed"] = _power(r["effect_size"], r["n_queries"], alpha, power)
     schema = {k: (per.schema[by] if v is None else v) for k, v in SCHEMA.items()}
     out = pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
     # undefined statistics are nulls, not NaN
     floats = [k for k, v in schema.items() if v == pl.Float64]
     return out.with_columns(pl.col(floats).fill_nan(None))
+
+
+def _check_unpaired(apart: list[tuple], labels: list[str], test: str | None, interval: str | None, missing: str,
+                    query: str) -> None:
+    """Refuse to pair versions that share no query id (``apart``), or say how they are compared.
+
+    With the default test (``None``) a ratio metric (``ctr(agg="ratio")@k``: per-ranking values that
+    are the delta method's linearisation, its arms independent samples of sessions) is compared
+    unpaired with ``delta`` (a :class:`CoverageWarning` says so); any other metric is refused, as is
+    a paired test named with ``missing="zero"`` (each value would be paired with a 0 filled in).
+    A paired test named with ``missing="skip"`` pairs no query: its rows say ``"n too small"``."""
+    base, version = apart[0]
+    where = (f"versions {base!r} and {version!r} share no {query!r} id (each is in one version's run only: "
+             f"separate sessions, as A/B arms, or ids that differ between the runs)")
+    fix = ("for independent arms (an A/B test, each session in one arm) test='delta' compares the two means "
+           "unpaired (the delta method for a ratio metric such as ctr(agg=ratio)@k, a two-sample z test otherwise); "
+           "to pair them, evaluate the versions on shared queries (the same query ids in every run)")
+    if test == "delta" or (test is not None and missing == "skip"):
+        return
+    if test is not None:
+        raise RankPolarsError(f"compare: test={test!r} pairs the versions query by query, but {where}: with "
+                              f"missing='zero' every value of {labels[0]} would be paired with a 0 filled in for the "
+                              f"other version. {fix[0].upper()}{fix[1:]}")
+    ratios = ratio_metrics(labels)
+    other = [label for label in labels if label not in ratios]
+    if other:
+        raise RankPolarsError(f"compare: {where}, so there is nothing to pair on {other[0]}, and compare chooses an "
+                              f"unpaired test by itself only for a ratio metric (ctr(agg=ratio)@k). "
+                              f"{fix[0].upper()}{fix[1:]}")
+    if interval not in (None, "delta"):
+        raise RankPolarsError(f"compare: {where}, so they are compared unpaired (test='delta'), whose interval is "
+                              f"interval='delta', not {interval!r}")
+    shown = "; ".join(f"{v!r} with {b!r}" for b, v in apart[:3]) + (f" (and {len(apart) - 3} more)" if len(apart) > 3 else "")
+    warn(f"compare {shown}: the versions share no {query!r} id, so they are not paired: {examples(labels, 5)} "
+         "compared unpaired with the delta method (test='delta': each version's own mean, a z test on the "
+         "difference); the row's test column says 'delta'", CoverageWarning)
+
+
+def ratio_metrics(labels: Sequence[str]) -> set[str]:
+    """The metric columns whose name is a ratio metric (``ctr(agg=ratio)@k``, ``is_ratio``): its
+    per-ranking values are the delta method's linearisation, so ``delta`` is its unpaired test.
+
+    Examples
+    --------
+    >>> sorted(ratio_metrics(["ctr(agg=ratio)@10", "ctr@10", "ndcg@10", "my column"]))
+    ['ctr(agg=ratio)@10']
+    """
+    from rank_polars.measures import parse
+
+    out = set()
+    for label in labels:
+        try:
+            spec = parse(label)
+        except RankPolarsError:  # not a metric's name (compare_values takes any column)
+            continue
+        if getattr(spec, "is_ratio", False):
+            out.add(label)
+    return out
+
 
 def _check_table(per: pl.DataFrame, by: str, query: str, labels: list[str]) -> pl.DataFrame:
     """Refuse what is not a per-query table (one row per version and query, numeric metrics), and
@@ -419,7 +510,7 @@ def _check_args(
         by = by[0]
     if not isinstance(by, str):
         raise RankPolarsError(f"compare: by must be one column name (the versions), got {by!r}")
-    if test not in TESTS:
+    if test is not None and test not in TESTS:
         raise RankPolarsError(f"compare: unknown test {test!r}; choose one of {', '.join(map(repr, TESTS))}")
     if correction not in CORRECTIONS:
         raise RankPolarsError(

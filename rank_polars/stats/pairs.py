@@ -7,7 +7,8 @@
 * what a paired row is made of: ``_pair`` (two versions' values paired by query),
   ``_row_values`` (means, difference, d_z, wins / ties / losses), ``_p_value``, ``_interval``,
   ``_row``, and ``_power`` (power and queries needed of a row that is not significant);
-* ``_warn_small``: the :class:`SmallSampleWarning` for tests too weak for their queries.
+* ``_warn_small``: the :class:`SmallSampleWarning` for tests too weak for their queries;
+* ``unshared``: the pairs of versions that share no query (nothing to pair: see ``compare``).
 
 The statistics themselves live in :mod:`rank_polars.stats.tests` and :mod:`rank_polars.stats.anova`.
 """
@@ -93,13 +94,15 @@ def _pairwise_rows(
 
 def _family_rows(
     per: pl.DataFrame, by: str, query: str, labels: list[str], chosen: list[tuple], test: str, interval: str,
-    n_resamples: int, confidence: float, missing: str, seed: int, shown: Any, better: dict[str, bool],
-) -> list[dict[str, Any]]:
+    n_resamples: int, confidence: float, alpha: float, missing: str, seed: int, shown: Any, better: dict[str, bool],
+) -> tuple[list[dict[str, Any]], dict[str, tuple[int, int]]]:
     """The rows of a Tukey test: one family of every pair of versions per metric, on the complete
-    versions x queries design."""
+    versions x queries design; and, per metric, the queries that count for the randomised test's
+    small-n rule and the versions (``(n, m)``, for :func:`_warn_small`)."""
     b = block(per, by, query, labels, missing)
     where = {v: i for i, v in enumerate(b.versions)}
     rows: list[dict[str, Any]] = []
+    counted: dict[str, tuple[int, int]] = {}
     for label in labels:
         y = b.values[label]
         design = two_way(y)
@@ -108,12 +111,7 @@ def _family_rows(
             p, half, note = tukey(design, confidence)
         else:
             with shown.phase(f"resampling {label} ({test})", total=None):
-                if design.n == 0:
-                    p, note = np.full((design.m, design.m), np.nan), NO_QUERY
-                elif not np.any(y != y[:1]):  # every version the same on every query: no test (as paired ones)
-                    p, note = np.full((design.m, design.m), np.nan), stats.NO_DIFFERENCE
-                else:
-                    p, note = randomized_tukey(y, n_resamples, np.random.default_rng(seq)), None
+                p, note, counted[label] = _randomized_tukey_p(y, n_resamples, alpha, np.random.default_rng(seq))
         for base, version in chosen:
             i, j = where[base], where[version]
             d = y[j] - y[i]
@@ -126,7 +124,30 @@ def _family_rows(
                                                           scale=float(np.abs(y[[i, j]]).max(initial=0.0)))
             row["p_value"], row["note"] = float(p[i, j]), note
             rows.append(row)
-    return rows
+    return rows, counted
+
+
+def _randomized_tukey_p(y: np.ndarray, n_resamples: int, alpha: float,
+                        rng: np.random.Generator) -> tuple[np.ndarray, str | None, tuple[int, int]]:
+    """The randomised Tukey HSD's p-values for every pair (never below the smallest it can give), or
+    NaN and why not; with the queries its small-n rule counted and the versions.
+
+    As the sign-flip test (:func:`_p_value`): the smallest p is ``1 / (m(m-1))^(n-1)``
+    (:func:`rank_polars.stats.tests.smallest_p`), n counting the queries where the versions differ (a
+    query with every version equal permutes to itself); at or above ``alpha`` the test is not run."""
+    m, n = y.shape
+    if n == 0:
+        return np.full((m, m), np.nan), NO_QUERY, (0, m)
+    differ = np.any(y != y[:1], axis=0)
+    same = not differ.any()  # every version the same on every query: no test (as the paired ones)
+    k = n if same else int(np.count_nonzero(differ))
+    floor = stats.smallest_p("randomized-tukey", k, n_resamples, versions=m)
+    if floor >= alpha or same:
+        if floor < alpha:
+            return np.full((m, m), np.nan), stats.NO_DIFFERENCE, (k, m)
+        exact = stats.smallest_p("randomized-tukey", k, math.inf, versions=m)
+        return np.full((m, m), np.nan), "n too small" if exact >= alpha else "n_resamples too small", (k, m)
+    return np.maximum(floor, randomized_tukey(y, n_resamples, rng)), None, (k, m)
 
 
 def _unpaired_rows(per: pl.DataFrame, by: str, labels: list[str], chosen: list[tuple], confidence: float,
@@ -157,18 +178,28 @@ def _unpaired_rows(per: pl.DataFrame, by: str, labels: list[str], chosen: list[t
     return rows
 
 
-def _warn_small(rows: list[dict[str, Any]], test: str, alpha: float, n_resamples: int) -> None:
-    # a test too weak for the number of queries; a constant difference is said by the note alone
-    small = [r for r in rows if r["note"] is not None and r["note"] not in (stats.NO_DIFFERENCE, stats.SAME_DIFFERENCE)]
-    if test == "delta":
-        return  # the note says it; smallest_p has no bound for a z test
-    if small and test in ALL_PAIRS_TESTS:
-        r = small[0]
+def _warn_small(rows: list[dict[str, Any]], test: str, alpha: float, n_resamples: int,
+                counted: dict[str, tuple[int, int]] | None = None) -> None:
+    """One :class:`SmallSampleWarning` for the rows whose test was not run (a test too weak for the
+    queries); a constant difference is said by the note alone, and unpaired rows (``delta``: a z
+    test, no bound) by theirs.  ``counted``: the randomised Tukey's ``(n, m)`` per metric."""
+    small = [r for r in rows if r["note"] is not None and r["test"] != "delta"
+             and r["note"] not in (stats.NO_DIFFERENCE, stats.SAME_DIFFERENCE)]
+    if not small:
+        return
+    r = small[0]
+    if test == "randomized-tukey" and r["metric"] in (counted or {}) and "too small" in r["note"]:
+        n, m = counted[r["metric"]]
+        warn(f"compare: the {test} test was not run on {len(small)} of {len(rows)} rows ({r['note']}; e.g. "
+             f"{r['metric']} over {r['n_queries']} queries ({n} where the versions differ) and {m} versions: the "
+             f"smallest p it could give, 1 / ({m}*{m - 1})^({n}-1) and at least 1 / (1 + n_resamples), is "
+             f"{stats.smallest_p(test, n, n_resamples, versions=m):.4g} >= alpha {alpha}); their p is null and "
+             "they are not significant", SmallSampleWarning)
+    elif test in ALL_PAIRS_TESTS:
         warn(f"compare: the {test} test has no p-value on {len(small)} of {len(rows)} rows ({r['note']}; e.g. "
              f"{r['metric']} over {r['n_queries']} queries); their p is null and they are not significant",
              SmallSampleWarning)
-    elif small:
-        r = small[0]
+    else:
         n, signs = r["n_queries"], ""
         if test in SIGN_TESTS:  # their bound counts the queries with a difference (wins + losses)
             n = r["wins"] + r["losses"]
@@ -181,6 +212,34 @@ def _warn_small(rows: list[dict[str, Any]], test: str, alpha: float, n_resamples
             SmallSampleWarning,
         )
 
+
+def unshared(per: pl.DataFrame, by: str, query: str, chosen: list[tuple]) -> list[tuple]:
+    """The pairs of versions in ``chosen`` that share no query id: nothing to pair them on.
+
+    One scan for the common case (the first row's query is in both versions' runs), a look-up of
+    the two versions' ids for the rest.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> per = pl.DataFrame({"arm": ["a", "a", "b", "c"], "query": ["s1", "s2", "s3", "s1"], "x": [1.0, 0.0, 1.0, 0.0]})
+    >>> unshared(per, "arm", "query", [("a", "b"), ("a", "c"), ("b", "c")])
+    [('a', 'b'), ('b', 'c')]
+    """
+    if not chosen or per.height == 0:
+        return list(chosen)
+    with_first = set(per.filter(pl.col(query) == per[query][0])[by].to_list())
+    rest = [pair for pair in chosen if not set(pair) <= with_first]
+    if not rest:
+        return []
+    ids: dict[Any, pl.Series] = {}
+
+    def of(version: Any) -> pl.Series:
+        if version not in ids:
+            ids[version] = per.filter(pl.col(by) == version)[query]
+        return ids[version]
+
+    return [(a, b) for a, b in rest if not of(b).is_in(of(a).implode()).any()]
 
 
 def _pair(per: pl.DataFrame, by: str, query: str, labels: list[str], pair: tuple, missing: str) -> pl.DataFrame:

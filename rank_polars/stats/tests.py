@@ -168,7 +168,7 @@ def effect_size(d: np.ndarray, scale: float | None = None) -> float:
     return mean / sd
 
 
-def smallest_p(test: str, n: int, n_resamples: int) -> float:
+def smallest_p(test: str, n: int, n_resamples: float, versions: int = 2) -> float:
     """The smallest p-value ``test`` can give on ``n`` paired queries, whatever they are.
 
     * ``"paired_t"``: 0 from two queries on (the t distribution reaches any p), 1 below;
@@ -176,7 +176,18 @@ def smallest_p(test: str, n: int, n_resamples: int) -> float:
     * ``"randomization"``: 2 / 2^n, both extreme of the 2^n sign flips, and never below the
       resolution 1 / (1 + n_resamples);
     * ``"bootstrap"``: 1 / n^n, the probability of one of the n^n equally likely resamples
-      (the test cannot resolve less), and never below 1 / (1 + n_resamples).
+      (the test cannot resolve less), and never below 1 / (1 + n_resamples);
+    * ``"randomized-tukey"`` over ``versions`` (m) versions: ``1 / (m(m-1))^(n-1)``, and never
+      below 1 / (1 + n_resamples).  Each query's m values are permuted across the versions.  Take
+      the versions a, b with the largest and smallest mean: every permutation that gives some c
+      a's value and some d b's value on every query has a range of the version means at least the
+      observed one, and there are m(m-1) such (c, d), each of probability 1 / (m(m-1))^n.  Data
+      with a uniquely widest range reach the bound.  For two and three versions that is
+      ``1 / (m!)^(n-1)``, for two ``2 / 2^n``: the sign flips of ``"randomization"``.
+
+    For the tests of signs (``wilcoxon``, ``randomization``, ``randomized-tukey``) the caller counts
+    in n only the queries that can change: those with a difference (all versions equal permutes to
+    itself).
 
     Examples
     --------
@@ -184,6 +195,8 @@ def smallest_p(test: str, n: int, n_resamples: int) -> float:
     [1.0, 0.5, 0.0625, 0.03125]
     >>> [round(smallest_p("bootstrap", n, 10_000), 6) for n in (1, 2, 3, 20)]
     [1.0, 0.25, 0.037037, 0.0001]
+    >>> [round(smallest_p("randomized-tukey", n, 10_000, versions=4), 6) for n in (1, 2, 3)]
+    [1.0, 0.083333, 0.006944]
     """
     if test == "paired_t":
         return 0.0 if n >= 2 else 1.0
@@ -192,7 +205,17 @@ def smallest_p(test: str, n: int, n_resamples: int) -> float:
         return exact
     if test == "bootstrap":
         exact = float(n) ** -n if n else 1.0
+    if test == "randomized-tukey":
+        exact = _permutations_floor(n, versions)
     return max(exact, 1.0 / (1 + n_resamples))
+
+
+def _permutations_floor(n: int, versions: int) -> float:
+    """``1 / (m(m-1))^(n-1)``: the share of the permutations of n queries' values across m versions
+    that give one (ordered) pair of versions the values of the observed widest pair on every query."""
+    if n <= 1 or versions < 2:
+        return 1.0
+    return float(versions * (versions - 1)) ** (1 - n)  # underflows to 0, never overflows
 
 
 def adjust(p: np.ndarray, method: Correction | None) -> np.ndarray:
