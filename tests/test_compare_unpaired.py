@@ -189,3 +189,17 @@ def test_shared_queries_are_unchanged():
         default = rp.compare(log, ["ndcg@10"], by="model", baseline="bot-v1")
     named = rp.compare(log, ["ndcg@10"], by="model", baseline="bot-v1", test="paired_t")
     assert default.equals(named) and default["test"].to_list() == ["paired_t"]
+
+
+def test_the_command_line_leaves_the_choice_of_test_to_the_library(tmp_path) -> None:
+    """``rank-polars compare`` without --test on A/B arms that share no session: the delta
+    method, as rp.compare chooses (the option's old default, paired_t, was refused)."""
+    from click.testing import CliRunner
+
+    from rank_polars.cli import main
+
+    path = tmp_path / "ab.parquet"
+    arms().write_parquet(path)
+    result = CliRunner().invoke(main, ["compare", str(path), "-m", "ctr(agg=ratio)@3", "--by", "arm", "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    assert ",delta," in result.stdout

@@ -17,7 +17,7 @@ from rank_polars.cli.output import check_file, check_output, emit, write_file
 from rank_polars.cli.progress import choose
 
 
-def run_compare(run: Any, metrics: Sequence[Any], *, qrels: Any, by: str, baseline: str | None, test: str,
+def run_compare(run: Any, metrics: Sequence[Any], *, qrels: Any, by: str, baseline: str | None, test: str | None,
                 correction: str | None, alpha: float, n_resamples: int, seed: int, missing: str, engine: str,
                 confidence: float, columns: Schema | None = None, order: str = "auto",
                 progress: Progress | None = None, interval: str | None = None,
@@ -79,7 +79,7 @@ def write_html_report(path: str, run: Any, metrics: Sequence[Any], comparison: p
 @click.option("--by", default="model", show_default=True, help="The column whose values are the versions compared.")
 @click.option("--baseline", help="The version the others are compared with (default: every pair of versions, the first in sorted order as baseline).")
 @click.option("--pairs", type=click.Choice(["all"]), help="Compare every pair of versions (the default without --baseline).")
-@click.option("--test", type=click.Choice(["paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey", "delta"]), default="paired_t", show_default=True, help="Significance test over paired per-query values; tukey / randomized-tukey: one family of all pairs (Tukey HSD on the two-way ANOVA residual, or Carterette's randomised Tukey); delta: A/B arms, unpaired z test (the delta method for ctr(agg=ratio)).")
+@click.option("--test", type=click.Choice(["paired_t", "wilcoxon", "randomization", "bootstrap", "tukey", "randomized-tukey", "delta"]), default=None, help="Significance test over paired per-query values (default: paired_t; delta for a ratio metric whose versions share no query); tukey / randomized-tukey: one family of all pairs (Tukey HSD on the two-way ANOVA residual, or Carterette's randomised Tukey); delta: A/B arms, unpaired z test (the delta method for ctr(agg=ratio)).")
 @click.option("--interval", type=click.Choice(["t", "bootstrap", "tukey", "delta"]), help="Interval on the difference (default: t for paired_t, tukey for tukey, delta for delta, bootstrap otherwise).")
 @click.option("--correction", type=click.Choice(["none", "bonferroni", "holm", "bh"]), default="holm", show_default=True, help="Multiple-comparison correction over all (metric, version) pairs.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True, help="Significance level: a corrected p-value below it is a significant difference.")
@@ -95,7 +95,7 @@ def write_html_report(path: str, run: Any, metrics: Sequence[Any], comparison: p
 @progress_option
 def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None,
             metrics: tuple[str, ...], by: str, baseline: str | None,
-            pairs: str | None, test: str, interval: str | None, correction: str, alpha: float, confidence: float, n_resamples: int, seed: int, catalog_resamples: int, engine: str,
+            pairs: str | None, test: str | None, interval: str | None, correction: str, alpha: float, confidence: float, n_resamples: int, seed: int, catalog_resamples: int, engine: str,
             missing: str, report: str | None, fmt: str | None, output: str | None, force: bool, order: str,
             progress: bool | None, history: str | None, catalog: str | None, features: str | None,
             subtopics: str | None) -> None:
