@@ -5,7 +5,8 @@ Two kinds of reference are checked:
 * every case with a ``trec_eval_view``: trec_eval semantics as computed by pytrec_eval on the
   peer's input, per query, to 1e-9 — our defaults must reproduce it;
 * literal values written in peers' tests for metrics trec_eval lacks (ERR from gdeval,
-  RBP from ranx/cwl_eval, Judged from ir_measures), mapped to our explicit options.
+  RBP from ranx/cwl_eval, Judged from ir_measures, ranx's hits, the count of relevant items in
+  the top k, and ranx's and torchmetrics' hit rate, success@k), mapped to our explicit options.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ LITERAL = {
     "err@k": lambda c: f"err(max=4)@{c['params']['k']}",  # gdeval: max grade 4
     "rbp": lambda c: f"rbp(p={c['params']['p']})",
     "judged@k": lambda c: f"judged@{c['params']['k']}" if "k" in c["params"] else "judged",
+    "hits@k": lambda c: f"hits@{c['params']['k']}",  # ranx: a count (3 relevant in the top 5 is 3.0)
+    "hit_rate@k": lambda c: f"hit_rate@{c['params']['k']}",  # ranx, torchmetrics: success@k
 }
 LITERAL_CASES = [c for c in CASES if c["metric"] in LITERAL and c["expected"].get("per_query")]
 

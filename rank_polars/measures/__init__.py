@@ -5,9 +5,15 @@ Names are case-insensitive: ``NAME[(PARAM=VALUE, ...)][@K]``, e.g. ``ndcg@10``,
 name (only non-default parameters) and parses back to an equal spec.  Three spellings parse:
 
 * ours (the canonical names below);
-* trec_eval's, **as trec_eval prints them** (``P_5``, ``iprec_at_recall_0.10``, ...);
+* trec_eval's, **as trec_eval prints them** (``P_5``, ``iprec_at_recall_0.10``, ...) and as its
+  ``-m`` option takes them (``P.5``, ``ndcg_cut.10``, ``iprec_at_recall.0.10``, ``set_F.0.5``,
+  ``utility.2,-1,0,0``, a gain map ``ndcg.1=3,2=9``): one measure per name.  A list of cutoffs
+  (``P.5,10``), which trec_eval's ``-m`` expands into ``P_5`` and ``P_10``, is refused with the
+  names to give instead: a name is one output column (``rank-polars trec-eval -m P.5,10``
+  expands it, as trec_eval does);
 * ir_measures' (``nDCG(dcg='exp-log2')@10``, ``P(rel=2)@5``, ``RR(cutoff=10)``, ``IPrec@0.5``,
-  ``SetRelP``, ...): its names are aliases, ``cutoff=`` is ``@k``, ``dcg=`` maps to ``gain=``.
+  ``SetRelP``, ``nDCG(gains={0:1,1:4})``, ...): its names are aliases, ``cutoff=`` is ``@k``,
+  ``dcg=`` maps to ``gain=``, and its ``gains=`` dict is our gain map (``gains=0:1;1:4``).
 
 trec_eval 10 (``-m all_trec``) -> our spelling.  A trec_eval parameter list such as
 ``-m P.5,7,3`` is one spec per value (``P_5``, ``P_7``, ``P_3``); ``-l N`` is ``rel=N`` on every
@@ -77,11 +83,12 @@ from rank_polars.measures.iprec import IPrec, IPrecAvg
 from rank_polars.measures.others import ERR, RBP, Bpref, Judged
 from rank_polars.measures.rbp_resid import RBPResid
 from rank_polars.measures.rr import RR
-from rank_polars.measures.set_based import F1, Precision, Recall, RPrecision, Success
+from rank_polars.measures.set_based import F1, Fallout, Hits, Precision, Recall, RPrecision, Success
 from rank_polars.measures.sets import SetAP, SetF, SetP, SetR, Utility
 
 MEASURES: tuple[type[Measure], ...] = (
-    CG, DCG, IDCG, NDCG, AP, GMAP, RR, Precision, Recall, F1, Success, RPrecision, Bpref, GMBpref, ERR, RBP, Judged,
+    CG, DCG, IDCG, NDCG, AP, GMAP, RR, Precision, Recall, F1, Success, Hits, Fallout, RPrecision, Bpref, GMBpref, ERR,
+    RBP, Judged,
     IPrec, IPrecAvg, SetP, SetR, SetF, SetAP, Utility, NumQ, NumRet, NumRel, NumRelRet, NumNonrelJudgedRet, Unjudged,
     InfAP, G, BinG, NDCGRel, RNDCG, RBPResid,  # part B
     *DIVERSITY,  # ndeval's family
@@ -126,6 +133,54 @@ def _spelled(name: str) -> tuple[str, dict[str, Any], str | None] | None:
     return None
 
 
+# trec_eval's -m spelling, NAME.PARAMS: the measure, then its parameters as trec_eval prints them
+# after an underscore (P.5 prints P_5, utility.2,-1,0,0 prints utility_2,-1,0,0), so the printed
+# names above read them; the name=value pairs of a gain map (ndcg.1=3,2=9) are our gains=.
+_DOTTED = re.compile(r"([a-z0-9_]+)\.([^\s()@]+)", re.IGNORECASE)
+_LEVEL = re.compile(r"\d+")
+
+
+def _dotted(name: str) -> str | None:
+    """The spelling a trec_eval ``-m`` name stands for (``P.5`` -> ``P_5``), None when ``name`` is
+    not one; :class:`MetricNameError` for a list (``P.5,10``) or pairs that are no gain map."""
+    m = _DOTTED.fullmatch(name)
+    if not m or _spelled(name) or name.lower() in REGISTRY:
+        return None
+    head, text = m[1], m[2]
+    printed = f"{head}_{text}"
+    if _spelled(printed):
+        return printed
+    if "=" in text:
+        cls = REGISTRY.get(head.lower())
+        pairs = [part.partition("=") for part in text.split(",")]
+        if cls is not None and "gains" in cls.PARAMS and all(sep and _LEVEL.fullmatch(k) for k, sep, _ in pairs):
+            return f"{head}(gains={text.replace(',', ';')})"
+        raise MetricNameError(
+            f"{name!r}: of trec_eval's NAME=VALUE parameters only a gain map of levels is read here "
+            f"(ndcg.1=3,2=9 is ndcg(gains=1:3;2:9)); give the others in parentheses, {head}(NAME=VALUE)"
+        )
+    parts = text.split(",")
+    if len(parts) > 1 and all(_spelled(f"{head}_{part}") for part in parts):
+        each = ", ".join(repr(f"{head}.{part}") for part in parts)
+        raise MetricNameError(
+            f"{name!r} is trec_eval's list of {len(parts)} parameters, one measure each: give each as its "
+            f"own name, {each} (a name is one output column; rank-polars trec-eval -m {name} expands it)"
+        )
+    return None
+
+
+def _arguments(args: str) -> list[str]:
+    """``NAME=VALUE`` parts split at the commas outside brackets: ir_measures' ``gains={0:1,1:4}``."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(args):
+        depth += (ch in "{[(") - (ch in "}])")
+        if ch == "," and depth == 0:
+            parts.append(args[start:i])
+            start = i + 1
+    parts.append(args[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
 # ir_measures' parameter names -> ours, with its values translated where the words differ.
 _PARAM_SYNONYMS: dict[tuple[type[Measure], str], tuple[str, dict[str, str]]] = {
     (NDCG, "dcg"): ("gain", {"log2": "linear", "exp-log2": "exp"}),
@@ -154,11 +209,22 @@ def parse(metric: MetricLike, tables: Mapping[str, Any] | None = None) -> Measur
     (ndcg(gain=exp)@10, iprec(recall=0.5), rr@10, set_p(relative=true))
     >>> parse("NumRet(rel=1)"), parse("utility_2,-1,0,0"), parse("11pt_avg_.25,.5,.75")
     (num_rel_ret(rel=1), utility(a=2), 11pt_avg(levels=0.25;0.5;0.75))
+    >>> parse("P.5"), parse("ndcg_cut.10"), parse("iprec_at_recall.0.10"), parse("ndcg.1=3,2=9")
+    (p@5, ndcg@10, iprec(recall=0.1), ndcg(gains=1:3;2:9))
+    >>> parse("nDCG(gains={0:1,1:4})@10")
+    ndcg(gains=0:1;1:4)@10
+    >>> parse("P.5,10")
+    Traceback (most recent call last):
+    ...
+    rank_polars.errors.MetricNameError: 'P.5,10' is trec_eval's list of 2 parameters, one measure each: give each as its own name, 'P.5', 'P.10' (a name is one output column; rank-polars trec-eval -m P.5,10 expands it)
     """
     if isinstance(metric, Measure):
         return metric
     if not isinstance(metric, str):
         raise MetricNameError(f"a metric is a name or a spec, got {type(metric).__name__}: {metric!r}")
+    dotted = _dotted(metric.strip())  # trec_eval's -m spelling: P.5 is P_5
+    if dotted is not None:
+        return parse(dotted, tables)
     whole = _spelled(metric.strip())  # a printed name with its parameters: utility_2,-1,0,0
     m = _NAME.match("x" if whole else metric)
     if not m:
@@ -177,7 +243,7 @@ def parse(metric: MetricLike, tables: Mapping[str, Any] | None = None) -> Measur
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise MetricNameError(f"unknown metric {metric!r}{hint} Known: {', '.join(sorted(c.NAME for c in MEASURES))}")
     given: set[str] = set()
-    for part in filter(None, (a.strip() for a in (args or "").split(","))):
+    for part in _arguments(args or ""):
         key, sep, value = part.partition("=")
         if not sep:
             raise MetricNameError(f"{metric!r}: parameter {part!r} should be written NAME=VALUE")

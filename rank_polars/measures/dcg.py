@@ -63,6 +63,7 @@ class IDCG(_GainMapped):
     positive gains)."""
 
     NAME = "idcg"
+    ALIASES = ("ideal_dcg",)  # trec_eval's name
     PARAMS = {"gain": GAIN, "discount": DISCOUNT, "ideal": IDEAL, "ideal_cut": IDEAL_CUT, "gains": GAINS}
 
     def value(self) -> d.Node:

@@ -28,9 +28,20 @@ _LEVEL = re.compile(r"^[+-]?\d+$")
 def gain_map(value: Any) -> str:
     """The canonical text of a gain map: levels ascending, ``level:gain`` joined by ``;``.
 
-    >>> gain_map("4=4.5;1=3;2:9"), gain_map({1: 3})
-    ('1:3;2:9;4:4.5', '1:3')
+    ir_measures' spelling, a dict written in the name (``nDCG(gains={0:1,1:4})``), reads the same:
+
+    >>> gain_map("4=4.5;1=3;2:9"), gain_map({1: 3}), gain_map("{0: 1, 1: 4}")
+    ('1:3;2:9;4:4.5', '1:3', '0:1;1:4')
     """
+    if isinstance(value, str) and value.strip().startswith("{"):
+        import ast
+
+        try:
+            value = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError):
+            raise ValueError(value) from None
+        if not isinstance(value, dict):
+            raise ValueError(value)
     if isinstance(value, dict):
         pairs = [(str(k), str(v)) for k, v in value.items()]
     else:

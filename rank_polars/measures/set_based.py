@@ -1,4 +1,4 @@
-"""Precision, recall, F1, success (hit) and R-precision."""
+"""Precision, recall, F1, success (hit), hits (a count), fall-out and R-precision."""
 
 from __future__ import annotations
 
@@ -54,14 +54,59 @@ class F1(Measure):
 
 
 class Success(Measure):
-    """success@k = 1 if a relevant item is among the first k, else 0."""
+    """success@k = 1 if a relevant item is among the first k, else 0.
+
+    ``hit@k`` and ``hit_rate@k`` (ranx's and recommenders' ``hit_rate``) are this measure;
+    ``hits@k``, ranx's ``hits``, is the count of relevant items (:class:`Hits`).
+    """
 
     NAME = "success"
-    ALIASES = ("hit", "hits", "hit_rate")
+    ALIASES = ("hit", "hit_rate")
     PARAMS = {"rel": REL}
 
     def value(self) -> d.Node:
         return d.when(self.hits_at_k() > 0, 1.0, 0.0)
+
+
+class Hits(Measure):
+    """hits@k = the number of relevant items among the first k (ranx ``hits``); mean over queries.
+
+    Without k: the relevant items of the whole list (trec_eval's ``num_rel_ret`` per query,
+    which ``evaluate`` sums over queries where ``hits`` is averaged, as ranx does).  ``success@k``
+    (``hit@k``) is 1 when this count is above 0.
+    """
+
+    NAME = "hits"
+    PARAMS = {"rel": REL}
+
+    def value(self) -> d.Node:
+        return self.hits_at_k()
+
+
+class Fallout(Measure):
+    """fallout@k = judged non-relevant items among the first k / judged non-relevant items of the query.
+
+    torchmetrics' ``retrieval_fall_out`` (``RetrievalFallOut``): the share of the query's
+    non-relevant judgments that the first k retrieve (the whole list without k); lower is
+    better.  Non-relevant means judged (grade >= 0) and not relevant (grade <= 0, or below
+    ``rel``); an unjudged item counts in neither part, so the value lies in [0, 1].  A query
+    with no judged non-relevant item scores 0 and is counted, as every 0/0 here (trec_eval's
+    convention; torchmetrics' functional form and ``empty_target_action="neg"``; its class
+    defaults to ``"pos"``, 1.0).
+    """
+
+    NAME = "fallout"
+    ALIASES = ("fall_out",)
+    PARAMS = {"rel": REL}
+    HIGHER_IS_BETTER = False
+
+    def value(self) -> d.Node:
+        nonrel = d.JUDGED & ~self.relevant()
+        retrieved = d.row_sum(d.ind(nonrel & self.in_cutoff()))
+        return d.safe_div(retrieved, d.judgment_sum(d.ind(nonrel)))
+
+    def contributes(self) -> d.Node:
+        return d.JUDGED & ~self.relevant()
 
 
 class RPrecision(Measure):
