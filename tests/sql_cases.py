@@ -15,7 +15,8 @@ from rank_polars.measures.base import FamilyMeasure
 ALL_METRICS = [
     "cg", "cg(gain=exp)@3", "dcg@3", "dcg(discount=jarvelin)", "idcg", "idcg(ideal=run, ideal_cut=list)@3",
     "ndcg", "ndcg@3", "ndcg(gain=exp, discount=jarvelin)@5", "ndcg(ideal=run)@2", "ndcg(ideal_cut=list)@4",
-    "ap", "ap@3", "ap(denom=min)@2", "ap(rel=2)", "rr", "rr@2", "rr(rel=2)", "p", "p@3", "p(rel=2)@5",
+    "ap", "ap@3", "ap(denom=min)@2", "ap(rel=2)", "ap(denom=found)@2", "ap(denom=found)",
+    "hits@3", "hits(rel=2)", "fallout@3", "fallout(rel=2)", "rr", "rr@2", "rr(rel=2)", "p", "p@3", "p(rel=2)@5",
     "r", "r@3", "f1@3", "f1", "success@1", "success(rel=2)@3", "rprec", "rprec(rel=2)", "bpref",
     "bpref(rel=2)@4", "err", "err@3", "err(max=4)@5", "rbp", "rbp(p=0.5)@3", "rbp(rel=2)", "judged", "judged@3",
     # trec_eval's set, part A

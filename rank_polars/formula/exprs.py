@@ -26,7 +26,7 @@ from rank_polars.measures.ap import AP
 from rank_polars.measures.dcg import CG, DCG, IDCG, NDCG
 from rank_polars.measures.others import Bpref, ERR, Judged, RBP
 from rank_polars.measures.rr import RR
-from rank_polars.measures.set_based import F1, Precision, RPrecision, Recall, Success
+from rank_polars.measures.set_based import F1, Fallout, Hits, Precision, RPrecision, Recall, Success
 from rank_polars.measures.counts import Unjudged
 from rank_polars.measures.iprec import ELEVEN, IPrec, IPrecAvg
 from rank_polars.formula.exprs_diversity import alpha_dcg, err_ia, map_ia, nrbp, p_ia, strec  # ndeval's, over subtopic lists
@@ -341,6 +341,47 @@ def success(relevance: IntoExpr, k: int | None = None, *, rel: float | None = No
     return list_expr(Success(k, rel=rel), relevance)
 
 
+def hits(relevance: IntoExpr, k: int | None = None, *, rel: float | None = None) -> pl.Expr:
+    """The number of relevant items among the first k of a ranked list (ranx's ``hits``).
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> df = pl.DataFrame({"relevance": [1, 0, 2, 1]})
+    >>> df.select(rp.exprs.hits("relevance", 3), rp.exprs.hits("relevance"))
+    shape: (1, 2)
+    ┌────────┬──────┐
+    │ hits@3 ┆ hits │
+    │ ---    ┆ ---  │
+    │ f64    ┆ f64  │
+    ╞════════╪══════╡
+    │ 2.0    ┆ 3.0  │
+    └────────┴──────┘
+    """
+    return list_expr(Hits(k, rel=rel), relevance)
+
+
+def fallout(relevance: IntoExpr, k: int | None = None, *, rel: float | None = None) -> pl.Expr:
+    """Fall-out at k: the judged non-relevant items among the first k over the list's judged
+    non-relevant items (grade 0; a null or negative grade is unjudged), 0 when it has none.
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> df = pl.DataFrame({"relevance": [0, 1, 0, None, 0]})
+    >>> df.select(rp.exprs.fallout("relevance", 2).round(4), rp.exprs.fallout("relevance", 3).round(4))
+    shape: (1, 2)
+    ┌───────────┬───────────┐
+    │ fallout@2 ┆ fallout@3 │
+    │ ---       ┆ ---       │
+    │ f64       ┆ f64       │
+    ╞═══════════╪═══════════╡
+    │ 0.3333    ┆ 0.6667    │
+    └───────────┴───────────┘
+    """
+    return list_expr(Fallout(k, rel=rel), relevance)
+
+
 def rprec(relevance: IntoExpr, *, rel: float | None = None, mult: float = 1.0) -> pl.Expr:
     """R-precision: precision at R, the number of relevant grades in the list (``mult``: at floor(mult R + 0.9)).
 
@@ -421,6 +462,7 @@ def unj(relevance: IntoExpr, k: int | None = None) -> pl.Expr:
 
 
 __all__ = [
-    "ap", "bpref", "cg", "dcg", "err", "f1", "idcg", "iprec", "iprec_avg", "judged", "ndcg", "precision", "rbp", "recall", "rprec", "rr", "success", "unj",
+    "ap", "bpref", "cg", "dcg", "err", "f1", "fallout", "hits", "idcg", "iprec", "iprec_avg", "judged", "ndcg", "precision",
+    "rbp", "recall", "rprec", "rr", "success", "unj",
     "alpha_dcg", "err_ia", "map_ia", "nrbp", "p_ia", "strec",
 ]

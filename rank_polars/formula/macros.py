@@ -50,7 +50,7 @@ _SENTINELS: dict[str, float] = {
 _EXPRS = {"p": "precision"}
 SCALAR: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cg", ()), ("dcg", ()), ("idcg", ()), ("ndcg", ()), ("ap", ()), ("rr", ()),
-    ("p", ()), ("recall", ()), ("f1", ()), ("success", ("hit",)), ("rprec", ()),
+    ("p", ()), ("recall", ()), ("f1", ()), ("success", ("hit",)), ("hits", ()), ("fallout", ()), ("rprec", ()),
     ("bpref", ()), ("err", ()), ("rbp", ()), ("judged", ()), ("unj", ()),
 )
 
