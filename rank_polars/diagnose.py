@@ -19,7 +19,7 @@ said not to be computed.
 (2, 0)
 >>> for f in found.findings:
 ...     print(f.level, f.check, f.message)
-error duplicates duplicate (query, item) within a ranking in 'item' (evaluate refuses them; duplicates='first' keeps the first): 1 repeated row in 1 ranking, counting every row, e.g. query 'q1'
+error duplicates duplicate items within a ranking in 'item' (keep one row per query and item, or pass duplicates='first'): 1 repeated row in 1 ranking, counting every row, e.g. query 'q1'
 error nulls null or NaN relevance labels or infinite ones in 'relevance' (label every row with a finite grade, or pass qrels=): 1 row in 1 ranking, counting every row, e.g. query 'q2'
 info labels 1 of 2 rankings have no relevant item (every metric is 0 on them), e.g. query 'q2'
 info labels labels (run): 0: 1 (50.0%), 1: 1 (50.0%)
@@ -85,7 +85,7 @@ class Diagnosis:
 # validate.py's statistic -> (level, check, message); {pos} etc. are the user's column names
 _RUN_FINDINGS = {
     "item_null": ("error", "nulls", "null item ids in {item}"),
-    "item_dup": ("error", "duplicates", "duplicate (query, item) within a ranking in {item} (evaluate refuses them; duplicates='first' keeps the first)"),
+    "item_dup": ("error", "duplicates", "duplicate items within a ranking in {item} (keep one row per query and item, or pass duplicates='first')"),
     "rank_null": ("error", "nulls", "null positions in {pos}"),
     "rank_lt1": ("error", "positions", "positions < 1 in {pos} (1 = shown first)"),
     "rank_dup": ("error", "duplicates", "duplicate positions within a ranking in {pos}"),

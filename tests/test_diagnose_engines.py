@@ -57,7 +57,7 @@ def by_score(frame: pl.DataFrame) -> pl.DataFrame:
 # name -> (run, keyword arguments, [(level, check, words in one message, ...)] the case plants)
 CASES = {
     "clean": (by_position(BASE), {}, []),
-    "duplicate item": (by_position(at(BASE, 1, item="a")), {}, [("error", "duplicates", "duplicate (query, item)")]),
+    "duplicate item": (by_position(at(BASE, 1, item="a")), {}, [("error", "duplicates", "duplicate items within a ranking")]),
     "null item": (by_position(at(BASE, 2, item=None)), {}, [("error", "nulls", "null item ids")]),
     "null position": (by_position(at(BASE, 2, position=None)), {}, [("error", "nulls", "null positions")]),
     "position 0": (by_position(at(BASE, 0, position=0)), {}, [("error", "positions", "positions < 1")]),
@@ -72,7 +72,7 @@ CASES = {
     "group lacks a query": (by_position(BASE.filter(~((pl.col("model") == "B") & (pl.col("query") == "q2")))), {},
                             [("warning", "coverage", "B lacks 1")]),
     "several at once": (by_position(at(at(BASE, 1, item="a"), 7, position=0)), {},
-                        [("error", "duplicates", "duplicate (query, item)"), ("error", "positions", "positions < 1")]),
+                        [("error", "duplicates", "duplicate items within a ranking"), ("error", "positions", "positions < 1")]),
     "qrels: clean": (by_position(BASE).drop("relevance"), {"qrels": QRELS}, []),
     "qrels: duplicate judgments": (by_position(BASE).drop("relevance"), {"qrels": pl.concat([QRELS, QRELS.head(1)])},
                                    [("error", "duplicates", "judged more than once, e.g. query 'q1'")]),
@@ -173,7 +173,7 @@ def test_cli_validate_engine(engine, spark, tmp_path: Path):
     bad.write_parquet(tmp_path / "bad.parquet")
     result = invoke("validate", tmp_path / "bad.parquet", "--by", "model", "--engine", engine, code=1)
     assert "10 rows, 4 rankings, 2 queries, 2 groups by model" in result.stdout
-    assert "duplicate (query, item) within a ranking" in result.stdout and "--duplicates first" in result.stdout
+    assert "duplicate items within a ranking" in result.stdout and "--duplicates first" in result.stdout
     assert f"not computed in the {engine} engine" in result.stdout and "1 error, 0 warnings" in result.stdout
     as_json = json.loads(invoke("validate", tmp_path / "bad.parquet", "--by", "model", "--engine", engine,
                                 "--format", "json", code=1).stdout)

@@ -23,7 +23,7 @@ def test_validate_finds_errors(tmp_path: Path, log: pl.DataFrame) -> None:
     result = invoke("validate", tmp_path / "bad.parquet", "--by", "model", code=None)
     assert result.exit_code == 1
     out = result.stdout
-    assert "duplicate (query, item) within a ranking" in out
+    assert "duplicate items within a ranking" in out
     assert "duplicate positions" in out and "null or NaN relevance" in out
     assert "3 errors" in out
     as_json = json.loads(invoke("validate", tmp_path / "bad.parquet", "--by", "model", "--format", "json", code=None).stdout)
