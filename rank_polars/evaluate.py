@@ -16,7 +16,7 @@ from rank_polars.families.diversity import bind_subtopics
 from rank_polars.inputs import Columns, Inputs, Source, judgments_as_log, prepare
 from rank_polars.measures import MetricLike, parse_all
 from rank_polars.measures.base import GM_FLOOR, Measure
-from rank_polars.measures.clicks import clicks_named, label_column
+from rank_polars.measures.clicks import click_column, clicks_named, first_click, first_labelled, is_click
 from rank_polars.measures.counts import NumQ
 from rank_polars.plan import ITEM, RANK, SCORE, Plan, Q, build_plan
 from rank_polars.progress import ProgressLike, resolve
@@ -75,8 +75,11 @@ def evaluate(
         Names such as ``"ndcg@10"``, ``"ap(denom=min)@5"``, ``"mrr"`` or specs such as
         ``rp.ndcg(k=10, gain="exp")``; output columns are named by the string given.
         Click metrics (``ctr@10``, ``click_rr``, ``abandonment``: :mod:`rank_polars.measures.clicks`)
-        read the log's ``click`` column as the labels when neither ``qrels`` nor ``relevance=``
-        is given, so ``rr`` or ``p@5`` in the same call count clicks.
+        always read the run's ``click`` column (the schema's ``click=``, or a spec's own
+        ``click=``), whatever ``qrels`` and ``labels`` say; every other metric reads the labels
+        or the judgments, as without them: a value never depends on the other metrics of the
+        call.  ``relevance="click"`` makes the clicks the labels too (``rr`` or ``p@5``
+        counting clicks).
     qrels
         Judgments ``query, item, relevance``.  When given they alone decide relevance (the
         run's relevance column is not read), only judged queries are evaluated, and the
@@ -204,10 +207,12 @@ def evaluate(
     by_cols = check_names(names, by)
     check_metrics_argument(metrics)
     outputs = clicks_named(parse_all(metrics), mapping.click)
-    # a click log's labels are its clicks (measures.clicks.label_column)
-    relevance = label_column(outputs, mapping.column("relevance"), qrels)
+    # one reading per call: the click metrics read the run's click column (carried beside the
+    # labels), every other metric the labels or the judgments (measures.clicks)
+    click = click_column(outputs)
+    relevance = mapping.column("relevance")
     check_output_names(by_cols, [label for label, _ in outputs], query, per_query)
-    columns = replace(Columns.of(mapping), relevance=relevance)
+    columns = replace(Columns.of(mapping), click=click)
     qrels = judgments_as_log(qrels, columns)
     plan_outputs, families = split_outputs(outputs)
     # subtopic judgments given as qrels: the diversity specs read them
@@ -235,8 +240,14 @@ def evaluate(
     # a log of what was shown, without labels, for measures of what is shown alone (coverage,
     # novelty, diversity: Measure.NEEDS_LABELS)
     needs_labels = any(spec.NEEDS_LABELS for _, spec in outputs)
-    inputs = reading(run, qrels=qrels, by=by, columns=columns, labels=labels,
-                     order=order, needs_labels=needs_labels, auxiliary=auxiliary_tables(families))
+    # click metrics alone read no label: not the run's relevance column (a click log has none),
+    # whatever labels= says (with qrels the judgments still choose the queries)
+    reads_labels = not all(is_click(spec) for _, spec in outputs)
+    inputs = reading(run, qrels=qrels, by=by, columns=columns,
+                     labels=labels if reads_labels or qrels is None else "qrels",
+                     order=order, needs_labels=needs_labels, auxiliary=auxiliary_tables(families),
+                     reads_labels=reads_labels, labelled_metric=first_labelled(outputs),
+                     click_metric=first_click(outputs))
     display = spark_runner.progress if engine == "spark" else resolve(progress)
     inputs.checks = checks
     if duplicates == "first":

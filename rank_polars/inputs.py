@@ -30,6 +30,10 @@ from rank_polars.errors import RankPolarsError
 from rank_polars.plan import GRADE, ITEM, RANK, SCORE, Q, by_name, key_names
 from rank_polars.schema import Schema
 
+#: The run's click column under its internal name, beside ``GRADE`` (the labels): what the click
+#: metrics read (:mod:`rank_polars.clicks.metrics`), carried only when the call asks for one.
+CLICK = "__rp_click"
+
 Source = Union[
     pl.DataFrame, pl.LazyFrame, str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]],
     Mapping[str, Mapping[str, float]], Any,
@@ -54,6 +58,8 @@ class Columns:
     score: str = "score"
     relevance: str = "relevance"
     judgments: Columns | None = None
+    #: the click column the call's click metrics read (``CLICK`` in the run); None without one
+    click: str | None = None
 
     @classmethod
     def of(cls, schema: Schema) -> Columns:
@@ -77,7 +83,7 @@ def reads_run_labels(has_qrels: bool, labels: str) -> bool:
 
 @dataclass
 class Inputs:
-    run: pl.LazyFrame  # internal names: by_name(i)..., Q, ITEM, RANK or SCORE, [GRADE]
+    run: pl.LazyFrame  # internal names: by_name(i)..., Q, ITEM, RANK or SCORE, [GRADE], [CLICK]
     qrels: pl.LazyFrame | None  # Q, ITEM, GRADE
     by: list[str]  # the user's grouping column names, in order
     order: str  # "position" or "score"
@@ -86,7 +92,8 @@ class Inputs:
     qrels_source: Resolved | None = None
     checks: str = "full"  # where the ranking checks run: see validate.ranking_check_scope
     labels: str = "qrels"  # with qrels: "run" takes the shown rows' grades from the run's labels
-    # the log has no relevance column and no measure needs one: every shown row's grade is 1
+    # no label is read: the log has no relevance column and no measure needs one, or no metric
+    # of the call reads labels (click metrics alone); every shown row's grade is then 1
     unlabelled: bool = False
     # the user's query and item columns -> the type the run's ids are read as (after the id rule
     # against the judgments and a family's tables): what a family reads its tables' ids as
@@ -256,12 +263,22 @@ def prepare(
     order: str = "auto",
     needs_labels: bool = True,
     auxiliary: Sequence[tuple[str, Source]] = (),
+    reads_labels: bool = True,
+    labelled_metric: str | None = None,
+    click_metric: str | None = None,
 ) -> Inputs:
     """The checked inputs.  ``auxiliary``: the (name, table) pairs a measure family matches with
     the run by its query or item ids (a history, a catalogue, subtopic judgments); the run and
     the judgments are read with the id types the one rule (``io.id_casts``) gives against each
-    of them too, and ``Inputs.ids`` says what to read those tables' ids as."""
+    of them too, and ``Inputs.ids`` says what to read those tables' ids as.
+
+    ``reads_labels=False``: no metric of the call reads labels (click metrics alone), so the
+    run's relevance column is not read even where it exists.  ``columns.click``: the column the
+    call's click metrics read, carried as :data:`CLICK` beside the labels (``click_metric``: the
+    first of them, and ``labelled_metric`` the first metric needing labels, named in errors)."""
     numeric = rio.numeric_roles(columns.position, columns.score, columns.relevance)
+    if columns.click is not None:  # a CSV's click counts are numbers too
+        numeric = {columns.click: pl.Float64(), **numeric}
     run_src = resolve(run, "run", numeric, columns)
     qrels_src = None if qrels is None else resolve(qrels, "qrels", numeric, columns)
     by_cols = [by] if isinstance(by, str) else list(by or [])
@@ -337,10 +354,17 @@ def prepare(
         )
     elif labels == "run":
         raise RankPolarsError("labels='run' takes the shown rows' grades from the run and the ideal from qrels: pass qrels=")
-    unlabelled = qrels is None and not needs_labels and columns.relevance not in schema
+    unlabelled = qrels is None and (not reads_labels or not needs_labels and columns.relevance not in schema)
     if unlabelled:  # measures of what is shown alone: every shown row counts as relevant
         select.append(pl.lit(1.0).alias(GRADE))
     elif reads_run_labels(qrels is not None, labels):
+        if columns.relevance not in schema and (columns.click is not None or "click" in schema):
+            # a click log asked for a metric of labels: its clicks are not read as labels unasked
+            clicks = columns.click or "click"
+            hint = f" for {labelled_metric}" if labelled_metric else ""
+            judged = "; or pass qrels=" if qrels is None else ""
+            raise RankPolarsError(f"run: no relevance column {columns.relevance!r}{hint}; a click log's clicks are "
+                                  f"read as labels only when asked: relevance={clicks!r}{judged}")
         role = "relevance label; or pass qrels=" if qrels is None else "relevance label, for labels='run'"
         dtype = _need(schema, columns.relevance, "run", role)
         _numeric(dtype, columns.relevance, "run")
@@ -348,6 +372,17 @@ def prepare(
         # column does not reach the Parquet reader, and this one keeps ~95% of rows out
         grade = pl.col(columns.relevance)
         select.append((grade if dtype.is_integer() or dtype.is_float() else grade.cast(pl.Float64)).alias(GRADE))
+    if columns.click is not None:
+        # the click metrics' own column, whatever the labels are (the run's, the judgments')
+        if columns.click not in schema:
+            what = f" for {click_metric}" if click_metric else ""
+            given = ("; clicks given as qrels= are not read as clicks: join them to the log as its "
+                     f"{columns.click!r} column (0 where absent)") if qrels is not None else ""
+            raise RankPolarsError(f"run: no click column {columns.click!r}{what} (the click metrics read the run's "
+                                  f"clicks, whatever qrels= say){given}; columns are "
+                                  f"{', '.join(map(repr, schema.names()))}")
+        _numeric(schema[columns.click], columns.click, "run")
+        select.append(pl.col(columns.click).cast(pl.Float64).alias(CLICK))
     ids_read = {c: schema[c] for c in (columns.query, columns.item)}
     return Inputs(run_lf.select(select), qrels_lf, by_cols, order, columns, run_src, qrels_src, labels=labels,
                   unlabelled=unlabelled, ids=ids_read, rows=_known_rows(run, run_src))

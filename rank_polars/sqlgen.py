@@ -16,7 +16,7 @@ from sqlglot.errors import SqlglotError
 
 from rank_polars.errors import RankPolarsError
 from rank_polars.measures import MetricLike, parse_all
-from rank_polars.measures.clicks import clicks_named, label_column
+from rank_polars.measures.clicks import click_column, clicks_named, is_click
 from rank_polars.measures.base import GM_FLOOR, FamilyMeasure, Measure
 from rank_polars.measures.counts import NumQ
 from rank_polars.plan import ITEM, N_RET, Q, build_plan
@@ -60,7 +60,10 @@ def to_sql(
         ``read_parquet('logs/*.parquet')``; no alias.  Never build them from untrusted
         input.  Without ``qrels`` the run's ``relevance`` column gives the grades and the
         ideal ranking comes from the run's own labels; with ``qrels`` only judged queries
-        are evaluated and the run's relevance column is not read.
+        are evaluated and the run's relevance column is not read.  The click metrics
+        (``ctr@10``, ``click_rr``, ...) read the table's ``click`` column (the schema's
+        ``click=``) whatever ``qrels`` and ``labels`` say; clicks given as ``qrels`` are not read
+        as clicks.
     labels
         With ``qrels``: ``"run"`` takes the grades of the shown rows from the run's
         ``relevance`` column instead of joining the run with the judgments (the judgments
@@ -114,8 +117,10 @@ def to_sql(
     mapping = as_schema(schema, query=query, item=item, position=position, score=score, relevance=relevance)
     query, item, position, score = (mapping.column(r) for r in ("query", "item", "position", "score"))
     outputs = clicks_named(parse_all(metrics), mapping.click)
-    # a click log's labels are its clicks (measures.clicks.label_column)
-    relevance = label_column(outputs, mapping.column("relevance"), qrels)
+    # one reading per call: the click metrics read the table's click column, every other metric
+    # the labels or the judgments (measures.clicks), as evaluate in every engine
+    click = click_column(outputs)
+    relevance = mapping.column("relevance")
     by_cols = [by] if isinstance(by, str) else list(by or [])
     if len(set(by_cols)) != len(by_cols):
         raise RankPolarsError(f"by: a column is named twice in {by_cols!r}")
@@ -129,9 +134,11 @@ def to_sql(
     # measures whose grades never come from the run (diversity's subtopic judgments): the
     # statement reads no relevance column, which the table may not have
     unlabelled = qrels is None and not any(spec.READS_RUN_LABELS for _, spec in outputs)
+    if all(is_click(spec) for _, spec in outputs):
+        labels = "qrels"  # click metrics alone read no label, whatever labels= says (as evaluate)
     judged = Columns.of(mapping).judged
     src = Source(table, qrels, by_cols, order, query, item, position, score, relevance, labels=labels,
-                 unlabelled=unlabelled, judged=(judged.query, judged.item, judged.relevance))
+                 unlabelled=unlabelled, judged=(judged.query, judged.item, judged.relevance), click=click)
     plan_outputs, families = split_outputs(outputs)
     _check_family_dialects(families, dialect)
     if families and per_query and any(spec.AGGREGATE == "catalog" for _, spec in families):
@@ -207,7 +214,7 @@ def _families_sql(q: Query, families: list, src: Source, value: dict[str, str]) 
 
     run = "__rp_family_run"
     q.add(run, ranked_cte(Source(run="", qrels=None, by=list(src.by), order=src.order)))
-    columns = Columns(src.query, src.item, src.position, src.score, src.relevance)
+    columns = Columns(src.query, src.item, src.position, src.score, src.relevance, click=src.click)
     tables = _Tables(run=quote(run), qrels=quote(QRELS) if src.qrels is not None else None, universe=quote(UNIVERSE),
                      keys=src.keys, columns=columns, relation=None, query=None)  # type: ignore[arg-type]
     joins = []

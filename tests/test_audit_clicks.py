@@ -54,57 +54,65 @@ def ips(log: list[dict[str, Any]], ranks: dict[str, dict[str, int]], theta: dict
 
 
 # -- clicks given as judgments ----------------------------------------------------------------------
-@pytest.mark.parametrize("grades", [(1, 1), (1, 0)])
+# The click metrics read the run's click column whatever qrels= say (tests/test_clicks_one_reading.py):
+# a click table given as qrels is refused with the join that makes it the log's column, and judgments
+# beside a log with its clicks choose the evaluated queries (by the one id rule), never the clicks.
 @pytest.mark.parametrize("engine", [*ENGINES, "spark", "to_sql"])
-def test_clicks_given_as_qrels_with_a_pair_twice_are_refused_not_counted_twice(engine: str, grades: tuple,
-                                                                               request: pytest.FixtureRequest) -> None:
-    """A click table given as qrels with one (query, item) twice (a click event logged twice, or
-    a click and a later 0) was joined to the shown rows as it came: the shown row counted as two
-    impressions (ctr@2 of arm a 0.833 instead of 0.75), in every engine and without a word:
-    the click metrics read no "contributing" judgment, so the qrels' duplicate check saw none."""
+def test_clicks_given_as_qrels_are_refused_and_a_pair_judged_twice_changes_no_click(
+        engine: str, request: pytest.FixtureRequest) -> None:
+    """A click table given as qrels with one (query, item) twice was joined to the shown rows as it
+    came: the shown row counted as two impressions (ctr@2 of arm a 0.833 instead of 0.75); then
+    refused, with the clicks still read off the qrels.  Now the clicks are the log's: a click
+    table as qrels is refused in every engine (to_sql reads the table's click column, which the
+    database finds missing), and judgments with a pair twice beside a log carrying its clicks
+    leave every click value as the log alone gives it."""
     log = pl.DataFrame({"model": ["a", "a", "a", "b", "b"], "query": ["q1", "q1", "q2", "q1", "q2"],
                         "item": ["x", "y", "x", "x", "x"], "position": [1, 2, 1, 1, 1]})
-    qrels = pl.DataFrame({"query": ["q1", "q2", "q1"], "item": ["y", "x", "y"], "relevance": [grades[0], 1, grades[1]]})
-    names = ["ctr@2", "impressions@2"]
-    text = ("ctr@2: 1 row with more than one judgment for its ('query', 'item') in the qrels (the shown row would be "
-            "counted once per judgment), e.g. in query 'q1'")
+    clicks = pl.DataFrame({"query": ["q1", "q2", "q1"], "item": ["y", "x", "y"], "relevance": [1, 1, 0]})
+    clicked = log.join(clicks.unique(["query", "item"], keep="first"), on=["query", "item"], how="left").select(
+        "model", "query", "item", "position", click=pl.col("relevance").fill_null(0))
+    names = ["ctr@2", "impressions@2", "click_rr"]
+    want = rp.evaluate(clicked, names, by="model")
     if engine == "to_sql":
         con = duckdb.connect()
         con.register("logs", log.to_arrow())
-        con.register("qrels", qrels.to_arrow())
-        with pytest.raises(duckdb.InvalidInputException, match=re.escape(f"rank_polars: {text}")):
+        con.register("qrels", clicks.to_arrow())
+        with pytest.raises(duckdb.BinderException, match='"click" not found'):
             con.sql(rp.to_sql(names, table="logs", qrels="qrels", by="model")).fetchall()
+        con.register("logs", clicked.to_arrow())
+        got = con.sql(rp.to_sql(names, table="logs", qrels="qrels", by="model")).pl()
+        assert got.sort("model").rows() == want.sort("model").rows()
         return
     spark = {"spark": request.getfixturevalue("spark_session")} if engine == "spark" else {}
-    with pytest.raises(rp.DataError, match=re.escape(text)):
-        rp.evaluate(log, names, qrels=qrels, by="model", engine=engine, **spark)
-    # one judgment per pair: the clicks of the qrels, the same numbers as a log carrying them
-    clicked = log.join(qrels.unique(["query", "item"], keep="first"), on=["query", "item"], how="left").select(
-        "model", "query", "item", "position", click=pl.col("relevance").fill_null(0))
-    got = rp.evaluate(log, names, qrels=qrels.unique(["query", "item"], keep="first"), by="model", engine=engine,
-                      **spark)
-    want = rp.evaluate(clicked, names, by="model")
+    with pytest.raises(rp.RankPolarsError, match=re.escape(
+            "run: no click column 'click' for ctr@2 (the click metrics read the run's clicks, whatever qrels= say); "
+            "clicks given as qrels= are not read as clicks: join them to the log as its 'click' column (0 where "
+            "absent)")):
+        rp.evaluate(log, names, qrels=clicks, by="model", engine=engine, **spark)
+    got = rp.evaluate(clicked, names, qrels=clicks, by="model", engine=engine, **spark)
     assert got.sort("model").rows() == want.sort("model").rows()
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_clicks_as_qrels_match_ids_by_the_one_rule(engine: str) -> None:
-    """Integer ids in the log, text ids in a click table given as qrels: 7 is "7" and "007" is
-    not 7 (docs/data-model.md), for the click metrics as for the others.  The reference reads
-    the definitions of docs/clicks.md over the clicks the rule joins."""
-    log = pl.DataFrame({"model": ["a", "a", "a", "b", "b"], "query": [7, 7, 8, 7, 8], "item": [1, 2, 1, 1, 1],
-                        "position": [1, 2, 1, 1, 1]})
+def test_judgments_beside_a_click_log_match_ids_by_the_one_rule(engine: str) -> None:
+    """Integer ids in the log, text ids in the judgments: 7 is "7" and "008" is not 8
+    (docs/data-model.md), for the queries the click metrics are evaluated on as for the others;
+    the clicks are the log's.  The reference reads the definitions of docs/clicks.md."""
+    log = pl.DataFrame({"model": ["a", "a", "a", "b", "b", "b"], "query": [7, 7, 8, 7, 8, 9], "item": [1, 2, 1, 1, 1, 1],
+                        "position": [1, 2, 1, 1, 1, 1], "click": [0, 1, 1, 0, 0, 1]})
     qrels = pl.DataFrame({"query": ["7", "008", "8"], "item": ["2", "1", "01"], "relevance": [1, 1, 1]})
-    clicks = {(str(q), str(i)): g for q, i, g in qrels.iter_rows()}
+    judged = {"7", "8"}  # "008" judges no logged query: it is not 8; query 9 is not judged
     per: dict[str, list[tuple[float, float, float]]] = {}
     for (model, query), group in log.group_by("model", "query"):
-        shown = sorted((p, clicks.get((str(query), str(i)), 0)) for i, p in zip(group["item"], group["position"]))
+        if str(query) not in judged:
+            continue
+        shown = sorted(zip(group["position"], group["click"]))
         top = [c for p, c in shown if p <= 2]
         first = next((p for p, c in shown if c), None)
         per.setdefault(str(model), []).append((sum(top) / len(top), float(sum(top)), 1 / first if first else 0.0))
     got = rp.evaluate(log, ["ctr@2", "clicks@2", "click_rr"], qrels=qrels, by="model", engine=engine,
                       missing="skip").sort("model")
-    assert got["queries"].to_list() == [2, 2]  # "008" judges no logged query: it is not 8
+    assert got["queries"].to_list() == [2, 2]
     for row in got.iter_rows(named=True):
         values = per[row["model"]]
         for j, name in enumerate(["ctr@2", "clicks@2", "click_rr"]):

@@ -1,8 +1,8 @@
 """Online click metrics (rank_polars.measures.clicks) by name in Polars, DuckDB and to_sql,
 against a plain Python reference written from the definitions (docs/clicks.md), on
 hypothesis-generated click logs (1-5 arms, zero-click rankings, single impressions, deep
-positions); the click column as labels of the existing metrics; bad click values refused with
-the same message in both engines."""
+positions); the click column as labels of the existing metrics when the call says so
+(relevance="click"); bad click values refused with the same message in every engine."""
 
 from __future__ import annotations
 
@@ -120,37 +120,50 @@ LOG = pl.DataFrame({"model": ["a", "a", "a", "b", "b", "b"], "query": ["q1", "q1
 
 @pytest.mark.parametrize("engine", ["polars", "duckdb"])
 def test_clicks_as_labels_of_the_existing_metrics(engine: str) -> None:
-    """Without qrels the click column is the labels: rr on clicks is click_rr, success@1 is one
-    minus abandonment@1, p@2 is ctr@2 where every ranking shows two rows."""
+    """relevance="click" makes the click column the labels too: rr on clicks is click_rr, success@1
+    is one minus abandonment@1, p@2 is ctr@2 where every ranking shows two rows.  (Before, a click
+    metric in the call did so unasked, relabelling the whole call: tests/test_clicks_one_reading.py.)"""
     got = rp.evaluate(LOG, ["rr", "click_rr", "success@1", "abandonment@1", "p@2", "ctr@2"], by="model",
-                      engine=engine).to_dicts()
+                      relevance="click", engine=engine).to_dicts()
     for row in got:
         assert row["rr"] == row["click_rr"]
         assert row["success@1"] == 1 - row["abandonment@1"]
     # model a: q1 shows 2 rows with 1 click, q2 one row with 1 click: p@2 divides by 2, ctr@2 by the rows shown
     assert (got[0]["p@2"], got[0]["ctr@2"]) == ((1 / 2 + 1 / 2) / 2, (1 / 2 + 1 / 1) / 2)
-    # the same through relevance= (the label column named explicitly), and a spec's click= column
+    # another column name: the schema's click= for the click metrics, relevance= for the labels
     renamed = LOG.rename({"click": "clicked"})
-    assert rp.evaluate(renamed, ["rr", "ctr@2"], by="model", relevance="clicked", engine=engine).to_dicts() == \
-        rp.evaluate(renamed, ["rr", "ctr(click=clicked)@2"], by="model", engine=engine).rename(
+    assert rp.evaluate(renamed, ["rr", "ctr@2"], by="model", schema=rp.Schema(relevance="clicked", click="clicked"),
+                       engine=engine).to_dicts() == \
+        rp.evaluate(renamed, ["rr", "ctr(click=clicked)@2"], by="model", relevance="clicked", engine=engine).rename(
             {"ctr(click=clicked)@2": "ctr@2"}).to_dicts()
 
 
 def test_conflicting_click_columns_are_refused() -> None:
     with pytest.raises(rp.RankPolarsError, match="different click columns"):
         rp.evaluate(LOG, ["ctr(click=a)", "ctr(click=b)@2"])
-    with pytest.raises(rp.RankPolarsError, match="names another label column"):
-        rp.evaluate(LOG, ["ctr(click=other)@2"], relevance="click")
+    with pytest.raises(rp.RankPolarsError, match="different click columns"):
+        rp.to_sql(["ctr(click=a)", "ctr(click=b)@2"], table="logs")
+    # a click column and a label column are read apart: no conflict, the missing one is named
+    # (before: "names another label column", when one call read one column as both)
+    with pytest.raises(rp.RankPolarsError, match=r"run: no click column 'other' for ctr\(click=other\)@2"):
+        rp.evaluate(LOG, ["ctr(click=other)@2"], relevance="click", by="model")
 
 
 @pytest.mark.parametrize("engine", ["polars", "duckdb"])
-def test_clicks_from_a_qrels_table(engine: str) -> None:
-    """With qrels the clicks are their labels joined to the shown rows: the same values as the log's column."""
+def test_clicks_from_a_qrels_table_are_refused_and_judgments_leave_the_clicks_alone(engine: str) -> None:
+    """The click metrics read the log's click column whatever qrels= say: clicks given as qrels
+    (they were the clicks, joined to the shown rows) are refused with the join that makes them a
+    column; judgments beside a log with clicks choose the queries, not the clicks."""
     log = pl.DataFrame({"query": ["a", "a", "a", "b", "b"], "item": ["x", "y", "z", "x", "y"],
                         "position": [1, 2, 3, 1, 2], "click": [0, 1, 1, 0, 0]})
     qrels = log.filter((pl.col("click") > 0) | (pl.col("query") == "b")).select("query", "item", relevance="click")
     names = ["ctr@3", "ctr(agg=ratio)@3", "clicks@2", "abandonment@3", "click_rr@3", "last_click_rr@3"]
-    got = rp.evaluate(log.drop("click"), names, qrels=qrels, missing="zero", engine=engine)
+    with pytest.raises(rp.RankPolarsError, match="clicks given as qrels= are not read as clicks: join them to the log "
+                                                 "as its 'click' column"):
+        rp.evaluate(log.drop("click"), names, qrels=qrels, missing="zero", engine=engine)
+    # judgments that disagree with the clicks (every shown row relevant) do not change them
+    judged = log.select("query", "item", relevance=pl.lit(1))
+    got = rp.evaluate(log, names, qrels=judged, engine=engine)
     want = rp.evaluate(log, names, engine=engine)
     assert got.to_dicts() == want.to_dicts()
 
@@ -167,16 +180,14 @@ BAD = [
     # to_sql's statement has only the family's own checks
     ({"position": [1, None, 1, 1, 2, None]}, ["abandonment"],
      "abandonment: 2 rows with a null 'position' (the rank of a shown row is unknown), e.g. in query 'q1', 'q3'"),
+    # the click family's own check in every engine (before, the engines' label check said
+    # "null or NaN relevance labels": the click column was the call's labels)
     ({"click": [0, None, 1, 1, 0, None]}, ["clicks@3"],
      "clicks@3: 2 rows with a null click count (column 'click'), e.g. in query 'q1', 'q3'"),
     ({"position": [1, 0, 1, -5, 2, 3]}, ["click_rr", "ctr@2"],
      "click_rr: 2 rows with a 'position' below 1 (1 = shown first), e.g. in query 'q1'"),
 ]
 IN_THE_ENGINES = {
-    "clicks@3: 2 rows with a null click count (column 'click'), e.g. in query 'q1', 'q3'":
-        "run: column 'click': null or NaN relevance labels or infinite ones (label every row with a finite grade, or "
-        "pass qrels=) (2 rows in 2 rankings, counting the rows that can change a value; checks='strict' counts every "
-        "row), e.g. query 'q1' (model='a'), 'q3' (model='b')",
     "abandonment: 2 rows with a null 'position' (the rank of a shown row is unknown), e.g. in query 'q1', 'q3'":
         "run: column 'position': null positions (2 rows in 2 rankings, counting the rows that can change a value; "
         "checks='strict' counts every row), e.g. query 'q1' (model='a'), 'q3' (model='b')",
@@ -229,18 +240,22 @@ def test_to_sql_keeps_the_click_checks_in_every_dialect(dialect: str, stop: str)
         sql_frame(con, sql)
 
 
-def test_null_clicks_are_refused_by_the_label_check() -> None:
+def test_null_clicks_are_refused_by_the_click_check() -> None:
+    """By the family's check (the click column is not the labels), also with clicks as labels."""
     log = LOG.with_columns(click=pl.Series([0, None, 1, 0, 0, 0]))
     for engine in ("polars", "duckdb"):
-        with pytest.raises(rp.DataError, match="column 'click': null"):
+        with pytest.raises(rp.DataError, match=r"ctr@2: 1 row with a null click count \(column 'click'\)"):
             rp.evaluate(log, ["ctr@2"], by="model", engine=engine)
+        with pytest.raises(rp.DataError, match="column 'click': null or NaN relevance labels"):
+            rp.evaluate(log, ["ctr@2", "rr"], by="model", relevance="click", engine=engine)
 
 
 def test_click_metrics_in_spark_equal_polars(spark_session) -> None:
     """Spark runs the family's translated statement (its check as raise_error): the same values."""
     names = [f"{n}@2" for n in NAMES] + ["click_rr", "rr"]
-    want = rp.evaluate(LOG, names, by="model").to_dicts()
-    got = rp.evaluate(LOG, names, by="model", engine="spark", spark=spark_session).to_dicts()
+    want = rp.evaluate(LOG, names, by="model", relevance="click").to_dicts()
+    got = rp.evaluate(LOG, names, by="model", relevance="click", engine="spark", spark=spark_session).to_dicts()
+    assert [row["rr"] for row in got] == [row["click_rr"] for row in got]
     assert [row["model"] for row in got] == [row["model"] for row in want]
     for g, w in zip(got, want):
         assert {k: v for k, v in g.items() if k != "model"} == pytest.approx(

@@ -91,8 +91,10 @@ def test_welch_on_the_linearised_values_is_tea_tastings_ratio_of_means(seed: int
 
 def test_ratio_over_the_universe_with_missing_zero() -> None:
     """With qrels and missing="zero" a judged query the arm never showed is a ranking with no
-    impression: it adds 0 / 0 to the ratio, and its linearised value keeps the mean at R."""
-    log = pl.DataFrame({"query": ["a", "a", "b"], "item": ["x", "y", "x"], "position": [1, 2, 1]})
+    impression: it adds 0 / 0 to the ratio, and its linearised value keeps the mean at R.  The
+    clicks are the log's (the click metrics read the run's click column whatever the qrels); the
+    qrels give the evaluated queries."""
+    log = pl.DataFrame({"query": ["a", "a", "b"], "item": ["x", "y", "x"], "position": [1, 2, 1], "click": [0, 1, 1]})
     qrels = pl.DataFrame({"query": ["a", "b", "c"], "item": ["y", "x", "z"], "relevance": [1, 1, 1]})
     for engine in ("polars", "duckdb"):
         got = rp.evaluate(log, ["ctr(agg=ratio)@2", "ctr@2"], qrels=qrels, missing="zero", engine=engine)

@@ -77,10 +77,16 @@ def candidate_names(cls: type[Measure]) -> list[str]:
     return names
 
 
+def example_tables(cls: type[Measure]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The example's run and judgments: a measure reading other judgments (subtopics) declares its
+    own example qrels, one reading another column of the run (the click metrics' clicks) its own run."""
+    run, qrels = getattr(cls, "EXAMPLE_RUN", EXAMPLE_RUN), getattr(cls, "EXAMPLE_QRELS", EXAMPLE_QRELS)
+    return pl.DataFrame(run), pl.DataFrame(qrels)
+
+
 def example_name(cls: type[Measure]) -> str:
     """The first spelling that parses and evaluates on the example; a measure with none is a docs bug."""
-    # a measure reading other judgments (subtopics) declares its own example qrels
-    run, qrels = pl.DataFrame(EXAMPLE_RUN), pl.DataFrame(getattr(cls, "EXAMPLE_QRELS", EXAMPLE_QRELS))
+    run, qrels = example_tables(cls)
     errors = []
     for name in candidate_names(cls):
         try:
@@ -97,8 +103,7 @@ def _columns(frame: dict[str, list]) -> str:
 
 
 def evaluate_example(cls: type[Measure], name: str) -> str:
-    # a measure reading other judgments (subtopics) declares its own example qrels
-    run, qrels = pl.DataFrame(EXAMPLE_RUN), pl.DataFrame(getattr(cls, "EXAMPLE_QRELS", EXAMPLE_QRELS))
+    run, qrels = example_tables(cls)
     mean = rp.evaluate(run, [name], qrels=qrels)
     # a catalogue-level measure (coverage, Gini) is one value per group: it has no per-query value
     per_query = "" if cls.AGGREGATE == "catalog" else (
@@ -107,7 +112,7 @@ def evaluate_example(cls: type[Measure], name: str) -> str:
     return (
         "```pycon\n"
         ">>> import polars as pl, rank_polars as rp\n"
-        f">>> run = pl.DataFrame({{\n{_columns(EXAMPLE_RUN)}... }})\n"
+        f">>> run = pl.DataFrame({{\n{_columns(getattr(cls, 'EXAMPLE_RUN', EXAMPLE_RUN))}... }})\n"
         f">>> qrels = pl.DataFrame({{\n{_columns(getattr(cls, 'EXAMPLE_QRELS', EXAMPLE_QRELS))}... }})\n"
         f"{per_query}"
         f">>> rp.evaluate(run, [{name!r}], qrels=qrels)\n"

@@ -1,15 +1,15 @@
 """Compute functions of the click family (:mod:`rank_polars.measures.clicks`): per ranking,
-over the run's label column read as click counts.
+over the run's click column (``CLICK``, carried beside the labels: one reading per call, the
+click metrics never read the labels or the judgments, nor the other metrics the clicks).
 
 One aggregation per ranking gives every requested metric, the ratio CTR's numerator and
 denominator, and the counts of bad click values; the checks read those counts, so they cost
 no second pass over the log.  In Polars that aggregation is the engine's own checking pass
-when the log is ranked by position and carries its clicks (:func:`polars_ranking_aggs`): the
-click metrics then read the log once in all, as ``rr`` does.  Every engine refuses the same
-values with the same message (:func:`message`): a null position, negative or non-whole clicks,
-and for a CTR a count above 1 on a row (null clicks are refused before, by the run's label
-check).  The SQL engines and ``to_sql`` carry the checks as every measure family's SQL does
-(:mod:`.beyond_sql`): a one-row relation that stops the statement with
+when the log is ranked by position (:func:`polars_ranking_aggs`): the click metrics then read
+the log once in all, as ``rr`` does.  Every engine refuses the same values with the same
+message (:func:`message`): a null position, null, negative or non-whole clicks, and for a CTR
+a count above 1 on a row.  The SQL engines and ``to_sql`` carry the checks as every measure
+family's SQL does (:mod:`.beyond_sql`): a one-row relation that stops the statement with
 ``error('rank_polars: <message>')``, which the engine turns into the same :class:`DataError`;
 ``to_sql`` spells the stop as each dialect can (Spark's ``raise_error``, Trino's ``fail``,
 elsewhere the message cast to a number: :mod:`rank_polars.engines.dialects`).
@@ -24,9 +24,9 @@ import polars as pl
 from rank_polars.engines.base import FamilyFrames, FamilySql, Outputs
 from rank_polars.engines.sql_engine import quote, quoted_examples
 from rank_polars.errors import DataError, plural
-from rank_polars.inputs import Columns
+from rank_polars.inputs import CLICK, Columns, Inputs
 from rank_polars.measures.base import FamilyMeasure
-from rank_polars.plan import GRADE, ITEM, Q, RANK
+from rank_polars.plan import RANK
 
 #: (statistic, what the rows are): the checks, in the order they are reported; ``{click}``
 #: and ``{position}`` are the user's column names.
@@ -38,15 +38,9 @@ PROBLEMS = (
     ("fraction", "a click count that is not a whole number (column {click!r})"),
     ("above1", "more clicks than impressions (a count above 1 in column {click!r} on one shown row; a CTR is a "
                "rate of 0/1 clicks: use clicks@k for counts)"),
-    # with qrels only: the click metrics read every judgment joined to a shown row, none of them
-    # "contributing" to the engine's duplicate-judgment check, so the family counts them itself
-    ("judged_twice", "more than one judgment for its ({query!r}, {item!r}) in the qrels (the shown row would be "
-                     "counted once per judgment)"),
 )
 
 _SHOWN, _X, _Y = "__rp_shown", "__rp_x", "__rp_y"
-#: per shown row, the number of judgments of its (query, item) (only with qrels)
-_JUDGED = "__rp_judged"
 
 def message(label: str, columns: Columns, problem: str, rows: int, queries: Sequence[str], n_queries: int) -> str:
     """The error both engines raise for bad click values (the DuckDB statement spells the same)."""
@@ -56,13 +50,17 @@ def message(label: str, columns: Columns, problem: str, rows: int, queries: Sequ
 
 
 def _what(problem: str, columns: Columns) -> str:
-    return dict(PROBLEMS)[problem].format(click=columns.relevance, position=columns.position, query=columns.query,
-                                          item=columns.item)
+    return dict(PROBLEMS)[problem].format(click=_click_name_of(columns), position=columns.position)
 
 
-def _checked(outputs: Outputs, qrels: bool = False) -> list[str]:
+def _click_name_of(columns: Columns) -> str:
+    """The user's click column (evaluate and to_sql set ``columns.click`` for a call with click metrics)."""
+    return columns.click if columns.click is not None else "click"
+
+
+def _checked(outputs: Outputs) -> list[str]:
     ctr = any(spec.NAME == "ctr" for _, spec in outputs)
-    return [p for p, _ in PROBLEMS if (p != "above1" or ctr) and (p != "judged_twice" or qrels)]
+    return [p for p, _ in PROBLEMS if p != "above1" or ctr]
 
 
 # -- Polars ---------------------------------------------------------------------------------
@@ -81,7 +79,7 @@ def _per_row(ks: set[int | None]) -> list[pl.Expr]:
     for k in ks:
         top = pl.col(RANK) <= k if k is not None else pl.col(RANK).is_not_null()
         out += [top.alias(_top_name(k)),
-                pl.when(top).then(pl.col(GRADE).fill_null(0).cast(pl.Float64)).otherwise(0.0).alias(_click_name(k))]
+                pl.when(top).then(pl.col(CLICK).fill_null(0).cast(pl.Float64)).otherwise(0.0).alias(_click_name(k))]
     return out
 
 
@@ -104,10 +102,9 @@ def _polars(spec: FamilyMeasure) -> pl.Expr:
 
 
 def _bad(problem: str) -> pl.Expr:
-    g = pl.col(GRADE).cast(pl.Float64)
-    bad = {"noposition": pl.col(RANK).is_null(), "noclick": pl.col(GRADE).is_null(), "below1": pl.col(RANK) < 1,
-           "negative": g < 0, "fraction": ~(g.is_finite() & (g == g.floor())), "above1": g > 1,
-           "judged_twice": pl.col(_JUDGED) > 1}[problem]
+    g = pl.col(CLICK).cast(pl.Float64)
+    bad = {"noposition": pl.col(RANK).is_null(), "noclick": pl.col(CLICK).is_null(), "below1": pl.col(RANK) < 1,
+           "negative": g < 0, "fraction": ~(g.is_finite() & (g == g.floor())), "above1": g > 1}[problem]
     return bad.fill_null(False).sum().alias(f"__rp_bad_{problem}")
 
 
@@ -130,13 +127,14 @@ def _linearised(x: pl.Expr, y: pl.Expr, groups: list[str]) -> pl.Expr:
     return pl.when(over(y.sum()) > 0).then(ratio + (x - ratio * y) / over(y.mean()))
 
 
-def polars_ranking_aggs(outputs: Outputs, qrels: bool = False) -> tuple[list[pl.Expr], list[pl.Expr]]:
+def polars_ranking_aggs(outputs: Outputs, inputs: Inputs | None = None) -> tuple[list[pl.Expr], list[pl.Expr]]:
     """Per row, each cutoff's columns; per ranking, every requested metric (under
     :func:`_per_ranking_name`) and the counts of bad click values: what the Polars engine's
-    checking pass computes with its own counts (:mod:`rank_polars.engines.base`)."""
+    checking pass computes with its own counts (:mod:`rank_polars.engines.base`).  They read the
+    run's own ``CLICK`` and ``RANK``, whatever the judgments: the pass over the run gives them."""
     return (_per_row({spec.k for _, spec in outputs}),
             [*(_polars(spec).alias(_per_ranking_name(label)) for label, spec in outputs),
-             *(_bad(p) for p in _checked(outputs, qrels))])
+             *(_bad(p) for p in _checked(outputs))])
 
 
 def _per_ranking_name(label: str) -> str:
@@ -147,21 +145,14 @@ def polars_values(outputs: Outputs, frames: FamilyFrames) -> pl.LazyFrame:
     # one pass over the ranked run for every requested click metric and the checks (or none:
     # the engine's checking pass computed them)
     run, keys, q = frames.run, frames.keys, frames.keys[-1]
-    judged = frames.per_ranking is None and GRADE not in run.collect_schema().names() and frames.qrels is not None
-    checks = _checked(outputs, judged)
+    checks = _checked(outputs)
     if frames.per_ranking is not None:
         per = frames.per_ranking.rename({_per_ranking_name(label): label for label, _ in outputs})
     else:
-        if judged:
-            # qrels given: the clicks are their labels, joined to the shown rows (0 where absent);
-            # one row per judged pair, with its count, so that a pair judged twice is refused
-            # rather than showing its row twice
-            pairs = frames.qrels.group_by(Q, ITEM).agg(pl.col(GRADE).max(), pl.len().alias(_JUDGED))
-            run = run.join(pairs, left_on=[q, ITEM], right_on=[Q, ITEM], how="left")
-            run = run.with_columns(pl.col(GRADE).fill_null(0))
-        # collected here (streaming, one row per ranking), so that the checks read their counts
-        # before any value is returned
-        rows, aggs = polars_ranking_aggs(outputs, judged)
+        # the run's own clicks (CLICK), never the labels or the judgments; collected here
+        # (streaming, one row per ranking), so that the checks read their counts before any
+        # value is returned
+        rows, aggs = polars_ranking_aggs(outputs)
         per = run.with_columns(rows).group_by(keys).agg(aggs).collect(engine="streaming")
         per = per.rename({_per_ranking_name(label): label for label, _ in outputs})
     _raise_bad(per, outputs, checks, q, frames.columns)
@@ -183,10 +174,10 @@ def polars_values(outputs: Outputs, frames: FamilyFrames) -> pl.LazyFrame:
 
 # -- SQL ------------------------------------------------------------------------------------
 def _sql(spec: FamilyMeasure) -> dict[str, str]:
-    rank, grade = quote(RANK), quote(GRADE)
-    click = f"CAST(COALESCE({grade}, 0) AS DOUBLE)"
+    rank, count = quote(RANK), quote(CLICK)
+    click = f"CAST(COALESCE({count}, 0) AS DOUBLE)"
     top = f"{rank} <= {spec.k}" if spec.k is not None else f"{rank} IS NOT NULL"
-    clicked = f"CASE WHEN {top} AND COALESCE({grade}, 0) > 0 THEN {rank} END"
+    clicked = f"CASE WHEN {top} AND COALESCE({count}, 0) > 0 THEN {rank} END"
     x = f"SUM(CASE WHEN {top} THEN {click} ELSE 0.0 END)"
     # DOUBLE, not the DECIMAL that DuckDB makes of 1.0 (to_sql's per-query columns are read as they come)
     y = f"CAST(SUM(CASE WHEN {top} THEN 1 ELSE 0 END) AS DOUBLE)"
@@ -206,10 +197,10 @@ def _sql(spec: FamilyMeasure) -> dict[str, str]:
 
 
 def _bad_sql(problem: str) -> str:
-    g = f"CAST({quote(GRADE)} AS DOUBLE)"
-    cond = {"noposition": f"{quote(RANK)} IS NULL", "noclick": f"{quote(GRADE)} IS NULL", "below1": f"{quote(RANK)} < 1",
+    g = f"CAST({quote(CLICK)} AS DOUBLE)"
+    cond = {"noposition": f"{quote(RANK)} IS NULL", "noclick": f"{quote(CLICK)} IS NULL", "below1": f"{quote(RANK)} < 1",
             "negative": f"{g} < 0", "fraction": f"NOT ({g} - {g} = 0 AND {g} = floor({g}))",  # x - x: NaN when infinite
-            "above1": f"{g} > 1", "judged_twice": f"{quote(_JUDGED)} > 1"}[problem]
+            "above1": f"{g} > 1"}[problem]
     # a sum of 0/1 rather than COUNT(*) FILTER: sqlglot's Snowflake and BigQuery lose the filter
     return f"SUM(CASE WHEN {cond} THEN 1 ELSE 0 END) AS {quote('__rp_bad_' + problem)}"
 
@@ -242,17 +233,9 @@ def _check_sql(outputs: Outputs, checks: list[str], q: str, columns: Columns) ->
 def sql_values(outputs: Outputs, tables: FamilySql) -> str:
     keys = [quote(k) for k in tables.keys]
     q = keys[-1]
+    # the ranked run's own clicks (CLICK), whatever the labels and the judgments (as in Polars)
     run = tables.run
-    if tables.qrels is not None:
-        # qrels given: the clicks are their labels, joined to the shown rows (0 where absent);
-        # one row per judged pair, with its count (a pair judged twice is refused, as in Polars)
-        item, grade, judged = quote(ITEM), quote(GRADE), quote(_JUDGED)
-        cols = ", ".join(f"r.{k}" for k in keys)
-        pairs = (f"(SELECT {quote(Q)}, {item}, MAX({grade}) AS {grade}, COUNT(*) AS {judged} FROM {tables.qrels} "
-                 f"GROUP BY {quote(Q)}, {item})")
-        run = (f"(SELECT {cols}, r.{item}, r.{quote(RANK)}, COALESCE(j.{grade}, 0) AS {grade}, j.{judged} "
-               f"FROM {tables.run} AS r LEFT JOIN {pairs} AS j ON r.{q} = j.{quote(Q)} AND r.{item} = j.{item})")
-    checks = _checked(outputs, tables.qrels is not None)
+    checks = _checked(outputs)
     parts = [(label, part, expr) for label, spec in outputs for part, expr in _sql(spec).items()]
     values = ", ".join(f"{expr} AS {quote(label + part)}" for label, part, expr in parts)
     per = (f"SELECT {', '.join(keys)}, {values}, TRUE AS {quote(_SHOWN)}, {', '.join(_bad_sql(p) for p in checks)} "

@@ -21,13 +21,14 @@ module with two functions, one per kind of engine:
 
 and optionally a third, for a family whose values are aggregates of each ranking's own rows:
 
-``polars_ranking_aggs(outputs) -> tuple[list[pl.Expr], list[pl.Expr]] | None``
-    Per-row columns and per-ranking aggregates over the run's rows (keys, ``ITEM``,
-    ``RANK``, ``GRADE``), which the Polars engine computes in its checking pass (one row per
-    ranking, over every row of the run) instead of a pass of the family's own, when the run
-    is ranked by position and carries its labels; ``polars_values`` then finds them collected
-    in ``frames.per_ranking``.  The click family is one: its six online metrics cost one pass
-    over a 200M-row log, not two.
+``polars_ranking_aggs(outputs, inputs) -> tuple[list[pl.Expr], list[pl.Expr]] | None``
+    Per-row columns and per-ranking aggregates over the run's own rows (keys, ``ITEM``,
+    ``RANK`` and the columns the run carries: ``GRADE``, ``CLICK``), which the Polars engine
+    computes in its checking pass (one row per ranking, over every row of the run) instead of
+    a pass of the family's own, when the run is ranked by position (None: the family's own
+    pass); ``polars_values`` then finds them collected in ``frames.per_ranking``.  The click
+    family is one (it reads the run's click column whatever the judgments): its six online
+    metrics cost one pass over a 200M-row log, not two.
 
 Both return the keys (``frames.keys``: the group columns then the query) and one Float64
 column per label when the specs' ``AGGREGATE`` is a mean/sum/gmean over queries, or the
@@ -124,9 +125,10 @@ def _internal(names: Sequence[str], columns: Columns) -> dict[str, str]:
 class FamilyFrames:
     """What a family's ``polars_values`` reads.
 
-    ``run``: the run ranked (keys, ``ITEM``, ``RANK``, and ``GRADE`` when the run's labels are
-    read); ``qrels``: the judgments (``Q``, ``ITEM``, ``GRADE``) or None; ``universe``: the
-    evaluated (group, query) pairs with ``N_RET``, after ``missing``; ``per_ranking``: the
+    ``run``: the run ranked (keys, ``ITEM``, ``RANK``, ``GRADE`` when the run's labels are
+    read, ``CLICK`` when the call has click metrics); ``qrels``: the judgments (``Q``,
+    ``ITEM``, ``GRADE``) or None; ``universe``: the evaluated (group, query) pairs with
+    ``N_RET``, after ``missing``; ``per_ranking``: the
     keys and the family's ``polars_ranking_aggs``, when the engine computed them in its
     checking pass (one row per ranking of the run), else None.
     """
@@ -168,7 +170,8 @@ class FamilyFrames:
 class FamilySql:
     """What a family's ``sql_values`` reads: CTE names of the statement it is placed in.
 
-    ``run``: the ranked run (keys, ``ITEM``, ``RANK``, ``GRADE`` with the run's labels);
+    ``run``: the ranked run (keys, ``ITEM``, ``RANK``, ``GRADE`` with the run's labels,
+    ``CLICK`` with click metrics);
     ``qrels``: the judgments (``Q``, ``ITEM``, ``GRADE``, ``JUDGED``) or None;
     ``universe``: the evaluated (group, query) pairs with ``N_RET``; ``relation``: a table
     expression over any source a spec carries (the engine's ``auxiliary``).
@@ -306,15 +309,15 @@ def attach(table: pl.DataFrame, results: Sequence[tuple[bool, Outputs, pl.DataFr
 def ranking_aggs(families: Outputs, inputs: Inputs) -> tuple[list[pl.Expr], list[pl.Expr]] | None:
     """The per-row columns and per-ranking aggregates of every family in the call, for the
     Polars engine's checking pass; None unless each family offers them
-    (``polars_ranking_aggs``) and the run carries its labels and its positions (no judgments
-    to join, no rank to compute from scores)."""
-    if not families or inputs.qrels is not None or not inputs.run_labels or inputs.order != "position":
+    (``polars_ranking_aggs``, which sees the inputs: whether the run carries what it reads) and
+    the run carries its positions (no rank to compute from scores)."""
+    if not families or inputs.order != "position":
         return None
     rows: list[pl.Expr] = []
     aggs: list[pl.Expr] = []
     for module, _, outputs in family_groups(families):
         hook = getattr(module, "polars_ranking_aggs", None)
-        found = hook(outputs) if hook is not None else None
+        found = hook(outputs, inputs) if hook is not None else None
         if found is None:
             return None
         rows += found[0]

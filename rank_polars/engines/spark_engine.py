@@ -252,7 +252,9 @@ class SparkEngine(SqlRunner):
         self.views: list[str] = []
 
     def prepare(self, run: Any, *, qrels: Any, by: str | Sequence[str] | None, columns: Columns, labels: str,
-                order: str, needs_labels: bool = True, auxiliary: Sequence[tuple[str, Any]] = ()) -> Inputs:
+                order: str, needs_labels: bool = True, auxiliary: Sequence[tuple[str, Any]] = (),
+                reads_labels: bool = True, labelled_metric: str | None = None,
+                click_metric: str | None = None) -> Inputs:
         """:func:`rank_polars.inputs.prepare` on the Spark schemas (the same checks and
         messages); the Spark frames, ids cast alike on both sides (and as a family's tables
         need), kept as the sources."""
@@ -271,7 +273,8 @@ class SparkEngine(SqlRunner):
 
         tables = [(what, schema_of(what, t)) for what, t in auxiliary]
         inputs = prepare(run_schema, qrels=qrels_schema, by=by, columns=columns, labels=labels, order=order,
-                         needs_labels=needs_labels, auxiliary=tables)
+                         needs_labels=needs_labels, auxiliary=tables, reads_labels=reads_labels,
+                         labelled_metric=labelled_metric, click_metric=click_metric)
 
         def casts(frame: pl.LazyFrame) -> dict[str, pl.DataType]:
             schema = frame.collect_schema()

@@ -25,7 +25,7 @@ from typing import Sequence
 
 from rank_polars.formula import tree as d
 from rank_polars.errors import RankPolarsError
-from rank_polars.inputs import reads_run_labels
+from rank_polars.inputs import CLICK, reads_run_labels
 from rank_polars.plan import GRADE, IRANK, ITEM, JUDGED, N_RET, Q, QGRADE, RANK, SCORE, Plan, by_name, key_names
 from rank_polars.validate import check_column, repeat_checks
 
@@ -266,6 +266,9 @@ class Source:
     # the judgments' query, item and relevance columns, where they are named otherwise than the
     # log's (to_sql with Schema(judgments=...); the engines rename the judgments when they read them)
     judged: tuple[str, str, str] | None = None
+    # the click column the call's click metrics read, carried as CLICK beside the labels (None:
+    # no click metric); read whatever the labels are (measures.clicks: one reading per call)
+    click: str | None = None
 
     @property
     def run_labels(self) -> bool:
@@ -313,6 +316,8 @@ def run_cte(src: Source) -> str:
     elif src.run_labels:
         select.append(f"CAST({quote(src.relevance)} AS DOUBLE) AS {quote(GRADE)}")
         select.append(f"{quote(src.relevance)} AS {quote(LABEL)}")
+    if src.click is not None:
+        select.append(f"CAST({quote(src.click)} AS DOUBLE) AS {quote(CLICK)}")
     return f"SELECT {', '.join(select)} FROM {src.run} AS {quote('__rp_src')}"
 
 

@@ -102,7 +102,7 @@ class SqlRunner(Engine):
             qrels=None if inputs.qrels_source is None else self.relation(inputs.qrels_source, "__rp_qrels_source", "qrels"),
             by=list(inputs.by), order=inputs.order, query=c.query, item=c.item, position=c.position,
             score=c.score, relevance=c.relevance, dedupe=duplicates == "first", labels=inputs.labels,
-            unlabelled=inputs.unlabelled,
+            unlabelled=inputs.unlabelled, click=c.click,
             # the same bits every run, whatever the threads or partitions: sums in rank order
             # (Spark's translation: dialects._ordered_sum)
             ordered=True,

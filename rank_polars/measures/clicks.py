@@ -2,10 +2,12 @@
 
 A click log holds what was shown (``query``, ``item``, ``position``, per ``model`` / arm) and
 what was clicked: a click count per shown row, in the column the specs' ``click`` parameter
-names (``"click"`` by default).  Without qrels ``evaluate`` reads that column as the run's
-labels, so the existing metrics (``rr``, ``p@k``, ``success@k``) count clicks in the same
-call; with qrels the click labels are the qrels' (joined to the shown rows, 0 where absent).
-Each value is per ranking (group, query), and averaged over rankings:
+names (``"click"`` by default, or the schema's ``click=``).  **One reading per call**: the
+click metrics always read that column of the run, in every engine and in ``to_sql``, whatever
+``qrels=`` and ``labels=`` say; every other metric of the call reads the labels (the run's
+relevance column) or the judgments, as it would without them.  Clicks are the labels of the
+other metrics (``rr``, ``p@k``, ``success@k`` counting clicks) only when the call says so:
+``relevance="click"``.  Each value is per ranking (group, query), and averaged over rankings:
 
 * ``ctr@k``: clicks in the top k / rows shown in the top k (``ctr(agg=ratio)@k``: the
   impression-weighted ratio of sums over the group's rankings, see :class:`CTR`);
@@ -16,11 +18,11 @@ Each value is per ranking (group, query), and averaged over rankings:
 * ``last_click_rr@k``: 1 / rank of the last clicked row in the top k (0 without a click).
 
 Without ``@k`` a metric reads the whole ranking.  They are a family rather than formulas of
-the plan because the ratio form needs each group's sums (a second aggregation over the
-rankings) and the click counts are checked as counts (not negative, whole, not null; at most
-one per shown row for a CTR), which the plan's grades are not.  Polars, DuckDB, Spark (the
-translated SQL) and ``to_sql``; the click values are checked in every engine and in ``to_sql``'s
-SQL in every dialect.
+the plan because they read a column of their own, the ratio form needs each group's sums (a
+second aggregation over the rankings) and the click counts are checked as counts (not
+negative, whole, not null; at most one per shown row for a CTR), which the plan's grades are
+not.  Polars, DuckDB, Spark (the translated SQL) and ``to_sql``; the click values are checked in
+every engine and in ``to_sql``'s SQL in every dialect.
 
 >>> import polars as pl, rank_polars as rp
 >>> log = pl.DataFrame({"query": ["a", "a", "a", "b", "b"], "item": ["x", "y", "z", "x", "y"],
@@ -55,9 +57,14 @@ class _Click(FamilyMeasure):
     FAMILY = FAMILY
     SOURCES: dict[str, str] = {}
     PARAMS = {"click": CLICK}
-    #: The clicks of the docs' example ranking (its metric page): 0/1 labels, as qrels.
-    EXAMPLE_QRELS: ClassVar[dict[str, list[Any]]] = {
-        "query": ["q1", "q1", "q2"], "item": ["b", "c", "g"], "relevance": [1, 1, 1]}
+    # the click metrics read the run's click column, never the labels: a call of them alone reads
+    # no relevance column (a click log needs none), and to_sql reads none for them
+    NEEDS_LABELS = False
+    READS_RUN_LABELS = False
+    #: The docs' example run (its metric page) with the clicks it reads: b and c of q1, g of q2.
+    EXAMPLE_RUN: ClassVar[dict[str, list[Any]]] = {
+        "query": ["q1", "q1", "q1", "q1", "q2", "q2", "q2"], "item": ["a", "b", "c", "d", "e", "f", "g"],
+        "position": [1, 2, 3, 4, 1, 2, 3], "click": [0, 1, 1, 0, 0, 0, 1]}
 
 
 class CTR(_Click):
@@ -140,25 +147,30 @@ def clicks_named(outputs: Sequence[tuple[str, Any]], click: str | None) -> list[
              else spec) for label, spec in outputs]
 
 
-def label_column(outputs: Sequence[tuple[str, Any]], relevance: str, qrels: object) -> str:
-    """The run's label column for an ``evaluate`` call: the click specs' ``click`` column when
-    the call has click specs, no qrels and the default ``relevance``; else ``relevance``.
+def is_click(spec: object) -> bool:
+    """Whether ``spec`` is a click metric (it reads the run's click column, not the labels)."""
+    return isinstance(spec, _Click)
 
-    >>> label_column([("ctr@10", CTR(10))], "relevance", None)
-    'click'
-    >>> label_column([("ctr@10", CTR(10))], "clicked", None)
-    'clicked'
+
+def click_column(outputs: Sequence[tuple[str, Any]]) -> str | None:
+    """The run's column the call's click specs read (after :func:`clicks_named`); None when the
+    call has none.  One call reads one click column.
+
+    >>> click_column([("ctr@10", CTR(10)), ("rr", None)]), click_column([("rr", None)])
+    ('click', None)
     """
     columns = sorted({spec.params["click"] for _, spec in outputs if isinstance(spec, _Click)})
-    if not columns or qrels is not None:
-        return relevance
     if len(columns) > 1:
         raise RankPolarsError(f"the click metrics read different click columns ({', '.join(map(repr, columns))}): "
-                              "one evaluate call reads one label column; evaluate them in separate calls")
-    if relevance == "relevance":  # the default: the click column is the labels
-        return columns[0]
-    given = [label for label, spec in outputs if isinstance(spec, _Click) and spec.params["click"] != CLICK_COLUMN]
-    if given and columns[0] != relevance:
-        raise RankPolarsError(f"metric {given[0]!r} reads click column {columns[0]!r} but relevance={relevance!r} "
-                              "names another label column: give one of them")
-    return relevance
+                              "one call reads one click column; evaluate them in separate calls")
+    return columns[0] if columns else None
+
+
+def first_click(outputs: Sequence[tuple[str, Any]]) -> str | None:
+    """The label of the call's first click metric (named when the run has no click column)."""
+    return next((label for label, spec in outputs if isinstance(spec, _Click)), None)
+
+
+def first_labelled(outputs: Sequence[tuple[str, Any]]) -> str | None:
+    """The label of the call's first metric that needs labels (named when the run has none)."""
+    return next((label for label, spec in outputs if getattr(spec, "NEEDS_LABELS", True)), None)

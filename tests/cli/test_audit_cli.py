@@ -103,15 +103,17 @@ def test_per_query_by_two_columns_in_every_text_format_is_the_api(files: dict[st
 
 
 def test_a_click_log_needs_no_relevance_column(tmp_path: Path) -> None:
-    """As in ``rp.evaluate``, click metrics on a log without labels read its ``click`` column."""
+    """As in ``rp.evaluate``, click metrics on a log without labels read its ``click`` column, and
+    ``--relevance click`` makes the clicks the labels of ``rr`` (never unasked: one reading per call)."""
     clicks = pl.DataFrame({"query": ["a", "a", "a", "b", "b"], "item": ["x", "y", "z", "x", "y"],
                            "position": [1, 2, 3, 11, 12], "click": [0, 1, 1, 0, 1]})
     clicks.write_parquet(tmp_path / "clicks.parquet")
-    out = invoke("evaluate", tmp_path / "clicks.parquet", "-m", "ctr@10", "-m", "rr", "--per-query", "--format", "json").stdout
-    want = rp.evaluate(clicks, ["ctr@10", "rr"], per_query=True)
+    out = invoke("evaluate", tmp_path / "clicks.parquet", "-m", "ctr@10", "-m", "rr", "--relevance", "click",
+                 "--per-query", "--format", "json").stdout
+    want = rp.evaluate(clicks, ["ctr@10", "rr"], relevance="click", per_query=True)
     assert_frame_equal(pl.read_json(io.StringIO(out)), want, check_dtypes=False)  # b's ctr@10 is null, not 0
     line = one_line_error(invoke("evaluate", tmp_path / "clicks.parquet", "-m", "ndcg@10", code=1))
-    assert "'relevance'" in line and "--qrels" in line, line
+    assert "'relevance'" in line and "--qrels" in line and "--relevance click" in line, line
 
 
 def test_a_value_in_an_error_is_quoted_as_a_shell_takes_it() -> None:
