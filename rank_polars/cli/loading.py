@@ -89,7 +89,7 @@ def load(run: str, qrels: str | None, format_in: str | None, qrels_format: str |
         check_column(schema, columns["relevance"], "run", "--relevance")
     for col in by:
         check_column(schema, col, "run", "--by")
-    # no relevance column and no --qrels: the library says so (a click log's labels are its click column)
+    # no relevance column and no --qrels: the library says so (clicks are labels only with --relevance click)
     qrels_lf = None
     if qrels is not None:
         subtopics = qrels_format is None and wants_subtopics(metrics)
