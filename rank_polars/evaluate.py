@@ -27,6 +27,7 @@ from rank_polars.validate import (
     check_names,
     check_output_names,
     check_values,
+    leave_out_missing,
     warn_all_zero,
     warn_undefined,
 )
@@ -270,6 +271,7 @@ def evaluate(
             return spark_runner.keep(plan, inputs, missing=missing, duplicates=duplicates)
         table = runner.evaluate(plan, inputs, missing=missing, duplicates=duplicates, families=families)
     check_values(table, plan, inputs)
+    table = leave_out_missing(table, outputs, inputs)
     return finish(table, outputs, inputs, per_query, ci, ci_method)
 
 

@@ -101,6 +101,9 @@ class Inputs:
     # the run's number of rows when known without reading them (a DataFrame's height, Parquet
     # footers): whether the Polars engine's pass over every row may hold its distinct counts
     rows: int | None = None
+    # the (group, query) keys a judged query's missing ranking was zero-filled at (missing="zero"):
+    # a lower-is-better measure leaves them out (validate.leave_out_missing)
+    absent: pl.DataFrame | None = None
 
     @property
     def run_labels(self) -> bool:

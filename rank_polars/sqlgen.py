@@ -148,6 +148,7 @@ def to_sql(
     # the plan's metrics by their column, a measure family's by its statement joined below
     value = {label: f"p.{quote(metric_column(i))}" for i, (label, _) in enumerate(plan_outputs)}
     joins = _families_sql(q, families, src, value)
+    joins += _leave_out_missing(outputs, src, missing, joins, value)
 
     internal = [f"p.{quote(k)}" for k in src.keys[:-1]]
     groups = [f"{k} AS {quote(c)}" for k, c in zip(internal, by_cols)]
@@ -172,6 +173,23 @@ def to_sql(
     # tests/test_sql_engine.py parses it for every metric, and parsing a statement of every
     # metric took 70% of to_sql's time (0.19 of 0.27 s).
     return translate(sql, dialect)
+
+
+def _leave_out_missing(outputs: list, src: Source, missing: str, joins: str, value: dict[str, str]) -> str:
+    """The lower-is-better measures null where a judged query's ranking is missing (``missing="zero"``),
+    as ``validate.leave_out_missing`` in the engines: a missing list would score their best value.
+    Returns the join of the universe the condition reads, unless the families' joins hold it."""
+    from rank_polars.engines.sql_engine import UNIVERSE
+
+    lower = [label for label, spec in outputs if not spec.HIGHER_IS_BETTER and spec.AGGREGATE != "catalog"]
+    if not lower or src.qrels is None or missing != "zero":
+        return ""
+    for label in lower:
+        value[label] = f"CASE WHEN u.{quote(N_RET)} > 0 THEN {value[label]} END"
+    if f"{quote(UNIVERSE)} AS u ON" in joins:
+        return ""
+    condition = " AND ".join(f"p.{quote(k)} IS NOT DISTINCT FROM u.{quote(k)}" for k in src.keys)
+    return f" LEFT JOIN {quote(UNIVERSE)} AS u ON {condition}"
 
 
 def _check_family_dialects(families: list, dialect: str) -> None:

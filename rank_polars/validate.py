@@ -382,6 +382,8 @@ def warn_undefined(table: pl.DataFrame, outputs: Sequence[tuple[str, Any]], inpu
         if measure.AGGREGATE == "catalog" or label not in table.columns:
             continue
         undefined = table.filter(pl.col(label).is_null())
+        if inputs.absent is not None and not measure.HIGHER_IS_BETTER:  # said by leave_out_missing
+            undefined = undefined.join(inputs.absent, on=inputs.keys, how="anti", nulls_equal=True)
         if undefined.height:
             some = undefined.get_column(Q).drop_nulls().cast(pl.String).unique().sort().head(3).to_list()
             warn(f"{label}: undefined (null) on {undefined.height:,} of {table.height:,} queries, left out of its mean "
@@ -546,4 +548,29 @@ def universe(stats: pl.DataFrame, inputs: Inputs, judged: pl.DataFrame | None, m
         )
     if missing == "skip" or not absent.height:
         return present
+    inputs.absent = absent.select(*keys)
     return pl.concat([present, absent.select(*keys, pl.lit(0, present.schema[N_RET]).alias(N_RET))])
+
+
+def leave_out_missing(table: pl.DataFrame, outputs: Sequence[tuple[str, Any]], inputs: Inputs) -> pl.DataFrame:
+    """``table`` with the lower-is-better measures null where a judged query's ranking was missing
+    (``missing="zero"``): a missing list would otherwise score their best value, 0 (no ILS, no
+    popularity, no fall-out, no abandonment), and look better than any list shown.  They are left
+    out of those measures' means, and a CoverageWarning says how many; the higher-is-better
+    measures keep the 0 that ``missing="zero"`` means (trec_eval ``-c``)."""
+    lower = [label for label, spec in outputs
+             if not spec.HIGHER_IS_BETTER and spec.AGGREGATE != "catalog" and label in table.columns]
+    if inputs.absent is None or not inputs.absent.height or not lower:
+        return table
+    keys = inputs.keys
+    missing = table.select(keys).join(inputs.absent, on=keys, how="semi", nulls_equal=True).with_columns(
+        pl.lit(True).alias("__rp_absent"))
+    if not missing.height:
+        return table
+    some = missing.get_column(Q).cast(pl.String).unique().sort().head(3).to_list()
+    warn(f"{', '.join(lower)}: {missing.height:,} (group, judged query) pairs without a ranking are left out of these "
+         f"lower-is-better measures, not scored 0 (their best value), e.g. {inputs.columns.query} {examples(some, 3)}")
+    flagged = table.join(missing, on=keys, how="left", nulls_equal=True)
+    absent = pl.col("__rp_absent").fill_null(False)
+    return flagged.with_columns(pl.when(absent).then(None).otherwise(pl.col(label)).alias(label)
+                                for label in lower).drop("__rp_absent")

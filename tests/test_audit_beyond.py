@@ -233,11 +233,12 @@ def test_a_list_with_nothing_in_its_top_k_has_no_mean_over_it(engine: str) -> No
         for column in want.columns[1:]:
             pairs = zip(got.sort(got.columns[0])[column].to_list(), want.sort(want.columns[0])[column].to_list())
             assert all(a is None and b is None or a == pytest.approx(b, abs=1e-12) for a, b in pairs), column
-    # a user absent from a version's log (missing="zero") still scores 0, as it is told
+    # a user absent from a version's log (missing="zero"): ARP is lower-is-better, so its 0 would be
+    # the best value; the missing list is left out (null), as the one with nothing in its top k
     two = pl.concat([log.with_columns(model=pl.lit("a")), log.filter(pl.col("user") != "u3").with_columns(model=pl.lit("b"))])
     judged = two.select("user", "item", "relevance").unique()
     with pytest.warns(rp.CoverageWarning):
         per = rp.evaluate(two, [rp.arp(k=10, history=hist)], qrels=judged, query="user", by="model", engine=engine,
                           per_query=True)
-    assert per.filter((pl.col("model") == "b") & (pl.col("user") == "u3"))["arp@10"].to_list() == [0.0]
+    assert per.filter((pl.col("model") == "b") & (pl.col("user") == "u3"))["arp@10"].to_list() == [None]
     assert per.filter((pl.col("model") == "b") & (pl.col("user") == "u2"))["arp@10"].to_list() == [None]
