@@ -226,8 +226,33 @@ def _need(schema: pl.Schema, column: str, what: str, role: str) -> pl.DataType:
     if column not in schema:
         raise RankPolarsError(
             f"{what}: column {column!r} ({role}) not found; columns are {', '.join(map(repr, schema.names()))}"
+            f"{_fix(column, schema.names(), what, role)}"
         )
     return schema[column]
+
+
+def _fix(column: str, names: Sequence[str], what: str, role: str) -> str:
+    """What to do about a missing column: the closest name there is, and the keyword (or the
+    schema's role) that names the column of this role.
+
+    >>> _fix("ranker_verison", ["query", "ranker_version"], "run", "a 'by' grouping column")
+    "; did you mean 'ranker_version'?"
+    >>> _fix("query", ["search_id", "sku"], "run", "query id")
+    "; name the query id column with query='...' or schema=rp.Schema(query='...')"
+    """
+    import difflib
+
+    close = difflib.get_close_matches(column, names, n=1, cutoff=0.6)
+    said = f"; did you mean {close[0]!r}?" if close else ""
+    keyword = next((k for k in ("query", "item", "position", "score", "relevance") if role.startswith(k)), None)
+    if keyword is None:
+        return said
+    name = repr(close[0]) if close else "'...'"
+    if what == "qrels":
+        return f"{said or ';'} name the judgments' {role} column with schema=rp.Schema(judgments=rp.Schema({keyword}={name}))"
+    keywords = f"{keyword}={name} or schema=rp.Schema({keyword}={name})"
+    where = f"the {role} column"
+    return f"{said or ';'} name {where} with {keywords}"
 
 
 # 128-bit integers: Polars holds them, Arrow (and so DuckDB) does not: ids are read as their

@@ -232,3 +232,16 @@ def test_help_shows_the_project_files_names_as_defaults(tmp_path: Path) -> None:
     text = " ".join(out.split())
     assert "Query id column. [default: search_id]" in text
     assert "[default: grade]" in text
+
+
+def test_python_errors_say_did_you_mean_and_how_to_name_the_column() -> None:
+    log = DEFAULT_LOG.rename({"model": "ranker_version"})
+    with pytest.raises(rp.RankPolarsError, match=r"column 'ranker_verison' \(a 'by' grouping column\) not found.*"
+                                                 r"did you mean 'ranker_version'\?"):
+        rp.evaluate(log, ["ndcg@10"], by="ranker_verison")
+    with pytest.raises(rp.RankPolarsError, match=r"column 'query' \(query id\) not found.*name the query id column "
+                                                 r"with query='\.\.\.' or schema=rp.Schema\(query='\.\.\.'\)"):
+        rp.evaluate(LOG, ["ndcg@10"])
+    with pytest.raises(rp.RankPolarsError, match=r"qrels: column 'relevance' \(relevance grade\) not found.*"
+                                                 r"schema=rp.Schema\(judgments=rp.Schema\(relevance='\.\.\.'\)\)"):
+        rp.evaluate(DEFAULT_LOG, ["ndcg@10"], qrels=DEFAULT_JUDGMENTS.rename({"relevance": "grade"}))
