@@ -181,7 +181,7 @@ def _leave_out_missing(outputs: list, src: Source, missing: str, joins: str, val
     Returns the join of the universe the condition reads, unless the families' joins hold it."""
     from rank_polars.engines.sql_engine import UNIVERSE
 
-    lower = [label for label, spec in outputs if not spec.HIGHER_IS_BETTER and spec.AGGREGATE != "catalog"]
+    lower = [label for label, spec in outputs if spec.missing_scores_best]
     if not lower or src.qrels is None or missing != "zero":
         return ""
     for label in lower:

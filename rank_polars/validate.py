@@ -382,7 +382,7 @@ def warn_undefined(table: pl.DataFrame, outputs: Sequence[tuple[str, Any]], inpu
         if measure.AGGREGATE == "catalog" or label not in table.columns:
             continue
         undefined = table.filter(pl.col(label).is_null())
-        if inputs.absent is not None and not measure.HIGHER_IS_BETTER:  # said by leave_out_missing
+        if inputs.absent is not None and measure.missing_scores_best:  # said by leave_out_missing
             undefined = undefined.join(inputs.absent, on=inputs.keys, how="anti", nulls_equal=True)
         if undefined.height:
             some = undefined.get_column(Q).drop_nulls().cast(pl.String).unique().sort().head(3).to_list()
@@ -558,19 +558,17 @@ def leave_out_missing(table: pl.DataFrame, outputs: Sequence[tuple[str, Any]], i
     popularity, no fall-out, no abandonment), and look better than any list shown.  They are left
     out of those measures' means, and a CoverageWarning says how many; the higher-is-better
     measures keep the 0 that ``missing="zero"`` means (trec_eval ``-c``)."""
-    lower = [label for label, spec in outputs
-             if not spec.HIGHER_IS_BETTER and spec.AGGREGATE != "catalog" and label in table.columns]
+    lower = [label for label, spec in outputs if spec.missing_scores_best and label in table.columns]
     if inputs.absent is None or not inputs.absent.height or not lower:
         return table
-    keys = inputs.keys
-    missing = table.select(keys).join(inputs.absent, on=keys, how="semi", nulls_equal=True).with_columns(
-        pl.lit(True).alias("__rp_absent"))
+    flag = "__rp_absent"
+    flagged = table.join(inputs.absent.with_columns(pl.lit(True).alias(flag)), on=inputs.keys, how="left",
+                         nulls_equal=True).with_columns(pl.col(flag).fill_null(False))
+    missing = flagged.filter(pl.col(flag))
     if not missing.height:
         return table
     some = missing.get_column(Q).cast(pl.String).unique().sort().head(3).to_list()
     warn(f"{', '.join(lower)}: {missing.height:,} (group, judged query) pairs without a ranking are left out of these "
          f"lower-is-better measures, not scored 0 (their best value), e.g. {inputs.columns.query} {examples(some, 3)}")
-    flagged = table.join(missing, on=keys, how="left", nulls_equal=True)
-    absent = pl.col("__rp_absent").fill_null(False)
-    return flagged.with_columns(pl.when(absent).then(None).otherwise(pl.col(label)).alias(label)
-                                for label in lower).drop("__rp_absent")
+    return flagged.with_columns(pl.when(pl.col(flag)).then(None).otherwise(pl.col(label)).alias(label)
+                                for label in lower).drop(flag)

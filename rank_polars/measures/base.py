@@ -174,6 +174,18 @@ class Measure:
     def _check(self, params: dict[str, Any]) -> None:
         """Validate parameter combinations; subclasses raise MetricNameError."""
 
+    @property
+    def missing_scores_best(self) -> bool:
+        """Whether 0, what ``missing="zero"`` gives a judged query a version never ranked, would be
+        this measure's best value (lower is better, and a value per query): such a ranking is left
+        out of it instead, in every engine and in ``to_sql`` (``validate.leave_out_missing``).
+
+        >>> from rank_polars.measures import parse
+        >>> parse("fallout@10").missing_scores_best, parse("ndcg@10").missing_scores_best
+        (True, False)
+        """
+        return not self.HIGHER_IS_BETTER and self.AGGREGATE != "catalog"
+
     def replace(self, **params: Any) -> Measure:
         """The same metric with some parameters (or its cutoff ``k``) changed, e.g.
         ``spec.replace(rel=2)`` (trec_eval ``-l2``).
