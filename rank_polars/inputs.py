@@ -250,9 +250,7 @@ def _fix(column: str, names: Sequence[str], what: str, role: str) -> str:
     name = repr(close[0]) if close else "'...'"
     if what == "qrels":
         return f"{said or ';'} name the judgments' {role} column with schema=rp.Schema(judgments=rp.Schema({keyword}={name}))"
-    keywords = f"{keyword}={name} or schema=rp.Schema({keyword}={name})"
-    where = f"the {role} column"
-    return f"{said or ';'} name {where} with {keywords}"
+    return f"{said or ';'} name the {role} column with {keyword}={name} or schema=rp.Schema({keyword}={name})"
 
 
 # 128-bit integers: Polars holds them, Arrow (and so DuckDB) does not: ids are read as their
