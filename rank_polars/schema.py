@@ -29,7 +29,7 @@ from rank_polars.errors import RankPolarsError
 #: The roles of a log's columns and their default names (the data model's).
 DEFAULTS: dict[str, str] = {
     "query": "query", "item": "item", "position": "position", "score": "score", "relevance": "relevance",
-    "click": "click",
+    "click": "click", "time": "date",
 }
 #: The roles a judgments table has.
 JUDGMENT_ROLES = ("query", "item", "relevance")
@@ -49,6 +49,9 @@ class Schema:
         The relevance label of a shown row (a log that carries its labels).
     click
         The click column the click metrics read (``ctr@10``, ``click_rr``, ...).
+    time
+        The partition a row was logged in (default ``date``): :func:`rank_polars.track` evaluates
+        each value once (a hive partition ``date=2026-11-27/``, a file, or a value of the column).
     judgments
         The judgments' own names (a ``Schema`` with ``query``, ``item`` and ``relevance`` only);
         a role it leaves ``None`` has the log's name.
@@ -78,6 +81,7 @@ class Schema:
     score: str | None = None
     relevance: str | None = None
     click: str | None = None
+    time: str | None = None
     judgments: Schema | None = None
 
     def __post_init__(self) -> None:
