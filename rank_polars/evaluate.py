@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import replace
 from typing import Any, Literal, Sequence
 
@@ -62,6 +63,7 @@ def evaluate(
     progress: ProgressLike = False,
     ci: float | None = None,
     ci_method: Literal["t", "bootstrap", "bca"] = "t",
+    judged_only: bool = False,
 ) -> pl.DataFrame:
     """Evaluate ranking metrics over a long-format log, per group.
 
@@ -155,6 +157,13 @@ def evaluate(
         counts, means and standard deviations), ``"bootstrap"`` (percentile) or ``"bca"``
         (10,000 seeded resamples of the queries); sums and geometric means get the interval
         of that aggregate (:mod:`rank_polars.stats.intervals`).  Off by default; not with ``per_query``.
+    judged_only
+        ``True``: the rows whose (query, item) is not judged (no judgment ``>= 0``; without
+        ``qrels``, a negative label) are removed before ranks are numbered, for every metric:
+        trec_eval's ``-J``, pytrec_eval's ``judged_docs_only_flag``, ir_measures'
+        ``judged_only=True``.  By score the rest is ranked as usual; by position its positions
+        become 1, 2, ... in their order.  A ranking left without a row is a ranking of length
+        0 (scored as such, not ``missing``).  Not with ``engine="spark"``.
 
     Returns
     -------
@@ -200,6 +209,8 @@ def evaluate(
         raise RankPolarsError(f"labels must be 'qrels' or 'run', got {labels!r}")
     if engine not in ("polars", "duckdb", "spark"):
         raise RankPolarsError(f"engine must be 'polars', 'duckdb' or 'spark', got {engine!r}")
+    if judged_only and engine == "spark":
+        raise RankPolarsError("judged_only=True runs with engine='polars' or 'duckdb', not 'spark'")
     if per_query == "spark" and engine != "spark":
         raise RankPolarsError("per_query='spark' keeps the values in Spark: it needs engine='spark'")
     mapping = as_schema(schema, query=query, item=item, position=position, score=score, relevance=relevance)
@@ -237,7 +248,7 @@ def evaluate(
         spark_runner = SparkEngine(spark, resolve(progress))  # it reports its own phases
         reading = spark_runner.prepare
     else:
-        reading = prepare
+        reading = functools.partial(prepare, judged_only=judged_only)
     # a log of what was shown, without labels, for measures of what is shown alone (coverage,
     # novelty, diversity: Measure.NEEDS_LABELS)
     needs_labels = any(spec.NEEDS_LABELS for _, spec in outputs)

@@ -104,6 +104,9 @@ class Inputs:
     # the (group, query) keys a judged query's missing ranking was zero-filled at (missing="zero"):
     # a lower-is-better measure leaves them out (validate.leave_out_missing)
     absent: pl.DataFrame | None = None
+    # judged_only: the keys of the rankings whose every row was unjudged, so left without a row
+    # (:func:`judged_rows`); still rankings of the run, of length 0 (validate.universe)
+    emptied: pl.LazyFrame | None = None
 
     @property
     def run_labels(self) -> bool:
@@ -292,6 +295,7 @@ def prepare(
     reads_labels: bool = True,
     labelled_metric: str | None = None,
     click_metric: str | None = None,
+    judged_only: bool = False,
 ) -> Inputs:
     """The checked inputs.  ``auxiliary``: the (name, table) pairs a measure family matches with
     the run by its query or item ids (a history, a catalogue, subtopic judgments); the run and
@@ -301,7 +305,8 @@ def prepare(
     ``reads_labels=False``: no metric of the call reads labels (click metrics alone), so the
     run's relevance column is not read even where it exists.  ``columns.click``: the column the
     call's click metrics read, carried as :data:`CLICK` beside the labels (``click_metric``: the
-    first of them, and ``labelled_metric`` the first metric needing labels, named in errors)."""
+    first of them, and ``labelled_metric`` the first metric needing labels, named in errors).
+    ``judged_only``: the unjudged rows are removed before ranks are numbered (:func:`judged_rows`)."""
     numeric = rio.numeric_roles(columns.position, columns.score, columns.relevance)
     if columns.click is not None:  # a CSV's click counts are numbers too
         numeric = {columns.click: pl.Float64(), **numeric}
@@ -410,8 +415,54 @@ def prepare(
         _numeric(schema[columns.click], columns.click, "run")
         select.append(pl.col(columns.click).cast(pl.Float64).alias(CLICK))
     ids_read = {c: schema[c] for c in (columns.query, columns.item)}
+    emptied = None
+    rows = _known_rows(run, run_src)  # before the filter: an upper bound is what the engine needs
+    if judged_only and not unlabelled:
+        judged = None if qrels_src is None else lazy(qrels_src)
+        run_lf, emptied = judged_rows(run_lf, judged, columns, by_cols, order)
+        run_src = run_lf  # every engine reads the filtered rows (DuckDB streams a scan to Parquet)
+        emptied = emptied.select(*(pl.col(c).alias(by_name(i)) for i, c in enumerate(by_cols)),
+                                 pl.col(columns.query).alias(Q))
     return Inputs(run_lf.select(select), qrels_lf, by_cols, order, columns, run_src, qrels_src, labels=labels,
-                  unlabelled=unlabelled, ids=ids_read, rows=_known_rows(run, run_src))
+                  unlabelled=unlabelled, ids=ids_read, rows=rows, emptied=emptied)
+
+
+_JUDGED = "__rp_is_judged"
+
+
+def judged_rows(run: pl.LazyFrame, qrels: pl.LazyFrame | None, columns: Columns, by: Sequence[str],
+                order: str) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The run's judged rows, ranked anew, and the rankings left without a row (their keys, in
+    the user's names): trec_eval's ``-J``, pytrec_eval's ``judged_docs_only_flag``.
+
+    A row is judged when the judgments grade its (query, item) ``>= 0`` (without judgments:
+    when its own label is ``>= 0``; a negative grade is "unjudged", as in trec_eval).  The other
+    rows are removed before ranks are numbered: by score the engines rank what is left; by
+    position the positions become 1, 2, ... in their order (``rank("min")``, so that a repeated
+    position stays repeated and is refused).  Rows with a null id or label are kept, for the
+    checks to name them.
+
+    >>> run = pl.DataFrame({"query": ["q", "q", "q"], "item": ["a", "b", "c"], "position": [1, 2, 3]})
+    >>> qrels = pl.DataFrame({"query": ["q", "q"], "item": ["a", "c"], "relevance": [0, 1]})
+    >>> kept, emptied = judged_rows(run.lazy(), qrels.lazy(), Columns(), [], "position")
+    >>> kept.collect().rows(), emptied.collect().height
+    ([('q', 'a', 1), ('q', 'c', 2)], 0)
+    """
+    keys = [*by, columns.query]
+    if qrels is None:
+        grade = pl.col(columns.relevance)
+        kept = run.filter(grade.is_null() | (grade >= 0))
+    else:
+        pairs = (qrels.filter(pl.col(columns.relevance) >= 0).select(columns.query, columns.item).unique()
+                 .with_columns(pl.lit(True).alias(_JUDGED)))
+        flagged = run.join(pairs, on=[columns.query, columns.item], how="left", maintain_order="left")
+        ids_null = pl.col(columns.query).is_null() | pl.col(columns.item).is_null()
+        kept = flagged.filter(pl.col(_JUDGED).is_not_null() | ids_null).drop(_JUDGED)
+    if order == "position":
+        kept = kept.with_columns(pl.col(columns.position).rank("min").over(keys).cast(pl.Int64))
+    shown = run.select(keys).unique()
+    emptied = shown.join(kept.select(keys).unique(), on=keys, how="anti", nulls_equal=True)
+    return kept, emptied
 
 
 def _known_rows(run: Source, resolved: Resolved) -> int | None:

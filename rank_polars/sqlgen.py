@@ -46,6 +46,7 @@ def to_sql(
     position: str | None = None,
     score: str | None = None,
     relevance: str | None = None,
+    judged_only: bool = False,
 ) -> str:
     """One SELECT computing the metrics over a long-format ranking log, per group.
 
@@ -86,6 +87,10 @@ def to_sql(
         The column names, as for :func:`rank_polars.evaluate` (a :class:`rank_polars.Schema`,
         whose ``judgments=`` names the judgments' columns, or the flat keywords); quoted in the
         SQL: any name works.
+    judged_only
+        ``True``: the rows not judged ``>= 0`` (without ``qrels``: labelled below 0) are removed
+        before ranks are numbered (by position: renumbered 1, 2, ... in their order), as
+        :func:`rank_polars.evaluate`'s ``judged_only``, trec_eval's ``-J``.
 
     The SQL does not validate the data (use :func:`rank_polars.evaluate` for that):
     positions must be unique per ranking, items unique per ranking, labels non-null.
@@ -138,7 +143,8 @@ def to_sql(
         labels = "qrels"  # click metrics alone read no label, whatever labels= says (as evaluate)
     judged = Columns.of(mapping).judged
     src = Source(table, qrels, by_cols, order, query, item, position, score, relevance, labels=labels,
-                 unlabelled=unlabelled, judged=(judged.query, judged.item, judged.relevance), click=click)
+                 unlabelled=unlabelled, judged=(judged.query, judged.item, judged.relevance), click=click,
+                 judged_only=judged_only)
     plan_outputs, families = split_outputs(outputs)
     _check_family_dialects(families, dialect)
     if families and per_query and any(spec.AGGREGATE == "catalog" for _, spec in families):

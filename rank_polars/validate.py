@@ -517,6 +517,9 @@ def universe(stats: pl.DataFrame, inputs: Inputs, judged: pl.DataFrame | None, m
     """
     keys, by = inputs.keys, inputs.by_internal
     stats = stats.select(*keys, N_RET)
+    if inputs.emptied is not None:  # judged_only: a ranking of unjudged rows alone has length 0, not absent
+        emptied = inputs.emptied.collect()
+        stats = pl.concat([stats, emptied.with_columns(pl.lit(0, stats.schema[N_RET]).alias(N_RET))], how="vertical_relaxed")
     if judged is None:
         return stats
     judged_queries = judged.select(Q)  # one row per judged query (check_qrels' statistics)

@@ -269,6 +269,9 @@ class Source:
     # the click column the call's click metrics read, carried as CLICK beside the labels (None:
     # no click metric); read whatever the labels are (measures.clicks: one reading per call)
     click: str | None = None
+    # to_sql(judged_only=True): the unjudged rows removed before ranks are numbered
+    # (:func:`judged_run_cte`; evaluate filters them where it reads the inputs)
+    judged_only: bool = False
 
     @property
     def run_labels(self) -> bool:
@@ -321,6 +324,26 @@ def run_cte(src: Source) -> str:
     return f"SELECT {', '.join(select)} FROM {src.run} AS {quote('__rp_src')}"
 
 
+SHOWN = "__rp_shown"  # judged_only: the run as shown, before the unjudged rows are removed
+
+
+def judged_run_cte(src: Source) -> str:
+    """The judged rows of :data:`SHOWN` (a judgment ``>= 0``; without judgments, a label
+    ``>= 0``), positions numbered anew by ``RANK()`` as ``inputs.judged_rows`` does."""
+    if src.qrels is not None:
+        on = " AND ".join(f"j.{quote(c)} = s.{quote(c)}" for c in (Q, ITEM))
+        judged = f"EXISTS (SELECT 1 FROM {quote(QRELS)} AS j WHERE {on} AND j.{quote(JUDGED)})"
+    else:
+        judged = f"(s.{quote(GRADE)} IS NULL OR s.{quote(GRADE)} >= 0)"
+    if src.order != "position":
+        return f"SELECT s.* FROM {quote(SHOWN)} AS s WHERE {judged}"
+    names = [*src.keys, ITEM]
+    names += [GRADE, LABEL] if src.unlabelled or src.run_labels else []
+    names += [CLICK] if src.click is not None else []
+    rank = f"RANK() OVER (PARTITION BY {_cols(src.keys, 's')} ORDER BY s.{quote(RANK)})"
+    return f"SELECT {_cols(names, 's')}, {rank} AS {quote(RANK)} FROM {quote(SHOWN)} AS s WHERE {judged}"
+
+
 def dedupe_cte(src: Source) -> str:
     """Keep the first row of each (ranking, item), ordered as evaluate's ``_keep_first``.
 
@@ -365,13 +388,17 @@ def universe_sql(src: Source, missing: str) -> str:
     """The (group, query) pairs to evaluate with each ranking's length, as in ``validate.universe``."""
     keys, by = src.keys, src.keys[:-1]
     stats = f"SELECT {_cols(keys)}, COUNT(*) AS {quote(N_RET)} FROM {quote(RUN)} GROUP BY {_cols(keys)}"
+    if src.judged_only:  # a ranking of unjudged rows alone has length 0: still a ranking of the run
+        rows = f"SELECT {_cols(keys)}, 1 AS n FROM {quote(RUN)} UNION ALL SELECT {_cols(keys)}, 0 AS n FROM {quote(SHOWN)}"
+        stats = f"SELECT {_cols(keys)}, SUM(n) AS {quote(N_RET)} FROM ({rows}) AS s GROUP BY {_cols(keys)}"
     if src.qrels is None:
         return stats
     judged = f"SELECT DISTINCT {quote(Q)} FROM {quote(QRELS)}"
     present = f"SELECT s.* FROM ({stats}) AS s WHERE s.{quote(Q)} IN ({judged})"
     if missing == "skip":
         return present
-    groups = f"(SELECT DISTINCT {_cols(by)} FROM {quote(RUN)}) AS g CROSS JOIN " if by else ""
+    shown = SHOWN if src.judged_only else RUN
+    groups = f"(SELECT DISTINCT {_cols(by)} FROM {quote(shown)}) AS g CROSS JOIN " if by else ""
     expected = f"SELECT {_cols(by, 'g') + ', ' if by else ''}j.{quote(Q)} FROM {groups}({judged}) AS j"
     return (
         f"SELECT {_cols(keys, 'e')}, COALESCE(p.{quote(N_RET)}, 0) AS {quote(N_RET)} "
@@ -393,16 +420,19 @@ def per_query_query(
     """
     keys = src.keys
     q = Query()
+    shown = SHOWN if src.judged_only else RUN
     if src.dedupe:
         q.add(RAW, run_cte(src))
-        q.add(RUN, dedupe_cte(src))
+        q.add(shown, dedupe_cte(src))
     else:
-        q.add(RUN, run_cte(src))
+        q.add(shown, run_cte(src))
     contributes = compile_expr(plan.contributes)
     if src.qrels is not None:
         q.add(QRELS, qrels_cte(src))
         # every judgment aggregate adds 0 for a judgment that does not contribute (plan.Plan)
         q.add(JUDGMENTS, f"SELECT * FROM {quote(QRELS)} WHERE {contributes}")
+    if src.judged_only:
+        q.add(RUN, judged_run_cte(src))
     q.add(UNIVERSE, universe_sql(src, missing) if universe is None else f"SELECT * FROM {universe}")
 
     ranked = ranked_cte(src)

@@ -251,6 +251,9 @@ def parse(metric: MetricLike, tables: Mapping[str, Any] | None = None) -> Measur
         if (cls, key) in _PARAM_SYNONYMS:
             key, words = _PARAM_SYNONYMS[(cls, key)]
             value = words.get(value.lower(), value)
+        if key == "judged_only" and key not in cls.PARAMS:  # ir_measures' judged_only=True: one call's rows
+            raise MetricNameError(f"{metric!r}: judged_only applies to every metric of a call here: "
+                                  "evaluate(..., judged_only=True) (to_sql too), trec_eval's -J")
         if key in given or key in params:
             raise MetricNameError(f"{metric!r}: parameter {key!r} given twice")
         given.add(key)
