@@ -15,6 +15,7 @@ from rank_polars.engines.polars_engine import PolarsEngine, ordered_sum
 from rank_polars.errors import RankPolarsError
 from rank_polars.families.diversity import bind_subtopics
 from rank_polars.inputs import Columns, Inputs, Source, judgments_as_log, prepare
+from rank_polars.judges.table import one_judge
 from rank_polars.measures import MetricLike, parse_all
 from rank_polars.measures.base import GM_FLOOR, Measure
 from rank_polars.measures.clicks import click_column, clicks_named, first_click, first_labelled, is_click
@@ -63,6 +64,9 @@ def evaluate(
     progress: ProgressLike = False,
     ci: float | None = None,
     ci_method: Literal["t", "bootstrap", "bca"] = "t",
+    judge: str | None = None,
+    by_judge: bool = False,
+    bounds: bool = False,
     judged_only: bool = False,
 ) -> pl.DataFrame:
     """Evaluate ranking metrics over a long-format log, per group.
@@ -164,6 +168,16 @@ def evaluate(
         ``judged_only=True``.  By score the rest is ranked as usual; by position its positions
         become 1, 2, ... in their order.  A ranking left without a row is a ranking of length
         0 (scored as such, not ``missing``).  Not with ``engine="spark"``.
+    judge, by_judge
+        Judgments of several judges in one table (a ``judge`` column, the schema's ``judge``
+        role, or a dict ``{judge: judgments}``): ``judge="llm-a"`` reads that judge's labels;
+        ``by_judge=True`` evaluates under each judge, the tables stacked under a ``judge`` column
+        (:mod:`rank_polars.judges`).  Several judges and neither is an error naming them.
+    bounds
+        ``True`` adds ``<metric>_low`` (unjudged shown items read as not relevant: the metric
+        itself) and ``<metric>_high`` (read as relevant at the judgments' top grade) after each
+        metric: what the unjudged items leave open (:mod:`rank_polars.judges.calls`).  With
+        ``qrels``; not with ``ci``.
 
     Returns
     -------
@@ -213,7 +227,13 @@ def evaluate(
         raise RankPolarsError("judged_only=True runs with engine='polars' or 'duckdb', not 'spark'")
     if per_query == "spark" and engine != "spark":
         raise RankPolarsError("per_query='spark' keeps the values in Spark: it needs engine='spark'")
+    call = dict(locals())  # the arguments, for rank_polars.judges to evaluate again
     mapping = as_schema(schema, query=query, item=item, position=position, score=score, relevance=relevance)
+    if by_judge or bounds:  # each judge's labels in turn, or the bounds unjudged items leave open
+        from rank_polars.judges.calls import evaluate_again
+
+        return evaluate_again(evaluate, call, mapping)
+    qrels = one_judge(qrels, mapping, judge)  # one judge's labels: several are never mixed
     query, item, position, score = (mapping.column(r) for r in ("query", "item", "position", "score"))
     names = {"query": query, "item": item, "position": position, "score": score, "relevance": mapping.column("relevance")}
     by_cols = check_names(names, by)

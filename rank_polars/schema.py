@@ -30,9 +30,10 @@ from rank_polars.errors import RankPolarsError
 DEFAULTS: dict[str, str] = {
     "query": "query", "item": "item", "position": "position", "score": "score", "relevance": "relevance",
     "click": "click", "time": "date",
+    "judge": "judge",
 }
 #: The roles a judgments table has.
-JUDGMENT_ROLES = ("query", "item", "relevance")
+JUDGMENT_ROLES = ("query", "item", "relevance", "judge")
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,11 @@ class Schema:
     time
         The partition a row was logged in (default ``date``): :func:`rank_polars.track` evaluates
         each value once (a hive partition ``date=2026-11-27/``, a file, or a value of the column).
+    judge
+        The judgments' column saying who judged (a person, an LLM, clicks): several label sets in
+        one table, chosen with ``evaluate(..., judge="llm-a")`` (:mod:`rank_polars.judges`).
     judgments
-        The judgments' own names (a ``Schema`` with ``query``, ``item`` and ``relevance`` only);
+        The judgments' own names (a ``Schema`` with ``query``, ``item``, ``relevance`` and ``judge`` only);
         a role it leaves ``None`` has the log's name.
 
     Examples
@@ -82,6 +86,7 @@ class Schema:
     relevance: str | None = None
     click: str | None = None
     time: str | None = None
+    judge: str | None = None
     judgments: Schema | None = None
 
     def __post_init__(self) -> None:

@@ -47,6 +47,8 @@ def to_sql(
     score: str | None = None,
     relevance: str | None = None,
     judged_only: bool = False,
+    judge: str | Sequence[str] | None = None,
+    bounds: bool = False,
 ) -> str:
     """One SELECT computing the metrics over a long-format ranking log, per group.
 
@@ -92,6 +94,13 @@ def to_sql(
         before ranks are numbered (by position: renumbered 1, 2, ... in their order), as
         :func:`rank_polars.evaluate`'s ``judged_only``, trec_eval's ``-J``.
 
+    judge, bounds
+        ``judge="llm-a"``: the judgments' rows of that judge (their ``judge`` column, the schema's
+        ``judge`` role); a list of judges: one block per judge under a ``judge`` column.
+        ``bounds=True``: ``<metric>_low`` and ``<metric>_high`` after each metric, as
+        ``evaluate(..., bounds=True)`` (:mod:`rank_polars.judges.sql`).  The SQL reads every row
+        of ``qrels`` without ``judge=``: it cannot refuse a table of several judges, as ``evaluate`` does.
+
     The SQL does not validate the data (use :func:`rank_polars.evaluate` for that):
     positions must be unique per ranking, items unique per ranking, labels non-null.
 
@@ -112,6 +121,7 @@ def to_sql(
     >>> con.sql(rp.to_sql(["ndcg@10", "mrr"], table="logs", by="model")).fetchall()
     [('a', 1, 0.6309297535714574, 0.5), ('b', 1, 1.0, 1.0)]
     """
+    call = dict(locals())  # the arguments, for rank_polars.judges to write the statement again
     if missing not in ("zero", "skip"):
         raise RankPolarsError(f"missing must be 'zero' or 'skip', got {missing!r}")
     if order not in ("position", "score"):
@@ -120,6 +130,10 @@ def to_sql(
         if value is not None:
             check_table_expression(name, value)
     mapping = as_schema(schema, query=query, item=item, position=position, score=score, relevance=relevance)
+    if judge is not None or bounds:  # one judge's labels, each judge's, or the bounds unjudged items leave open
+        from rank_polars.judges.sql import judged_sql
+
+        return judged_sql(to_sql, call, mapping)
     query, item, position, score = (mapping.column(r) for r in ("query", "item", "position", "score"))
     outputs = clicks_named(parse_all(metrics), mapping.click)
     # one reading per call: the click metrics read the table's click column, every other metric

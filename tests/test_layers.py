@@ -13,14 +13,16 @@ from .test_imports import graph
 #: Floors, lowest first, each a list of module prefixes (the longest matching prefix wins).
 FLOORS: list[tuple[str, list[str]]] = [
     # the packages whose __init__ imports nothing (a table of contents): below everything
-    ("tables of contents", ["formula", "stats", "clicks", "dropins", "families"]),
+    ("tables of contents", ["formula", "stats", "clicks", "dropins", "families", "judges"]),
     ("foundations", ["errors", "schema", "formula.tree", "progress", "presentation", "stats.resampling",
                      "formula.sql_macros"]),
     ("specs and readers", ["measures", "io", "datasets", "stats.tests", "stats.intervals", "project"]),
     ("plan and checks", ["plan", "proof", "inputs", "validate", "formula.listform"]),
     ("list expressions", ["formula.exprs", "formula.exprs_diversity", "formula.namespace", "formula.macros"]),
-    ("engines", ["engines", "families.beyond", "families.diversity", "clicks.metrics"]),
-    ("library functions", ["evaluate", "sqlgen", "diagnose", "stats.compare", "stats.pairs", "stats.catalog", "report",
+    ("engines", ["engines", "families.beyond", "families.diversity", "clicks.metrics", "judges.table", "judges.calls",
+                 "judges.sql"]),
+    ("library functions", ["evaluate", "sqlgen", "diagnose", "judges.agreement", "judges.leaderboard", "judges.pool",
+                           "stats.compare", "stats.pairs", "stats.catalog", "report",
                            "stats.anova", "stats.planning", "clicks.position_bias", "clicks.counterfactual"]),
     ("front ends", ["dropins.trec_eval", "dropins.ndeval", "dropins.gdeval", "dropins.risk", "cli", ""]),  # "": the package
 ]
