@@ -2,9 +2,11 @@
 
 The public API, grouped by what a user does:
 
-* **evaluate** a log: :func:`evaluate`, with the column mapping of a :class:`Schema`;
+* **evaluate** a log: :func:`evaluate`, with the column mapping of a :class:`Schema`; in a ``group_by``
+  of your own, :func:`with_judgments` and the ``ranking`` namespace;
 * **compare** versions: :func:`compare`, :func:`anova`, :func:`queries_needed`;
 * **check** a log before trusting it: :func:`diagnose`;
+* **monitor** a ranker day by day: :func:`track` (incremental, per partition), :func:`gate` (a release gate);
 * **clicks**: :func:`position_bias`, :func:`counterfactual`, :func:`counterfactual_sql`;
 * **metric specs**, for a call's metric list and the ``ranking`` namespace: :func:`parse`,
   :class:`Measure` and one constructor per family (``rp.ndcg(k=10)``, ``rp.novelty(k=10, history=...)``);
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 # evaluate
 from rank_polars.schema import Schema
 from rank_polars.evaluate import evaluate
+from rank_polars.attach import with_judgments
 
 # compare
 from rank_polars.stats.compare import compare
@@ -30,6 +33,10 @@ from rank_polars.stats.planning import queries_needed
 
 # check
 from rank_polars.diagnose import diagnose
+
+# monitor
+from rank_polars.monitor.track import track
+from rank_polars.monitor.gate import gate
 
 # clicks
 from rank_polars.clicks.position_bias import position_bias
@@ -88,11 +95,13 @@ __version__ = "0.1.0"
 
 __all__ = [
     # evaluate
-    "Schema", "evaluate",
+    "Schema", "evaluate", "with_judgments",
     # compare
     "anova", "compare", "queries_needed",
     # check
     "diagnose",
+    # monitor
+    "gate", "track",
     # clicks
     "counterfactual", "counterfactual_sql", "position_bias",
     # metric specs

@@ -5,11 +5,27 @@ grades already in ranked order, e.g. ``ndcg(pl.col("relevance").sort_by("positio
 The same functions back the ``ranking`` expression namespace and the SQL macros of ``sql/``.
 
 Each function builds the metric's spec (:mod:`rank_polars.measures`) and compiles its
-formula over the list (:mod:`rank_polars.formula.listform`): the list carries its own
-judgments, so R, the ideal ranking and N come from the list's grades, and the length of the
-list is the number retrieved.  Metrics that need judgments the list does not hold (the
-collection-level counts ``num_rel``, ``set_r``, ``utility``'s missed documents) or several
-queries (``gm_map``, ``num_q``) have no function here: use :func:`rank_polars.evaluate`.
+formula over the list (:mod:`rank_polars.formula.listform`); the length of the list is the
+number retrieved.  Where the ideal ranking, R (the relevant judgments) and N (the judged
+non-relevant ones) come from:
+
+* by default, the list carries its own judgments: they come from the list's grades (a log
+  that carries its labels, ``evaluate(log, ...)`` without ``qrels=``);
+* with ``ideal=``, the query's judged grades (one list per ranking: a ``List`` column's name
+  such as ``ideal="ideal"``, which :func:`rank_polars.with_judgments` adds, an expression such
+  as ``pl.col("ideal").first()``, or the grades themselves): the ideal ranking, R and N come
+  from them, as ``evaluate(log, ..., qrels=judgments)`` reads them.  ``ideal=`` alone is
+  enough: R and N are counted in it, at the function's ``rel=``;
+* ``r=`` (R) and ``n=`` (N), a column's name, an expression or a number, stand for those
+  counts, with or without ``ideal=`` (``r="num_rel"``, with_judgments' column).
+
+The functions that take them are those whose formula reads the query's judgments: ``ndcg``,
+``idcg`` (the ideal ranking), ``ap``, ``recall``, ``f1``, ``rprec``, ``iprec``, ``iprec_avg``,
+``precision(relative=True)`` (R), ``bpref`` (R and N), ``fallout`` (N).  ``err`` reads the top
+grade of every judgment, not of one query: give it ``max=``.  The others read the list alone.
+Metrics that need judgments the list does not hold (the collection-level counts ``num_rel``,
+``set_r``, ``utility``'s missed documents) or several queries (``gm_map``, ``num_q``) have no
+function here: use :func:`rank_polars.evaluate`.
 
 A null grade is an unjudged item.  A NaN or infinite grade, or a value that is not a finite
 number (``2^grade`` overflows float64 from grade 1024 on), fails the expression (Polars'
@@ -21,7 +37,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rank_polars.formula.listform import list_expr
+from rank_polars.formula.listform import CountLike, IdealLike, list_expr
 from rank_polars.measures.ap import AP
 from rank_polars.measures.dcg import CG, DCG, IDCG, NDCG
 from rank_polars.measures.others import Bpref, ERR, Judged, RBP
@@ -37,25 +53,29 @@ if TYPE_CHECKING:
 
 
 def ap(
-    relevance: IntoExpr, k: int | None = None, *, rel: float | None = None, denom: str = "r"
+    relevance: IntoExpr, k: int | None = None, *, rel: float | None = None, denom: str = "r",
+    ideal: IdealLike | None = None, r: CountLike | None = None,
 ) -> pl.Expr:
     """Average precision of a ranked list; R is the number of relevant grades in the list.
+
+    With ``ideal=`` (the query's judged grades), R counts the relevant grades there; ``r=``
+    gives R itself (the query's relevant judgments, retrieved or not).
 
     Examples
     --------
     >>> import polars as pl, rank_polars as rp
     >>> df = pl.DataFrame({"relevance": [1, 0, 1, 1, 0, 1, 0, 0]})
-    >>> df.select(rp.exprs.ap("relevance", 8))
-    shape: (1, 1)
-    ┌──────────┐
-    │ ap@8     │
-    │ ---      │
-    │ f64      │
-    ╞══════════╡
-    │ 0.770833 │
-    └──────────┘
+    >>> df.select(rp.exprs.ap("relevance", 8), rp.exprs.ap("relevance", 8, r=6).alias("R = 6"))
+    shape: (1, 2)
+    ┌──────────┬──────────┐
+    │ ap@8     ┆ R = 6    │
+    │ ---      ┆ ---      │
+    │ f64      ┆ f64      │
+    ╞══════════╪══════════╡
+    │ 0.770833 ┆ 0.513889 │
+    └──────────┴──────────┘
     """
-    return list_expr(AP(k, rel=rel, denom=denom), relevance)
+    return list_expr(AP(k, rel=rel, denom=denom), relevance, ideal=ideal, r=r)
 
 
 def cg(relevance: IntoExpr, k: int | None = None, *, gain: str = "linear") -> pl.Expr:
@@ -109,8 +129,11 @@ def idcg(
     gain: str = "linear",
     discount: str = "log2",
     ideal_cut: str = "k",
+    ideal: IdealLike | None = None,
 ) -> pl.Expr:
     """Ideal DCG: the DCG of the list's own grades sorted in descending order.
+
+    With ``ideal=``, the DCG of those grades (the query's judged grades) sorted.
 
     Examples
     --------
@@ -125,7 +148,7 @@ def idcg(
     │ 3.63093 │
     └─────────┘
     """
-    return list_expr(IDCG(k, gain=gain, discount=discount, ideal_cut=ideal_cut), relevance)
+    return list_expr(IDCG(k, gain=gain, discount=discount, ideal_cut=ideal_cut), relevance, ideal=ideal)
 
 
 def ndcg(
@@ -135,10 +158,13 @@ def ndcg(
     gain: str = "linear",
     discount: str = "log2",
     ideal_cut: str = "k",
+    ideal: IdealLike | None = None,
 ) -> pl.Expr:
     """Normalised DCG of a ranked list: DCG@k / IDCG@k, the ideal being the list sorted.
 
-    0 when the list has no positive grade (IDCG = 0).
+    With ``ideal=`` (the query's judged grades, e.g. ``ideal="ideal"`` on the rows of
+    :func:`rank_polars.with_judgments`), the ideal is those grades sorted, as ``evaluate``
+    reads it from ``qrels=``.  0 when the ideal has no positive grade (IDCG = 0).
 
     Examples
     --------
@@ -153,12 +179,31 @@ def ndcg(
     ╞══════════╡
     │ 0.996291 │
     └──────────┘
+
+    A null grade is an unjudged item; the judgments of the query hold items the list missed:
+
+    >>> df = pl.DataFrame({"relevance": [0, 2, None, 1]})
+    >>> df.select(rp.exprs.ndcg("relevance", 3), rp.exprs.ndcg("relevance", 3, ideal=[3, 2, 1, 1, 0]).alias("judged"))
+    shape: (1, 2)
+    ┌──────────┬──────────┐
+    │ ndcg@3   ┆ judged   │
+    │ ---      ┆ ---      │
+    │ f64      ┆ f64      │
+    ╞══════════╪══════════╡
+    │ 0.479625 ┆ 0.264993 │
+    └──────────┴──────────┘
     """
-    return list_expr(NDCG(k, gain=gain, discount=discount, ideal_cut=ideal_cut), relevance)
+    return list_expr(NDCG(k, gain=gain, discount=discount, ideal_cut=ideal_cut), relevance, ideal=ideal)
 
 
-def bpref(relevance: IntoExpr, *, rel: float | None = None) -> pl.Expr:
+def bpref(
+    relevance: IntoExpr, *, rel: float | None = None, ideal: IdealLike | None = None, r: CountLike | None = None,
+    n: CountLike | None = None,
+) -> pl.Expr:
     """bpref of a ranked list whose every item is judged (negative grades: unjudged).
+
+    R and N (the judged non-relevant items) are counted in the list, or in ``ideal=`` (the
+    query's judged grades); ``r=`` and ``n=`` give them (both, without ``ideal=``).
 
     Examples
     --------
@@ -173,7 +218,7 @@ def bpref(relevance: IntoExpr, *, rel: float | None = None) -> pl.Expr:
     │ 0.25  │
     └───────┘
     """
-    return list_expr(Bpref(rel=rel), relevance)
+    return list_expr(Bpref(rel=rel), relevance, ideal=ideal, r=r, n=n)
 
 
 def err(relevance: IntoExpr, k: int | None = None, *, max: float | None = None) -> pl.Expr:
@@ -181,7 +226,8 @@ def err(relevance: IntoExpr, k: int | None = None, *, max: float | None = None) 
 
     ``max`` is the top grade of the scale; without it, the list's own top grade (``evaluate``
     reads the top grade of all the judgments): pass ``max`` for ``evaluate``'s numbers on
-    lists whose top grades differ.
+    lists whose top grades differ.  It takes no ``ideal=``: the judgments of one query do not
+    hold the top grade of all the others (``max=qrels["relevance"].max()`` gives ``evaluate``'s).
 
     Examples
     --------
@@ -260,9 +306,12 @@ def rr(relevance: IntoExpr, k: int | None = None, *, rel: float | None = None) -
 
 
 def precision(
-    relevance: IntoExpr, k: int | None = None, *, rel: float | None = None, relative: bool = False
+    relevance: IntoExpr, k: int | None = None, *, rel: float | None = None, relative: bool = False,
+    ideal: IdealLike | None = None, r: CountLike | None = None,
 ) -> pl.Expr:
     """Precision at k of a ranked list (``relative=True``: divided by min(k, R), trec_eval's relative_P).
+
+    With ``relative=True``, R is counted in the list, or in ``ideal=``, or given by ``r=``.
 
     Examples
     --------
@@ -278,11 +327,17 @@ def precision(
     │ 1.0 ┆ 0.5 │
     └─────┴─────┘
     """
-    return list_expr(Precision(k, rel=rel, relative=relative), relevance)
+    return list_expr(Precision(k, rel=rel, relative=relative), relevance, ideal=ideal, r=r)
 
 
-def recall(relevance: IntoExpr, k: int | None = None, *, rel: float | None = None) -> pl.Expr:
+def recall(
+    relevance: IntoExpr, k: int | None = None, *, rel: float | None = None, ideal: IdealLike | None = None,
+    r: CountLike | None = None,
+) -> pl.Expr:
     """Recall at k of a ranked list; R is the number of relevant grades in the list.
+
+    With ``ideal=`` (the query's judged grades), R counts the relevant grades there; ``r=``
+    gives R itself.
 
     Examples
     --------
@@ -298,11 +353,16 @@ def recall(relevance: IntoExpr, k: int | None = None, *, rel: float | None = Non
     │ 0.25 │
     └──────┘
     """
-    return list_expr(Recall(k, rel=rel), relevance)
+    return list_expr(Recall(k, rel=rel), relevance, ideal=ideal, r=r)
 
 
-def f1(relevance: IntoExpr, k: int | None = None, *, rel: float | None = None) -> pl.Expr:
+def f1(
+    relevance: IntoExpr, k: int | None = None, *, rel: float | None = None, ideal: IdealLike | None = None,
+    r: CountLike | None = None,
+) -> pl.Expr:
     """F1 at k: the harmonic mean of precision and recall at k.
+
+    Recall's R: the relevant grades of the list, or of ``ideal=``, or ``r=``.
 
     Examples
     --------
@@ -318,7 +378,7 @@ def f1(relevance: IntoExpr, k: int | None = None, *, rel: float | None = None) -
     │ 0.6667 │
     └────────┘
     """
-    return list_expr(F1(k, rel=rel), relevance)
+    return list_expr(F1(k, rel=rel), relevance, ideal=ideal, r=r)
 
 
 def success(relevance: IntoExpr, k: int | None = None, *, rel: float | None = None) -> pl.Expr:
@@ -361,9 +421,15 @@ def hits(relevance: IntoExpr, k: int | None = None, *, rel: float | None = None)
     return list_expr(Hits(k, rel=rel), relevance)
 
 
-def fallout(relevance: IntoExpr, k: int | None = None, *, rel: float | None = None) -> pl.Expr:
+def fallout(
+    relevance: IntoExpr, k: int | None = None, *, rel: float | None = None, ideal: IdealLike | None = None,
+    n: CountLike | None = None,
+) -> pl.Expr:
     """Fall-out at k: the judged non-relevant items among the first k over the list's judged
     non-relevant items (grade 0; a null or negative grade is unjudged), 0 when it has none.
+
+    With ``ideal=`` (the query's judged grades) the judged non-relevant items are counted
+    there; ``n=`` gives their number.
 
     Examples
     --------
@@ -379,11 +445,17 @@ def fallout(relevance: IntoExpr, k: int | None = None, *, rel: float | None = No
     │ 0.3333    ┆ 0.6667    │
     └───────────┴───────────┘
     """
-    return list_expr(Fallout(k, rel=rel), relevance)
+    return list_expr(Fallout(k, rel=rel), relevance, ideal=ideal, n=n)
 
 
-def rprec(relevance: IntoExpr, *, rel: float | None = None, mult: float = 1.0) -> pl.Expr:
+def rprec(
+    relevance: IntoExpr, *, rel: float | None = None, mult: float = 1.0, ideal: IdealLike | None = None,
+    r: CountLike | None = None,
+) -> pl.Expr:
     """R-precision: precision at R, the number of relevant grades in the list (``mult``: at floor(mult R + 0.9)).
+
+    With ``ideal=`` (the query's judged grades), R counts the relevant grades there; ``r=``
+    gives R itself.
 
     Examples
     --------
@@ -399,11 +471,16 @@ def rprec(relevance: IntoExpr, *, rel: float | None = None, mult: float = 1.0) -
     │ 0.75  │
     └───────┘
     """
-    return list_expr(RPrecision(rel=rel, mult=mult), relevance)
+    return list_expr(RPrecision(rel=rel, mult=mult), relevance, ideal=ideal, r=r)
 
 
-def iprec(relevance: IntoExpr, recall: float, *, rel: float | None = None) -> pl.Expr:
+def iprec(
+    relevance: IntoExpr, recall: float, *, rel: float | None = None, ideal: IdealLike | None = None,
+    r: CountLike | None = None,
+) -> pl.Expr:
     """Interpolated precision at a recall level (trec_eval 10's iprec_at_recall).
+
+    The level reads R: the relevant grades of the list, or of ``ideal=``, or ``r=``.
 
     Examples
     --------
@@ -419,11 +496,16 @@ def iprec(relevance: IntoExpr, recall: float, *, rel: float | None = None) -> pl
     │ 0.6               ┆ 0.6             │
     └───────────────────┴─────────────────┘
     """
-    return list_expr(IPrec(recall=recall, rel=rel), relevance)
+    return list_expr(IPrec(recall=recall, rel=rel), relevance, ideal=ideal, r=r)
 
 
-def iprec_avg(relevance: IntoExpr, levels: tuple[float, ...] = ELEVEN, *, rel: float | None = None) -> pl.Expr:
+def iprec_avg(
+    relevance: IntoExpr, levels: tuple[float, ...] = ELEVEN, *, rel: float | None = None,
+    ideal: IdealLike | None = None, r: CountLike | None = None,
+) -> pl.Expr:
     """Interpolated precision averaged over recall levels (trec_eval's 11pt_avg).
+
+    The levels read R: the relevant grades of the list, or of ``ideal=``, or ``r=``.
 
     Examples
     --------
@@ -439,7 +521,7 @@ def iprec_avg(relevance: IntoExpr, levels: tuple[float, ...] = ELEVEN, *, rel: f
     │ 0.8889                   │
     └──────────────────────────┘
     """
-    return list_expr(IPrecAvg(levels=levels, rel=rel), relevance)
+    return list_expr(IPrecAvg(levels=levels, rel=rel), relevance, ideal=ideal, r=r)
 
 
 def unj(relevance: IntoExpr, k: int | None = None) -> pl.Expr:

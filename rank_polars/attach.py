@@ -1,0 +1,181 @@
+"""``with_judgments``: a log with its judgments attached, for the ``ranking`` namespace.
+
+``evaluate(log, metrics, qrels=judgments)`` joins the judgments itself; the list-form functions
+(:mod:`rank_polars.formula.exprs`, the ``ranking`` namespace) reduce one column of grades in a
+``group_by`` of the user's own, and read the ideal ranking, R and N from ``ideal=`` (or ``r=`` /
+``n=``).  This puts those on the log, once: each shown row's grade, and per ranking the query's
+judged grades and its number of relevant judgments, checked by the same validation layer
+(:mod:`rank_polars.inputs`, :mod:`rank_polars.validate`) as ``evaluate``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Sequence, overload
+
+import polars as pl
+
+from rank_polars.errors import RankPolarsError
+from rank_polars.inputs import Columns, Source, judgments_as_log, lazy, prepare
+from rank_polars.schema import Schema, as_schema
+from rank_polars.validate import Missing, check_names, check_qrels, qrels_stats_polars
+
+
+@overload
+def with_judgments(log: pl.DataFrame, qrels: Source, *, by: str | Sequence[str] | None = ...,
+                   missing: Missing = ..., schema: Schema | None = ..., query: str | None = ...,
+                   item: str | None = ..., position: str | None = ..., score: str | None = ...,
+                   relevance: str | None = ..., ideal: str = ..., num_rel: str = ...,
+                   order: Literal["auto", "position", "score"] = ...) -> pl.DataFrame: ...
+
+
+@overload
+def with_judgments(log: Source, qrels: Source, *, by: str | Sequence[str] | None = ...,
+                   missing: Missing = ..., schema: Schema | None = ..., query: str | None = ...,
+                   item: str | None = ..., position: str | None = ..., score: str | None = ...,
+                   relevance: str | None = ..., ideal: str = ..., num_rel: str = ...,
+                   order: Literal["auto", "position", "score"] = ...) -> pl.LazyFrame: ...
+
+
+def with_judgments(
+    log: Source,
+    qrels: Source,
+    *,
+    by: str | Sequence[str] | None = None,
+    missing: Missing = "zero",
+    schema: Schema | None = None,
+    query: str | None = None,
+    item: str | None = None,
+    position: str | None = None,
+    score: str | None = None,
+    relevance: str | None = None,
+    ideal: str = "ideal",
+    num_rel: str = "num_rel",
+    order: Literal["auto", "position", "score"] = "auto",
+) -> pl.DataFrame | pl.LazyFrame:
+    """The log with its judgments attached: what the ``ranking`` namespace needs to give
+    ``evaluate(log, metrics, qrels=qrels)``'s numbers in a ``group_by`` of your own.
+
+    Three columns are added to every row of the log:
+
+    * the shown row's grade, under the log's relevance name (the schema's ``relevance``;
+      null when the item is unjudged).  A relevance column the log already has is replaced, as
+      ``evaluate`` reads the judgments alone when given them;
+    * ``ideal``: a ``List`` of every judged grade of the row's query (unjudged items are not in
+      it), highest first: pass it as ``ideal=`` to the list functions (``ideal="ideal"`` reads a
+      ranking's first value; ``pl.col("ideal").first()`` is the same), which then read the ideal
+      ranking, R and bpref's N from it;
+    * ``num_rel``: R, the query's judgments with a grade above 0 (``r=`` of the functions that
+      read R; ``ideal=`` counts it itself, and for another threshold ``rel=``).
+
+    The set of rankings is ``evaluate``'s: only judged queries count, so rankings of queries
+    without any judgment are left out (``evaluate`` leaves them out too, and warns; nothing is
+    read here before the result is collected, so nothing warns: ``rp.diagnose`` counts them).
+    A judged query absent from a group's log (the groups: the distinct values of the ``by``
+    columns in the log) gets one row with a null item, position and grade when
+    ``missing="zero"`` (default, as ``evaluate``): a list of one unjudged item, which scores 0
+    on every measure that reads ``ideal=``, as ``evaluate`` scores it; ``"skip"`` adds none
+    (``evaluate(missing="skip")``).  Those rows read as a list of one item where a measure reads
+    the list's length (``unj``, ``judged``, ``idcg(ideal_cut=list)``), and fall-out, lower is
+    better, scores them 0 where ``evaluate`` leaves them out: filter them out there
+    (``pl.col("item").is_not_null()``).
+
+    The judgments are read once, here, and checked as ``evaluate`` checks them (columns, null
+    ids or grades, NaN grades, a (query, item) judged twice, ids matched by the id rule of
+    ``docs/data-model.md``); the log is checked for its columns and their types only, not
+    row by row (``rp.diagnose`` checks repeated items and positions).
+
+    Parameters
+    ----------
+    log
+        One row per shown item, as ``evaluate`` reads it: a DataFrame (a DataFrame is
+        returned), a LazyFrame or Parquet path(s) (a LazyFrame is returned: nothing of the log
+        is read until it is collected).
+    qrels
+        Judgments ``query, item, relevance`` (their own names through
+        ``schema=rp.Schema(judgments=rp.Schema(...))``), any source ``evaluate`` accepts.
+    by
+        The grouping columns (``"model"``) whose every group is judged on every judged query:
+        the missing rankings are looked for per group.
+    missing
+        ``"zero"``: a row for each (group, judged query) without a ranking; ``"skip"``: none.
+    schema, query, item, position, score, relevance
+        The column names, as in ``evaluate`` (a :class:`rank_polars.Schema`, or the flat keywords).
+    ideal, num_rel
+        The names of the two columns added per ranking.
+    order
+        As in ``evaluate``: the log needs a position or a score column (by score, sort the grades
+        as ``evaluate`` ranks: ``sort_by("score", pl.col("item").cast(pl.String), descending=True)``,
+        ties broken by the item id's text, descending).
+
+    Returns
+    -------
+    pl.DataFrame or pl.LazyFrame
+        The log's columns, the grade, ``ideal`` and ``num_rel``.
+
+    Examples
+    --------
+    >>> import polars as pl, rank_polars as rp
+    >>> log = pl.DataFrame({"model": ["a", "a", "a", "b", "b"], "query": ["q1", "q1", "q2", "q1", "q1"],
+    ...                     "item": ["x", "y", "z", "y", "x"], "position": [1, 2, 1, 1, 2]})
+    >>> qrels = pl.DataFrame({"query": ["q1", "q1", "q1", "q2"], "item": ["x", "y", "w", "z"],
+    ...                       "relevance": [0, 2, 1, 1]})
+    >>> ranked = pl.col("relevance").sort_by("position")
+    >>> per_query = (rp.with_judgments(log, qrels, by="model")
+    ...              .group_by("model", "query")
+    ...              .agg(ranked.ranking.ndcg(10, ideal="ideal"), ranked.ranking.ap(ideal="ideal")))
+    >>> means = per_query.group_by("model").agg(pl.len().alias("queries"), pl.col("ndcg@10", "ap").mean())
+    >>> means.sort("model")
+    shape: (2, 4)
+    ┌───────┬─────────┬──────────┬───────┐
+    │ model ┆ queries ┆ ndcg@10  ┆ ap    │
+    │ ---   ┆ ---     ┆ ---      ┆ ---   │
+    │ str   ┆ u32     ┆ f64      ┆ f64   │
+    ╞═══════╪═════════╪══════════╪═══════╡
+    │ a     ┆ 2       ┆ 0.739812 ┆ 0.625 │
+    │ b     ┆ 2       ┆ 0.380094 ┆ 0.25  │
+    └───────┴─────────┴──────────┴───────┘
+    >>> means.sort("model").equals(rp.evaluate(log, ["ndcg@10", "ap"], qrels=qrels, by="model"))  # b's q2: 0 in both
+    True
+    """
+    mapping = as_schema(schema, query=query, item=item, position=position, score=score, relevance=relevance)
+    columns = Columns.of(mapping)
+    names = {"query": columns.query, "item": columns.item, "position": columns.position, "score": columns.score,
+             "relevance": columns.relevance, "ideal": ideal, "num_rel": num_rel}
+    by_cols = check_names(names, by)
+    if missing not in ("zero", "skip"):
+        raise RankPolarsError(f"missing must be 'zero' or 'skip', got {missing!r}")
+    # the validation layer reads both sides as evaluate does: columns, id types (the id rule)
+    inputs = prepare(log, qrels=judgments_as_log(qrels, columns), by=by_cols, columns=columns, order=order)
+    assert inputs.qrels is not None and inputs.qrels_source is not None and inputs.run_source is not None
+    # every judgment is read (the grades of the shown rows, the ideal): a (query, item) judged
+    # twice is refused wherever it is, as checks="strict" refuses it
+    inputs.checks = "strict"
+    check_qrels(qrels_stats_polars(inputs, pl.lit(True)).collect(), inputs)
+
+    run = lazy(inputs.run_source)
+    taken = [c for c in (ideal, num_rel) if c in run.collect_schema().names()]
+    if taken:
+        raise RankPolarsError(f"run: the log already has a column {taken[0]!r}; name the added columns otherwise "
+                              f"(with_judgments(..., ideal='...', num_rel='...'))")
+    q, i, rel = columns.query, columns.item, columns.relevance
+    judged = lazy(inputs.qrels_source)
+    dtype = judged.collect_schema()[rel]
+    grade = pl.col(rel) if dtype.is_integer() or dtype.is_float() else pl.col(rel).cast(pl.Float64)
+    judged = judged.select(q, i, grade.alias(rel))
+    per_query = judged.group_by(q).agg(
+        pl.col(rel).sort(descending=True).alias(ideal),
+        (pl.col(rel) > 0).sum().cast(pl.UInt32).alias(num_rel),
+    )
+    # unjudged queries leave with the inner join: evaluate evaluates judged queries only
+    out = (run.drop(rel, strict=False)
+           .join(judged, on=[q, i], how="left")
+           .join(per_query, on=q, how="inner"))
+    if missing == "zero":
+        keys = [*by_cols, q]
+        expected = run.select(by_cols).unique().join(per_query, how="cross") if by_cols else per_query
+        absent = expected.join(run.select(keys).unique(), on=keys, how="anti", nulls_equal=True)
+        out = pl.concat([out, absent], how="diagonal")
+    return out.collect() if isinstance(log, pl.DataFrame) else out
+
+
+__all__ = ["with_judgments"]
