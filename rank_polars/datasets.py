@@ -557,5 +557,62 @@ def load_clicks(n_queries: int = 200, sessions: int = 10000, depth: int = 10, et
     return ClickSample(log, examination, arms)
 
 
+# -- a daily log for monitoring ------------------------------------------------------------
+def monitoring_log(days: int = 30, versions: Sequence[str] = ("v1", "v2", "v3"), queries_per_day: int = 300,
+                   results: int = 10, start: str = "2026-11-01",
+                   regression: tuple[str, str, str, int] | None = ("v3", "country", "fr", 21),
+                   seed: int = 0) -> pl.DataFrame:
+    """A labelled daily log of several versions ranking the same queries, with segments and an injected regression.
+
+    One row per (version, query, shown item): ``date, model, query, item, position, relevance, country,
+    query_type``.  Each day has ``queries_per_day`` new queries (ids ``d01-q0001``, ...), each in a
+    ``country`` (us 40%, fr 25%, de 20%, jp 15%) and of a ``query_type`` (head 60%, tail 40%; tail
+    queries have fewer relevant items), with ``results`` items graded 0-3.  Every version shows the
+    same items in its own order: grade plus Gaussian noise, each later version with less noise
+    (standard deviation 1.2, 1.1, 1.0, ...).  ``regression=(version, segment, value, day)``: from
+    that day (1 = the first) the version ranks that segment's queries with noise 4 (nearly at random);
+    ``None``: no regression.  Vectorised NumPy, deterministic given the arguments; nothing is shipped.
+
+    Examples
+    --------
+    >>> from rank_polars.datasets import monitoring_log
+    >>> log = monitoring_log(days=2, queries_per_day=5, results=3)
+    >>> log.shape, log.columns
+    ((90, 8), ['date', 'model', 'query', 'item', 'position', 'relevance', 'country', 'query_type'])
+    """
+    if days < 1 or queries_per_day < 1 or results < 1 or not versions:
+        raise RankPolarsError("monitoring_log: days, queries_per_day and results must be >= 1, with a version")
+    rng = np.random.default_rng(seed)
+    n = days * queries_per_day
+    day = np.repeat(np.arange(days), queries_per_day)
+    country = rng.choice(np.array(["us", "fr", "de", "jp"]), size=n, p=[0.4, 0.25, 0.2, 0.15])
+    kind = rng.choice(np.array(["head", "tail"]), size=n, p=[0.6, 0.4])
+    p_head, p_tail = [0.45, 0.25, 0.2, 0.1], [0.7, 0.15, 0.1, 0.05]
+    grades = np.where((kind == "tail")[:, None], rng.choice(4, size=(n, results), p=p_tail),
+                      rng.choice(4, size=(n, results), p=p_head))
+    segments = {"country": country, "query_type": kind}
+    noise = np.empty((len(versions), n))
+    for v in range(len(versions)):
+        noise[v] = 1.2 - 0.1 * v
+    if regression is not None:
+        version, column, value, first = regression
+        if version not in versions or column not in segments:
+            raise RankPolarsError(f"monitoring_log: regression={regression!r} names no version or segment "
+                                  "(country, query_type)")
+        hit = (segments[column] == value) & (day >= first - 1)
+        noise[list(versions).index(version), hit] = 4.0
+    scores = grades[None] + noise[:, :, None] * rng.standard_normal((len(versions), n, results))
+    position = np.argsort(np.argsort(-scores, axis=2, kind="stable"), axis=2, kind="stable") + 1
+    dates = np.datetime64(start) + day
+    v_idx, q_idx, i_idx = (a.ravel() for a in np.indices((len(versions), n, results)))
+    query_ids = np.char.add(np.char.add(np.char.add("d", np.char.zfill((day + 1).astype(str), 2)), "-q"),
+                            np.char.zfill((np.arange(n) % queries_per_day + 1).astype(str), 4))
+    return pl.DataFrame({
+        "date": dates[q_idx], "model": np.asarray(versions)[v_idx], "query": query_ids[q_idx],
+        "item": np.char.add("i", i_idx.astype(str)), "position": position.ravel().astype(np.int64),
+        "relevance": grades[q_idx, i_idx].astype(np.int64), "country": country[q_idx], "query_type": kind[q_idx],
+    }).with_columns(pl.col("date").cast(pl.Date))
+
+
 __all__ = ["ATTRACTIVENESS", "ClickSample", "chatbot_history", "chatbot_log", "chatbot_qrels", "chatbot_subtopics", "chatbot_videos", "sample_log",
-           "load_clicks", "sample_path", "split_judgments"]
+           "load_clicks", "monitoring_log", "sample_path", "split_judgments"]
