@@ -21,7 +21,7 @@ FLOORS: list[tuple[str, list[str]]] = [
     ("list expressions", ["formula.exprs", "formula.exprs_diversity", "formula.namespace", "formula.macros"]),
     ("engines", ["engines", "families.beyond", "families.diversity", "clicks.metrics", "judges.table", "judges.calls",
                  "judges.sql"]),
-    ("library functions", ["evaluate", "sqlgen", "diagnose", "judges.agreement", "judges.leaderboard", "judges.pool",
+    ("library functions", ["evaluate", "attach", "sqlgen", "diagnose", "judges.agreement", "judges.leaderboard", "judges.pool",
                            "stats.compare", "stats.pairs", "stats.catalog", "report",
                            "stats.anova", "stats.planning", "clicks.position_bias", "clicks.counterfactual",
                            "monitor", "report_segments"]),
