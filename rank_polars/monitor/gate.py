@@ -200,9 +200,9 @@ def gate(
     │ ---     ┆ ---   ┆ ---       ┆ ---          │
     │ str     ┆ str   ┆ f64       ┆ str          │
     ╞═════════╪═══════╪═══════════╪══════════════╡
-    │ country ┆ fr    ┆ -0.164014 ┆ regression   │
-    │ (all)   ┆ (all) ┆ -0.026549 ┆ regression   │
-    │ country ┆ jp    ┆ 0.015331  ┆ non-inferior │
+    │ country ┆ fr    ┆ -0.143365 ┆ regression   │
+    │ (all)   ┆ (all) ┆ -0.022232 ┆ regression   │
+    │ country ┆ jp    ┆ 0.006143  ┆ inconclusive │
     └─────────┴───────┴───────────┴──────────────┘
     """
     from rank_polars.evaluate import evaluate

@@ -19,7 +19,6 @@ builds its one-sided tests on the same :func:`paired` and :func:`summary`.
 from __future__ import annotations
 
 import itertools
-import math
 from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
@@ -224,17 +223,17 @@ def compare_segments(
     >>> out = compare_segments(log, ["ndcg@10"], ["country"], baseline="v1", min_queries=20)
     >>> out.filter(pl.col("version") == "v2").select("segment", "value", "n_queries", "diff", "significant")
     shape: (5, 5)
-    ┌─────────┬───────┬───────────┬───────────┬─────────────┐
-    │ segment ┆ value ┆ n_queries ┆ diff      ┆ significant │
-    │ ---     ┆ ---   ┆ ---       ┆ ---       ┆ ---         │
-    │ str     ┆ str   ┆ i64       ┆ f64       ┆ bool        │
-    ╞═════════╪═══════╪═══════════╪═══════════╪═════════════╡
-    │ country ┆ jp    ┆ 39        ┆ -0.009929 ┆ false       │
-    │ country ┆ de    ┆ 82        ┆ 0.003016  ┆ false       │
-    │ (all)   ┆ (all) ┆ 400       ┆ 0.008162  ┆ false       │
-    │ country ┆ us    ┆ 164       ┆ 0.010232  ┆ false       │
-    │ country ┆ fr    ┆ 115       ┆ 0.01615   ┆ false       │
-    └─────────┴───────┴───────────┴───────────┴─────────────┘
+    ┌─────────┬───────┬───────────┬──────────┬─────────────┐
+    │ segment ┆ value ┆ n_queries ┆ diff     ┆ significant │
+    │ ---     ┆ ---   ┆ ---       ┆ ---      ┆ ---         │
+    │ str     ┆ str   ┆ i64       ┆ f64      ┆ bool        │
+    ╞═════════╪═══════╪═══════════╪══════════╪═════════════╡
+    │ country ┆ us    ┆ 170       ┆ 0.006438 ┆ false       │
+    │ country ┆ fr    ┆ 103       ┆ 0.007176 ┆ false       │
+    │ country ┆ de    ┆ 80        ┆ 0.014661 ┆ false       │
+    │ (all)   ┆ (all) ┆ 400       ┆ 0.015389 ┆ false       │
+    │ country ┆ jp    ┆ 47        ┆ 0.067001 ┆ false       │
+    └─────────┴───────┴───────────┴──────────┴─────────────┘
     """
     from rank_polars.evaluate import evaluate
 
@@ -298,11 +297,27 @@ def segment_values(per: pl.DataFrame, segments_of: pl.DataFrame, segments: Seque
                     "higher_is_better", "note"))
 
 
-def weakest(table: pl.DataFrame, n: int = 5) -> list[dict[str, Any]]:
-    """The ``n`` segment values where the version loses most (significant or not), for a summary line."""
-    rows = table.filter(pl.col("segment") != ALL).sort("loss", descending=True, nulls_last=True)
-    return [r for r in rows.head(n).iter_rows(named=True) if r["loss"] is not None and not math.isnan(r["loss"])]
+def where_it_loses(table: pl.DataFrame, n: int = 5) -> str:
+    """Lines saying, per metric and pair, the segment values where the version loses significantly
+    (at most ``n``, worst first), or that it loses significantly nowhere.
+
+    Examples
+    --------
+    >>> import rank_polars as rp
+    >>> log = rp.datasets.monitoring_log(days=2, queries_per_day=300, regression=("v2", "country", "fr", 1))
+    >>> print(where_it_loses(compare_segments(log, ["ndcg@10"], ["country"], baseline="v1")), end="")
+    ndcg@10, v2 against v1: loses in country=fr (-0.1400 [-0.1700, -0.1099], p 2.21e-15)
+    ndcg@10, v3 against v1: no segment value loses significantly
+    """
+    lines = []
+    for (metric, base, version), part in table.group_by(["metric", "baseline", "version"], maintain_order=True):
+        worse = part.filter(pl.col("significant") & (pl.col("loss") > 0) & (pl.col("segment") != ALL)).head(n)
+        where = "; ".join(f"{r['segment']}={r['value']} ({r['diff']:+.4f} [{r['ci_low']:+.4f}, {r['ci_high']:+.4f}], "
+                          f"p {r['p_adjusted']:.3g})" for r in worse.iter_rows(named=True))
+        lines.append(f"{metric}, {version} against {base}: " + (f"loses in {where}" if where else
+                                                                  "no segment value loses significantly"))
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 __all__ = ["ALL", "TOO_FEW", "by_segment", "check_segments", "compare_segments", "paired", "segment_map",
-           "segment_values", "summary", "t_statistics", "version_pairs", "weakest"]
+           "segment_values", "summary", "t_statistics", "version_pairs", "where_it_loses"]

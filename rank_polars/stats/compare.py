@@ -59,6 +59,8 @@ def compare(
     progress: ProgressLike = False,
     catalog_resamples: int = 1000,
     schema: Schema | None = None,
+    segments: Sequence[str] | None = None,
+    min_queries: int = 30,
     **evaluate_kwargs: Any,
 ) -> pl.DataFrame:
     """Compare versions (values of ``by``) on paired per-query metric values.
@@ -147,6 +149,12 @@ def compare(
         ``score=``, ``relevance=``, ``duplicates=``, ...).
     schema
         The column mapping (a :class:`rank_polars.Schema`), as for :func:`rank_polars.evaluate`.
+    segments, min_queries
+        Log columns that describe the query (``["country", "query_type"]``): the difference per
+        segment value, each with its t interval and p-value, corrected over every metric, pair and
+        segment value; a value with fewer than ``min_queries`` paired queries is shown, not tested.
+        The rows (other columns: :func:`rank_polars.monitor.segments.compare_segments`) come per
+        metric, the segment values where the version loses most first.
 
     Returns
     -------
@@ -248,6 +256,12 @@ def compare(
     └────────┴──────────┴─────────┴──────┴──────────┴──────┴──────┴────────┘
     """
     by_col = _check_args(by, test, correction, alpha, n_resamples, confidence, seed, evaluate_kwargs)
+    if segments is not None:  # per segment value: rank_polars.monitor.segments
+        from rank_polars.monitor.segments import compare_segments
+
+        return compare_segments(run, metrics, segments, qrels=qrels, by=by_col, baseline=baseline, test=test,
+                                correction=correction, alpha=alpha, confidence=confidence, missing=missing,
+                                engine=engine, min_queries=min_queries, schema=schema, **evaluate_kwargs)
     if isinstance(catalog_resamples, bool) or not isinstance(catalog_resamples, (int, np.integer)) or catalog_resamples < 1:
         raise RankPolarsError(f"compare: catalog_resamples must be an integer >= 1, got {catalog_resamples!r}")
     _check_family(baseline, pairs, test, interval, power)

@@ -21,7 +21,7 @@ def run_compare(run: Any, metrics: Sequence[Any], *, qrels: Any, by: str, baseli
                 correction: str | None, alpha: float, n_resamples: int, seed: int, missing: str, engine: str,
                 confidence: float, columns: Schema | None = None, order: str = "auto",
                 progress: Progress | None = None, interval: str | None = None,
-                catalog_resamples: int = 1000) -> pl.DataFrame:
+                catalog_resamples: int = 1000, segments: Sequence[str] = (), min_queries: int = 30) -> pl.DataFrame:
     """:func:`rank_polars.compare` with the CLI's column mapping."""
     from rank_polars.stats.compare import compare
 
@@ -30,6 +30,8 @@ def run_compare(run: Any, metrics: Sequence[Any], *, qrels: Any, by: str, baseli
         kwargs["order"] = order
     if progress is not None:  # compare reports its resamples; the evaluate inside it, its phases
         kwargs["progress"] = progress
+    if segments:  # the difference per segment value (rank_polars.monitor.segments)
+        kwargs.update(segments=list(segments), min_queries=min_queries)
     return compare(
         run, list(metrics), qrels=qrels, by=by, baseline=baseline, test=test, correction=correction, alpha=alpha,
         n_resamples=n_resamples, seed=seed, missing=missing, engine=engine, confidence=confidence, interval=interval,
@@ -90,6 +92,8 @@ def write_html_report(path: str, run: Any, metrics: Sequence[Any], comparison: p
 @engine_option("The engine that computes the per-query values")
 @missing_option
 @click.option("--report", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report (table and plots) to this file.")
+@click.option("--segment", "segments", multiple=True, help="A column describing the query (country, query_type): the difference per value, corrected over every value and metric, worst loss first. Repeat for more.")
+@click.option("--min-queries", type=click.IntRange(min=2), default=30, show_default=True, help="With --segment: a value with fewer paired queries is shown, not tested.")
 @order_option()
 @output_options
 @progress_option
@@ -98,7 +102,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
             pairs: str | None, test: str | None, interval: str | None, correction: str, alpha: float, confidence: float, n_resamples: int, seed: int, catalog_resamples: int, engine: str,
             missing: str, report: str | None, fmt: str | None, output: str | None, force: bool, order: str,
             progress: bool | None, history: str | None, catalog: str | None, features: str | None,
-            subtopics: str | None) -> None:
+            subtopics: str | None, segments: tuple[str, ...] = (), min_queries: int = 30) -> None:
     """Compare versions of a system (values of --by) against a baseline, query by query.
 
     \b
@@ -109,7 +113,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
         raise click.UsageError("--pairs all compares every pair of versions; leave --baseline out")
     fmt = check_output(output, fmt, force)
     check_file(report, force, "report file")
-    loaded = load(run, qrels, format_in, qrels_format, schema(), [by], order,
+    loaded = load(run, qrels, format_in, qrels_format, schema(), [by, *segments], order,
                   metrics, tables(history, catalog, features, subtopics))
     corr = None if correction == "none" else correction
     if baseline is not None:  # the command line gives text: a version in a numeric (or date) column is a number
@@ -120,8 +124,18 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
             loaded.run, loaded.metrics, qrels=loaded.qrels, by=by, baseline=baseline, test=test, correction=corr,
             alpha=alpha, n_resamples=n_resamples, seed=seed, missing=missing, engine=engine,
             confidence=confidence, columns=loaded.mapping, order=order, progress=display, interval=interval,
-            catalog_resamples=catalog_resamples,
+            catalog_resamples=catalog_resamples, segments=segments, min_queries=min_queries,
         )
+    if segments:
+        from rank_polars.monitor.segments import where_it_loses
+
+        emit(table, fmt, output, force=force, footer=where_it_loses(table))
+        if report:
+            write_html_report(report, loaded.run, loaded.metrics, None, force=force, display=display, qrels=loaded.qrels,
+                              by=by, baseline=baseline, missing=missing, engine=engine, columns=loaded.mapping,
+                              title=f"{Path(run).name}: {', '.join(metrics)}", segments=table, order=order)
+            click.echo(f"wrote the report to {report}", err=True)
+        return
     family = test in ("tukey", "randomized-tukey")  # adjusted over the pairs, not by --correction
     # (comparison_display and verdict read W/T/L and power where they exist: null for delta's unpaired arms)
     footer = "".join(verdict(r, None if family else corr) + "\n" for r in table.iter_rows(named=True))
