@@ -6,6 +6,8 @@ The public API, grouped by what a user does:
   of your own, :func:`with_judgments` and the ``ranking`` namespace;
 * **compare** versions: :func:`compare`, :func:`anova`, :func:`queries_needed`;
 * **check** a log before trusting it: :func:`diagnose`;
+* **judges**: :func:`agreement`, :func:`agreement_per_query`, :func:`grade_confusion`,
+  :func:`leaderboard_agreement`, :func:`pool` (:mod:`rank_polars.judges`);
 * **monitor** a ranker day by day: :func:`track` (incremental, per partition), :func:`gate` (a release gate);
 * **clicks**: :func:`position_bias`, :func:`counterfactual`, :func:`counterfactual_sql`;
 * **metric specs**, for a call's metric list and the ``ranking`` namespace: :func:`parse`,
@@ -33,6 +35,11 @@ from rank_polars.stats.planning import queries_needed
 
 # check
 from rank_polars.diagnose import diagnose
+
+# judges
+from rank_polars.judges.agreement import agreement, agreement_per_query, grade_confusion
+from rank_polars.judges.leaderboard import leaderboard_agreement
+from rank_polars.judges.pool import pool
 
 # monitor
 from rank_polars.monitor.track import track
@@ -100,6 +107,8 @@ __all__ = [
     "anova", "compare", "queries_needed",
     # check
     "diagnose",
+    # judges
+    "agreement", "agreement_per_query", "grade_confusion", "leaderboard_agreement", "pool",
     # monitor
     "gate", "track",
     # clicks
