@@ -614,5 +614,75 @@ def monitoring_log(days: int = 30, versions: Sequence[str] = ("v1", "v2", "v3"),
     }).with_columns(pl.col("date").cast(pl.Date))
 
 
+
+_LLM_BIAS = 0.5  # the share of videos only bot-v2 showed that the LLM judge grades one grade higher
+_LLM_NOISE = 0.15  # the share of its other grades one grade off, up or down
+
+
+def chatbot_judges(n_questions: int = 200, results_per_question: int = 10, seed: int = 0,
+                   people_depth: int = 5) -> pl.DataFrame:
+    """Two judges of the videos :func:`chatbot_log` shows (``bot-v1``, ``bot-v2``), grades 0-3.
+
+    * ``people``: the teachers' grades (:func:`chatbot_qrels` with ``grades="0-3"``) of the videos
+      some version showed in its top ``people_depth``: a depth-5 pool; deeper videos are unjudged.
+    * ``llm``: every shown video, with a known bias: half the videos only ``bot-v2`` showed (think
+      of it as the LLM-based ranker) get one grade more than the teachers gave (at most 3), and
+      15% of its other grades are one grade off, up or down (within 0-3).
+
+    Returns
+    -------
+    pl.DataFrame
+        ``query, item, relevance, judge``, sorted by judge, query and item.
+
+    Examples
+    --------
+    >>> from rank_polars import datasets
+    >>> judges = datasets.chatbot_judges(n_questions=20)
+    >>> judges.group_by("judge").len().sort("judge").rows()
+    [('llm', 303), ('people', 164)]
+    """
+    if not isinstance(people_depth, int) or people_depth < 1:
+        raise RankPolarsError(f"people_depth must be a positive integer, got {people_depth!r}")
+    log = chatbot_log(n_questions, results_per_question, grades="0-3", seed=seed)
+    truth = chatbot_qrels(n_questions, results_per_question, grades="0-3", seed=seed)
+    shown = (log.group_by("query", "item")
+             .agg(pl.col("position").min().alias("best"), (pl.col("model") == "bot-v1").any().alias("v1"),
+                  (pl.col("model") == "bot-v2").any().alias("v2"))
+             .join(truth, on=["query", "item"]).sort("query", "item"))
+    rng = np.random.default_rng([seed, 7])
+    favoured, noisy, up = (rng.random(shown.height) for _ in range(3))
+    only_v2 = (shown["v2"] & ~shown["v1"]).to_numpy()
+    shift = np.where(only_v2 & (favoured < _LLM_BIAS), 1, np.where(~only_v2 & (noisy < _LLM_NOISE), np.where(up < 0.5, 1, -1), 0))
+    llm = shown.select("query", "item", (pl.col("relevance") + pl.Series(shift)).clip(0, 3).alias("relevance"),
+                       pl.lit("llm").alias("judge"))
+    people = shown.filter(pl.col("best") <= people_depth).select("query", "item", "relevance", pl.lit("people").alias("judge"))
+    return pl.concat([llm, people]).sort("judge", "query", "item")
+
+
+def judges_path() -> Path:
+    """Path of the two judges' judgments shipped with the package (:func:`chatbot_judges`' defaults)."""
+    return Path(str(resources.files("rank_polars").joinpath("data", "chatbot_judges.parquet")))
+
+
+def sample_judgments() -> pl.DataFrame:
+    """The judgments of two judges, ``people`` and ``llm``, of the shipped sample log
+    (:func:`sample_log`): :func:`chatbot_judges` with its defaults, read from :func:`judges_path`.
+
+    Examples
+    --------
+    >>> from rank_polars import datasets
+    >>> datasets.sample_judgments().group_by("judge").len().sort("judge").rows()
+    [('llm', 3013), ('people', 1647)]
+    """
+    return pl.read_parquet(judges_path())
+
+
+def _write_judgments(path: Path | None = None) -> Path:
+    """Regenerate the shipped judgments (maintainers only)."""
+    path = path or judges_path()
+    chatbot_judges().write_parquet(path, compression="zstd", compression_level=19, statistics=False)
+    return path
+
 __all__ = ["ATTRACTIVENESS", "ClickSample", "chatbot_history", "chatbot_log", "chatbot_qrels", "chatbot_subtopics", "chatbot_videos", "sample_log",
-           "load_clicks", "monitoring_log", "sample_path", "split_judgments"]
+           "load_clicks", "monitoring_log", "sample_path", "split_judgments",
+           "chatbot_judges", "judges_path", "sample_judgments"]
