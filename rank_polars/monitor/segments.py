@@ -24,6 +24,7 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 import polars as pl
 
+from rank_polars.engines.polars_engine import ordered_sum
 from rank_polars.errors import CoverageWarning, DataError, RankPolarsError, examples, warn
 from rank_polars.inputs import Source, scan
 from rank_polars.measures import MetricLike, parse_all
@@ -120,7 +121,8 @@ def paired(per: pl.DataFrame, by: str, query: str, labels: Sequence[str], pairs:
     for base, version in pairs:
         x = per.filter(pl.col(by) == base).select(query, *labels).with_columns(__in_x=pl.lit(True))
         y = per.filter(pl.col(by) == version).select(query, *labels).with_columns(__in_y=pl.lit(True))
-        both = x.join(y, on=query, how="full", coalesce=True, suffix="__y")
+        # sorted: the means below add the values in this order, the same whatever order evaluate gave
+        both = x.join(y, on=query, how="full", coalesce=True, suffix="__y").sort(query)
         absent = both.filter(pl.col("__in_x").is_null() | pl.col("__in_y").is_null()).height
         for label in labels:
             fill = pl.lit(0.0) if missing == "zero" and better[label] else pl.lit(None, dtype=pl.Float64)
@@ -158,13 +160,21 @@ def summary(rows: pl.LazyFrame, d: pl.Expr, keys: Sequence[str] = tuple(KEYS), e
     """Per group of ``keys``: ``n``, ``mean_x``, ``mean_y`` and the mean, standard deviation and largest
     absolute value (the scale of the no-spread check) of the per-query ``d`` (and ``mean_e``,
     ``sd_e`` of a second per-query value ``e``; ``keep``: the list of ``e`` too, for a rank test)."""
-    stat = [pl.col("d").mean().alias("mean_d"), pl.col("d").std(ddof=1).alias("sd_d")]
+    # each sum over the sorted values: the joins above deliver a group's rows in any order, and a
+    # sum's last bit follows the order of its terms (as evaluate's ordered_sum)
+    def mean(c: str) -> pl.Expr:
+        return ordered_sum(pl.col(c)) / pl.col(c).count()
+
+    def sd(c: str) -> pl.Expr:
+        return (ordered_sum((pl.col(c) - mean(c)) ** 2) / (pl.col(c).count() - 1)).sqrt().alias(f"sd_{c}")
+
+    stat = [mean("d").alias("mean_d"), sd("d")]
     if e is not None:
-        stat += [pl.col("e").mean().alias("mean_e"), pl.col("e").std(ddof=1).alias("sd_e")]
+        stat += [mean("e").alias("mean_e"), sd("e")]
         stat += [pl.col("e").alias("values")] if keep else []
     return (rows.with_columns(d.alias("d"), *([] if e is None else [e.alias("e")]))
             .group_by(list(keys))
-            .agg(pl.len().alias("n"), pl.col("x").mean().alias("mean_x"), pl.col("y").mean().alias("mean_y"), *stat,
+            .agg(pl.len().alias("n"), mean("x").alias("mean_x"), mean("y").alias("mean_y"), *stat,
                  pl.max_horizontal(pl.col("x").abs().max(), pl.col("y").abs().max(), pl.col("d").abs().max())
                  .alias("scale"))
             .collect())
