@@ -71,7 +71,7 @@ def _stat(files: Sequence[Path]) -> str:
 
 def _content(frame: pl.LazyFrame, keys: Sequence[str] = ()) -> pl.LazyFrame:
     """Per group of ``keys``: an order-free fingerprint of the rows (count and two sums of row hashes)."""
-    h = pl.struct(pl.all().exclude(*keys)).hash(seed=0)
+    h = pl.struct(pl.all().exclude(list(keys))).hash(seed=0)
     aggs = [pl.len().alias("n"), (h % 1_000_000_007).sum().alias("a"), (h // 4_294_967_296).sum().alias("b")]
     return frame.group_by(list(keys)).agg(aggs) if keys else frame.select(aggs)
 
