@@ -61,6 +61,8 @@ def _by_judge(evaluate: Evaluate, call: dict[str, Any], schema: Schema) -> pl.Da
     if column in by:
         raise RankPolarsError(f"by_judge=True adds the column {column!r}: it cannot also be a 'by' column")
     source, judges = judge_names(call, schema)
+    if not judges:
+        raise RankPolarsError("by_judge=True: the judgments have no row, so no judge to evaluate under")
     tables = [evaluate(**{**call, "qrels": source, "judge": who, "by_judge": False}) for who in judges]
     return pl.concat([t.select(pl.lit(who, pl.String).alias(column), pl.all()) for who, t in zip(judges, tables)],
                      how="vertical_relaxed")
