@@ -94,7 +94,8 @@ class GateResult:
                          f"{r['mean_baseline']:.4f} | {r['mean_candidate']:.4f} | {r['diff']:+.4f} | "
                          f"{r['margin']:.4f} | {interval} | {p} | {r['status']} |")
         if t.height > shown.height:
-            lines += ["", f"{t.height - shown.height} more rows (segment values that pass)."]
+            lines += ["", f"{t.height - shown.height} more rows, none "
+                      f"{'regressing' if self.require == 'no-regression' else 'failing'}."]
         return "\n".join(lines) + "\n"
 
 

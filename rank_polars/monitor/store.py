@@ -172,8 +172,8 @@ class Store:
             self.manifest = {"settings": settings, "partitions": {}}
             return
         changed = [k for k in settings if held.get(k) != settings[k]]
-        what = {"metrics": "the metrics (or their parameters)", "judgments": "the judgments",
-                "by": "the grouping columns", "time": "the time column", "missing": "missing="}
+        what = {"metrics": "metrics (or parameters)", "by": "grouping columns", "time": "time column",
+                "columns": "column names"}
         raise RankPolarsError(f"track: the store {str(self.path)!r} was made with different "
                               f"{', '.join(what.get(k, k) for k in changed)} (stored: "
                               f"{'; '.join(f'{k}={held.get(k)!r}' for k in changed)}); its values would not be "

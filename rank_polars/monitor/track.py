@@ -21,7 +21,7 @@ from rank_polars.inputs import Source
 from rank_polars.measures import Measure, MetricLike, parse_all
 from rank_polars.monitor.store import Store, fingerprint_source, partitions
 from rank_polars.progress import ProgressLike, resolve
-from rank_polars.schema import Schema, as_schema
+from rank_polars.schema import DEFAULTS, Schema, as_schema
 from rank_polars.stats.intervals import _t_bounds, _transformed, check_ci, intervals
 
 
@@ -111,7 +111,8 @@ def track(
     given = [metrics] if isinstance(metrics, (str, Measure)) else list(metrics)
     outputs = parse_all(given)
     settings = {"metrics": {label: repr(spec) for label, spec in outputs}, "by": by_cols, "time": time_col,
-                "missing": missing, "judgments": fingerprint_source(qrels), "schema": repr(mapping)}
+                "missing": missing, "judgments": fingerprint_source(qrels),
+                "columns": {role: mapping.column(role) for role in DEFAULTS}}
     held = Store(store, time_col)
     held.check(settings, rebuild)
     todo = held.stale(partitions(source, time_col))
