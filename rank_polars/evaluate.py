@@ -17,7 +17,7 @@ from rank_polars.families.diversity import bind_subtopics
 from rank_polars.inputs import Columns, Inputs, Source, judgments_as_log, prepare
 from rank_polars.judges.table import one_judge
 from rank_polars.measures import MetricLike, parse_all
-from rank_polars.measures.base import GM_FLOOR, Measure
+from rank_polars.measures.base import GM_FLOOR, Measure, refuse_ties_by_position
 from rank_polars.measures.clicks import click_column, clicks_named, first_click, first_labelled, is_click
 from rank_polars.measures.counts import NumQ
 from rank_polars.plan import ITEM, RANK, SCORE, Plan, Q, build_plan
@@ -280,6 +280,7 @@ def evaluate(
                      order=order, needs_labels=needs_labels, auxiliary=auxiliary_tables(families),
                      reads_labels=reads_labels, labelled_metric=first_labelled(outputs),
                      click_metric=first_click(outputs))
+    refuse_ties_by_position(outputs, inputs.order)
     display = spark_runner.progress if engine == "spark" else resolve(progress)
     inputs.checks = checks
     if duplicates == "first":

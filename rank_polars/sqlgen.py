@@ -17,7 +17,7 @@ from sqlglot.errors import SqlglotError
 from rank_polars.errors import RankPolarsError
 from rank_polars.measures import MetricLike, parse_all
 from rank_polars.measures.clicks import click_column, clicks_named, is_click
-from rank_polars.measures.base import GM_FLOOR, FamilyMeasure, Measure
+from rank_polars.measures.base import GM_FLOOR, FamilyMeasure, Measure, refuse_ties_by_position
 from rank_polars.measures.counts import NumQ
 from rank_polars.plan import ITEM, N_RET, Q, build_plan
 from rank_polars.engines.base import FamilySql, split_outputs
@@ -159,6 +159,7 @@ def to_sql(
     src = Source(table, qrels, by_cols, order, query, item, position, score, relevance, labels=labels,
                  unlabelled=unlabelled, judged=(judged.query, judged.item, judged.relevance), click=click,
                  judged_only=judged_only)
+    refuse_ties_by_position(outputs, order)
     plan_outputs, families = split_outputs(outputs)
     _check_family_dialects(families, dialect)
     if families and per_query and any(spec.AGGREGATE == "catalog" for _, spec in families):

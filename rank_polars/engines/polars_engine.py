@@ -55,7 +55,7 @@ from rank_polars.engines.base import Engine, FamilyFrames, Outputs, attach, pola
 def _col(n: d.Node) -> pl.Expr:
     if isinstance(n, d.Col):
         return pl.col(n.name)
-    if isinstance(n, d.IdealCum):  # joined onto the rows by _join_ideal_cum
+    if isinstance(n, (d.IdealCum, d.TieSum)):  # joined onto the rows by _join_ideal_cum / added by ranked_run
         return pl.col(n.column)
     raise TypeError(f"unexpected {n!r} after planning")
 
@@ -162,7 +162,9 @@ def _join_ideal_cum(rows: pl.LazyFrame, judg: pl.LazyFrame, jkeys: list[str], na
     return joined.with_columns(value.alias(name)).drop("__rp_at", "__rp_total")
 
 
-def ranked_run(inputs: Inputs) -> pl.LazyFrame:
+def ranked_run(inputs: Inputs, ties: dict[str, d.TieSum] | None = None) -> pl.LazyFrame:
+    """The run with its ranks; ``ties``: the :class:`~rank_polars.formula.tree.TieSum` columns,
+    windows over the rows tied in score (by score only: positions have no ties)."""
     run = inputs.run
     if inputs.order == "score":
         # trec_eval's order: score descending, ties by item id descending, byte-wise
@@ -170,6 +172,11 @@ def ranked_run(inputs: Inputs) -> pl.LazyFrame:
         run = run.with_columns(
             pl.struct(SCORE, tiebreak).rank("ordinal", descending=True).over(inputs.keys).cast(pl.Int64).alias(RANK)
         )
+        if ties:  # -0.0 + 0.0 is 0.0: one tie with 0.0, as the order has it
+            tie = [*inputs.keys, pl.col(SCORE) + 0.0]
+            # + 0 * rank: a constant (the count's 1.0) is a value per row, not one summed once
+            per_row = {c: compile_expr(t.arg) + pl.col(RANK) * 0.0 for c, t in ties.items()}
+            run = run.with_columns(value.sum().over(tie).alias(c) for c, value in per_row.items())
     return run
 
 
@@ -312,18 +319,19 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
     ones where repeated positions are counted.
     """
     keys = inputs.keys
-    run = ranked_run(inputs)
+    ties = d.tie_sums(plan.row_aggs.values())  # carried with the rank (formula.tree.TieSum)
+    run = ranked_run(inputs, ties)
 
     judged = (pl.col(GRADE) >= 0).alias(JUDGED)
     # only the contributing judgments: every judgment aggregate adds 0 for the others (see
     # plan.Plan), and the filter reaches the Parquet reader of the judgments
     qrels = inputs.qrels.filter(contributes_expr(plan)).with_columns(judged) if inputs.qrels is not None else None
     if not inputs.run_labels:
-        rows = run.select(*keys, ITEM, RANK).join(qrels, on=[Q, ITEM], how="inner")
+        rows = run.select(*keys, ITEM, RANK, *ties).join(qrels, on=[Q, ITEM], how="inner")
     else:
         # the run's own labels: no join of the whole run with the judgments, and the filter
         # on the label reaches the Parquet reader
-        rows = run.select(*keys, ITEM, RANK, GRADE).filter(contributes_expr(plan))
+        rows = run.select(*keys, ITEM, RANK, GRADE, *ties).filter(contributes_expr(plan))
         rows = rows.with_columns(pl.col(GRADE).cast(pl.Float64)).with_columns(judged)
         if qrels is not None:
             # labels="run": the qrels' grade of each contributing row, to check.  A run row
@@ -335,7 +343,7 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
     # row aggregates may stop at the deepest cutoff any metric looks at (their formulas hold
     # the cutoffs); but when the same group-by also counts the checks, which need every
     # contributing row, one uncut pass is cheaper than a second one.
-    labelled = rows.select(*keys, RANK, GRADE, JUDGED)
+    labelled = rows.select(*keys, RANK, GRADE, JUDGED, *ties)
     repeats = repeat_checks(inputs.run_labels, list(checks))  # counted over the whole run
     contributing = rows
     if checks:

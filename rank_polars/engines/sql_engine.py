@@ -160,7 +160,7 @@ def qrels_stats_sql(checks: str, contributes: str) -> str:
 def _leaf(n: d.Node) -> str:
     if isinstance(n, d.Col):
         return quote(n.name)
-    if isinstance(n, d.IdealCum):  # joined onto the rows (per_query_query)
+    if isinstance(n, (d.IdealCum, d.TieSum)):  # joined onto the rows / added where ranked (per_query_query)
         return quote(n.column)
     raise TypeError(f"unexpected {n!r} after planning")
 
@@ -359,8 +359,10 @@ def dedupe_cte(src: Source) -> str:
     return f"SELECT * FROM {quote(RAW)} QUALIFY row_number() OVER (PARTITION BY {part} ORDER BY {order}) = 1"
 
 
-def ranked_cte(src: Source) -> str:
-    """Ranks: the position as given, or trec_eval's order (score desc, item text desc)."""
+def ranked_cte(src: Source, ties: dict[str, d.TieSum] | None = None) -> str:
+    """Ranks: the position as given, or trec_eval's order (score desc, item text desc);
+    ``ties``: the :class:`~rank_polars.formula.tree.TieSum` columns, windows over the rows tied
+    in score (by score only: positions have no ties)."""
     if src.order == "position":
         body = f"SELECT * FROM {quote(RUN)}"
     else:
@@ -369,6 +371,10 @@ def ranked_cte(src: Source) -> str:
             f"CAST({quote(ITEM)} AS VARCHAR) DESC)"
         )
         body = f"SELECT *, {rank} AS {quote(RANK)} FROM {quote(RUN)}"
+        if ties:  # -0.0 + 0.0 is 0.0: one tie with 0.0, as the order has it
+            tie = f"PARTITION BY {_cols(src.keys)}, {quote(SCORE)} + 0.0"
+            sums = ", ".join(f"SUM({compile_expr(t.arg)}) OVER ({tie}) AS {quote(c)}" for c, t in ties.items())
+            body = f"SELECT *, {sums} FROM ({body}) AS {quote('__rp_ranked')}"
     return body
 
 
@@ -435,11 +441,13 @@ def per_query_query(
         q.add(RUN, judged_run_cte(src))
     q.add(UNIVERSE, universe_sql(src, missing) if universe is None else f"SELECT * FROM {universe}")
 
-    ranked = ranked_cte(src)
+    ties = d.tie_sums(plan.row_aggs.values())
+    ranked = ranked_cte(src, ties)
+    tied = "".join(f", r.{quote(c)}" for c in ties)  # carried with the rank (formula.tree.TieSum)
     if not src.run_labels:
         q.add(
             LABELLED,
-            f"SELECT {_cols(keys, 'r')}, r.{quote(ITEM)}, r.{quote(RANK)}, j.{quote(GRADE)}, j.{quote(JUDGED)} "
+            f"SELECT {_cols(keys, 'r')}, r.{quote(ITEM)}, r.{quote(RANK)}{tied}, j.{quote(GRADE)}, j.{quote(JUDGED)} "
             f"FROM ({ranked}) AS r JOIN {quote(JUDGMENTS)} AS j "
             f"ON {_on('r', 'j', [Q, ITEM])}",
         )
@@ -449,7 +457,7 @@ def per_query_query(
         # the Parquet reader as a filter and only contributing rows are decoded
         on_label = d.to_sql(plan.contributes, _raw_label_leaf)
         contributing = (
-            f"SELECT {_cols([*keys, ITEM, RANK, GRADE])}, {judged} AS {quote(JUDGED)} FROM ({ranked}) AS r "
+            f"SELECT {_cols([*keys, ITEM, RANK, GRADE, *ties])}, {judged} AS {quote(JUDGED)} FROM ({ranked}) AS r "
             f"WHERE {on_label}"
         )
         if src.qrels is not None:  # labels="run": the grade of the (contributing) judgment, to check
@@ -466,7 +474,7 @@ def per_query_query(
         q.add(ROWS, f"SELECT * FROM {quote(LABELLED)}")
     else:
         cut = "" if plan.depth is None else f" WHERE {quote(RANK)} <= {int(plan.depth)}"
-        q.add(ROWS, f"SELECT {_cols([*keys, RANK, GRADE, JUDGED])} FROM {quote(LABELLED)}{cut}")
+        q.add(ROWS, f"SELECT {_cols([*keys, RANK, GRADE, JUDGED, *ties])} FROM {quote(LABELLED)}{cut}")
 
     # per-query judgment aggregates, 0 where a query has none
     joins, fills = [], []

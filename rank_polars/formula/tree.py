@@ -208,6 +208,38 @@ class IdealCum(Node):
         return "__rp_icum_" + hashlib.md5(self.key().encode()).hexdigest()[:10]
 
 
+@dataclass(frozen=True, eq=False, repr=False)
+class TieSum(Node):
+    """The sum of ``arg`` over the rows of the ranking whose score equals this row's (itself
+    included): every row of the run, not only the contributing ones, so the engines compute
+    it where they rank by score, before the contributing rows are picked.  ``arg`` reads
+    ``rank`` (the ordinal rank) alone.  ``TieSum(w(rank)) / TieSum(1)`` is the mean of a
+    position weight over the positions the tie occupies: a row's expected weight over the
+    tie's orders (``ties=average``)."""
+
+    arg: Node
+
+    def key(self) -> str:
+        return f"tiesum({self.arg.key()})"
+
+    @property
+    def column(self) -> str:
+        """A stable column name for the engines (the same text on every run)."""
+        import hashlib
+
+        return "__rp_tie_" + hashlib.md5(self.key().encode()).hexdigest()[:10]
+
+
+def tie_sums(nodes: Iterable[Node]) -> dict[str, TieSum]:
+    """The :class:`TieSum` nodes of the trees, by column name (the engines add them to the
+    ranked run).
+
+    >>> list(tie_sums([row_sum(GRADE * TieSum(ind(RANK <= 3)) / TieSum(Lit(1.0)))]).values())
+    [tiesum(when((rank <= 3), 1.0, 0.0)), tiesum(1.0)]
+    """
+    return {n.column: n for node in nodes for n in walk(node) if isinstance(n, TieSum)}
+
+
 # ----------------------------------------------------------------------------- builders
 
 RANK, GRADE, JUDGED, IRANK, N_RET = Col("rank"), Col("grade"), Col("judged"), Col("irank"), Col("n_ret")
@@ -311,7 +343,7 @@ def children(n: Node) -> tuple[Node, ...]:
         return n.args
     if isinstance(n, When):
         return (n.cond, n.then, n.otherwise)
-    if isinstance(n, (Cum, Agg)):
+    if isinstance(n, (Cum, Agg, TieSum)):
         return (n.arg,)
     if isinstance(n, IRank):
         return (n.order,)
@@ -433,7 +465,7 @@ def to_polars(node: Node, leaf: Callable[[Node], Any]) -> Any:
     import polars as pl
 
     def go(n: Node) -> Any:
-        if isinstance(n, (Col, Cum, Agg, IdealCum)):
+        if isinstance(n, (Col, Cum, Agg, IdealCum, TieSum)):
             return leaf(n)
         if isinstance(n, Lit):
             return _polars_lit(n.value)
@@ -489,7 +521,7 @@ def to_sql(node: Node, leaf: Callable[[Node], str]) -> str:
     """Compile to a DuckDB SQL expression; sqlglot translates it to other dialects."""
 
     def go(n: Node) -> str:
-        if isinstance(n, (Col, Cum, Agg, IdealCum)):
+        if isinstance(n, (Col, Cum, Agg, IdealCum, TieSum)):
             return leaf(n)
         if isinstance(n, Lit):
             if isinstance(n.value, bool):

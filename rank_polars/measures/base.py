@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import numbers
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Sequence
 
 from rank_polars.formula import tree as d
 from rank_polars.errors import MetricNameError
@@ -99,6 +99,13 @@ DISCOUNT = Param(
     "log2",
     "'log2' = 1/log2(i+1); 'jarvelin' = 1 for i <= 2, then 1/log2(i) (ranks 1 and 2 undiscounted)",
     ("log2", "jarvelin"),
+)
+TIES = Param(
+    str,
+    "item",
+    "tied scores: broken by item id descending ('item', trec_eval), or 'average': the expected value over "
+    "the tie's orders (scikit-learn's ndcg_score/dcg_score); runs ordered by score only",
+    ("item", "average"),
 )
 IDEAL = Param(
     str,
@@ -233,8 +240,22 @@ class Measure:
         return self.relevant()
 
     def depth(self) -> int | None:
-        """Deepest rank the value can depend on (None: the whole list)."""
-        return self.k
+        """Deepest rank the value can depend on (None: the whole list; with ``ties=average`` a
+        row below k whose tie reaches into the top k counts)."""
+        return None if self.tie_averaged else self.k
+
+    @property
+    def tie_averaged(self) -> bool:
+        """Whether tied scores are averaged over the tie's orders (``ties=average``)."""
+        return self.params.get("ties") == "average"
+
+    def tie_weight(self, weight: d.Node) -> d.Node:
+        """A row's position weight (a formula of ``rank``): as it is, or with ``ties=average``
+        its mean over the positions the row's tie occupies, which is its expected value when
+        the tie is put in a random order (each of its rows equally likely at each position)."""
+        if not self.tie_averaged:
+            return weight
+        return d.TieSum(weight) / d.TieSum(d.Lit(1.0))
 
     # -- shared building blocks ----------------------------------------------------------
     def relevant(self) -> d.Node:
@@ -261,7 +282,24 @@ class Measure:
         return d.judgment_sum(d.ind(self.relevant()))
 
     def hits_at_k(self) -> d.Node:
+        if self.tie_averaged:  # the expected number over the ties' orders
+            return d.row_sum(d.when(self.relevant(), self.tie_weight(d.ind(self.in_cutoff())), 0.0))
         return d.row_sum(d.ind(self.relevant() & self.in_cutoff()))
+
+
+def refuse_ties_by_position(outputs: Sequence[tuple[str, Measure]], order: str) -> None:
+    """``ties=average`` reads the scores' ties: a run ordered by position has none to average.
+
+    >>> from rank_polars.measures import parse
+    >>> refuse_ties_by_position([("ndcg(ties=average)@10", parse("ndcg(ties=average)@10"))], "position")
+    Traceback (most recent call last):
+    ...
+    rank_polars.errors.MetricNameError: ndcg(ties=average)@10 averages tied scores, but the run is ordered by position, which has no ties: order by score (order='score', or a run without a position column)
+    """
+    label = next((label for label, spec in outputs if spec.tie_averaged), None)
+    if label is not None and order == "position":
+        raise MetricNameError(f"{label} averages tied scores, but the run is ordered by position, which has no ties: "
+                              "order by score (order='score', or a run without a position column)")
 
 
 def _fmt(v: Any) -> str:

@@ -14,7 +14,7 @@ Spellings (for the trec_eval name table): ``ndcg.1=3,2=9,4=4.5`` -> ``ndcg(gains
 from __future__ import annotations
 
 from rank_polars.formula import tree as d
-from rank_polars.measures.base import DISCOUNT, GAIN, IDEAL, IDEAL_CUT, Measure
+from rank_polars.measures.base import DISCOUNT, GAIN, IDEAL, IDEAL_CUT, TIES, Measure
 from rank_polars.measures.gain_map import GAINS, ideal_rank, mapped_gain, nonzero, positive
 
 
@@ -49,12 +49,33 @@ class CG(Measure):
 
 
 class DCG(_GainMapped):
-    """DCG@k = sum over i <= k of gain(rel_i) * discount(i)."""
+    """DCG@k = sum over i <= k of gain(rel_i) * discount(i).
+
+    ``ties=average`` (runs ordered by score): each tie of scores gains its rows' mean gain times
+    the sum of the discounts of the positions it occupies within the top k, scikit-learn's
+    ``dcg_score`` (``ignore_ties=False``): the expected DCG@k over the ties' orders.
+
+    >>> import polars as pl, rank_polars as rp
+    >>> run = pl.DataFrame({"query": ["q"] * 5, "item": list("abcde"), "score": [0.1, 0, 0, 0, 0.1],
+    ...                     "relevance": [10, 0, 0, 1, 5]})
+    >>> rp.evaluate(run, ["dcg@1", "dcg(ties=average)@1"])
+    shape: (1, 3)
+    ┌─────────┬───────┬─────────────────────┐
+    │ queries ┆ dcg@1 ┆ dcg(ties=average)@1 │
+    │ ---     ┆ ---   ┆ ---                 │
+    │ u32     ┆ f64   ┆ f64                 │
+    ╞═════════╪═══════╪═════════════════════╡
+    │ 1       ┆ 5.0   ┆ 7.5                 │
+    └─────────┴───────┴─────────────────────┘
+    """
 
     NAME = "dcg"
-    PARAMS = {"gain": GAIN, "discount": DISCOUNT, "gains": GAINS}
+    PARAMS = {"gain": GAIN, "discount": DISCOUNT, "gains": GAINS, "ties": TIES}
 
     def value(self) -> d.Node:
+        if self.tie_averaged:  # (mean gain of a tie) x (its discounts in the top k), row by row
+            weight = d.when(self.in_cutoff(), 1.0 / self.discount(d.RANK), 0.0)
+            return d.row_sum(self.row_gain() * self.tie_weight(weight))
         return d.row_sum(d.when(self.in_cutoff(), self.row_gain() / self.discount(d.RANK), 0.0))
 
 
@@ -83,10 +104,11 @@ class NDCG(_GainMapped):
 
     NAME = "ndcg"
     ALIASES = ("mean_ndcg",)
-    PARAMS = IDCG.PARAMS
+    PARAMS = {**IDCG.PARAMS, "ties": TIES}
 
     def value(self) -> d.Node:
-        p = self.params
-        dcg = DCG(self.k, gain=p["gain"], discount=p["discount"], gains=p["gains"]).value()
+        p = dict(self.params)
+        ties = p.pop("ties")  # the ideal has no ties to average: it is ordered by gain
+        dcg = DCG(self.k, gain=p["gain"], discount=p["discount"], gains=p["gains"], ties=ties).value()
         idcg = IDCG(self.k, **p).value()
         return d.safe_div(dcg, idcg)

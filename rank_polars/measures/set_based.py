@@ -6,7 +6,7 @@ from typing import Any
 
 from rank_polars.formula import tree as d
 from rank_polars.errors import MetricNameError
-from rank_polars.measures.base import REL, Measure, Param, flag
+from rank_polars.measures.base import REL, TIES, Measure, Param, flag
 
 RELATIVE = Param(flag, False, "divide by min(k, R) instead of k: the best precision possible (trec_eval relative_P)")
 
@@ -17,11 +17,21 @@ class Precision(Measure):
     Without k: relevant items / length of the list (trec_eval ``set_P``).  With
     ``relative=true`` the divisor is min(k, R), or min(length, R) without k: trec_eval's
     ``relative_P`` and ``set_relative_P`` (0 when R = 0).
+
+    ``ties=average`` (runs ordered by score): the expected P@k over the orders of the tied
+    scores, each relevant row counting the share of its tie's positions that fall in the top k
+    (McSherry and Najork's tie-aware precision).
+
+    >>> import polars as pl, rank_polars as rp
+    >>> run = pl.DataFrame({"query": ["q"] * 4, "item": list("abcd"), "score": [1.0, 1.0, 1.0, 0.0],
+    ...                     "relevance": [1, 0, 0, 1]})
+    >>> rp.evaluate(run, ["p@2", "p(ties=average)@2"]).row(0)[1:]  # a is one of three tied at 1.0
+    (0.0, 0.3333333333333333)
     """
 
     NAME = "p"
     ALIASES = ("precision",)
-    PARAMS = {"rel": REL, "relative": RELATIVE}
+    PARAMS = {"rel": REL, "relative": RELATIVE, "ties": TIES}
 
     def value(self) -> d.Node:
         den: d.Node | float = float(self.k) if self.k is not None else d.N_RET
@@ -31,11 +41,15 @@ class Precision(Measure):
 
 
 class Recall(Measure):
-    """R@k = relevant items among the first k / R; 0 when R = 0."""
+    """R@k = relevant items among the first k / R; 0 when R = 0.
+
+    ``ties=average`` (runs ordered by score): the expected R@k over the orders of the tied
+    scores (the expected number of relevant items in the top k, as ``p(ties=average)@k``, over R).
+    """
 
     NAME = "r"
     ALIASES = ("recall",)
-    PARAMS = {"rel": REL}
+    PARAMS = {"rel": REL, "ties": TIES}
 
     def value(self) -> d.Node:
         return d.safe_div(self.hits_at_k(), self.n_relevant())
@@ -73,11 +87,12 @@ class Hits(Measure):
 
     Without k: the relevant items of the whole list (trec_eval's ``num_rel_ret`` per query,
     which ``evaluate`` sums over queries where ``hits`` is averaged, as ranx does).  ``success@k``
-    (``hit@k``) is 1 when this count is above 0.
+    (``hit@k``) is 1 when this count is above 0.  ``ties=average``: the expected count over the
+    orders of the tied scores (runs ordered by score).
     """
 
     NAME = "hits"
-    PARAMS = {"rel": REL}
+    PARAMS = {"rel": REL, "ties": TIES}
 
     def value(self) -> d.Node:
         return self.hits_at_k()
