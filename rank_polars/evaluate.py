@@ -11,7 +11,7 @@ import polars as pl
 
 from rank_polars.engines.base import Engine as EngineBase
 from rank_polars.engines.base import auxiliary_tables, split_outputs
-from rank_polars.engines.polars_engine import PolarsEngine, ordered_sum
+from rank_polars.engines.polars_engine import FIXED_BOUND, PolarsEngine, fixed_bound, fixed_sum, ordered_sum
 from rank_polars.errors import RankPolarsError
 from rank_polars.families.diversity import bind_subtopics
 from rank_polars.inputs import Columns, Inputs, Source, judgments_as_log, prepare
@@ -328,25 +328,32 @@ def _keep_first(inputs: Inputs) -> pl.LazyFrame:
     return inputs.run.group_by(keys).agg(pl.col(c).sort_by(order).first() for c in others)
 
 
-def aggregate_expr(label: str, measure: Measure) -> pl.Expr:
+def _summed(label: str, measure: Measure) -> pl.Expr:
+    """What ``label``'s aggregate adds up over queries: the values, or their logarithms (gmean)."""
+    col = pl.col(label)
+    return col.clip(lower_bound=GM_FLOOR).log() if measure.AGGREGATE == "gmean" else col
+
+
+def aggregate_expr(label: str, measure: Measure, exact: bool = True) -> pl.Expr:
     """The per-query column ``label`` combined over queries as the spec's ``AGGREGATE`` says.
 
     ``"mean"``; ``"sum"`` (the ``num_*`` counts); ``"gmean"``: trec_eval's geometric mean
     ``exp(mean(ln(max(x, 1e-5))))`` (``gm_map``, ``gm_bpref``); ``"catalog"``: the group's
-    one value (a measure family's, :mod:`rank_polars.engines.base`).
+    one value (a measure family's, :mod:`rank_polars.engines.base`).  The sums are in fixed
+    point (``fixed_sum``: the same bits whatever order the engine delivered the queries in, and
+    in every engine), or with ``exact=False`` (values beyond its bound) in ascending order.
     """
     col = pl.col(label)
     if measure.AGGREGATE == "catalog":  # one value per group, on each of its rows
         return col.first()
-    # every sum adds the per-query values in ascending order (ordered_sum): the same bits
-    # whatever order the engine delivered the queries in, and in every engine
+    summed = _summed(label, measure)
+    total = fixed_sum(summed) if exact else ordered_sum(summed)
     if measure.AGGREGATE == "sum":
-        return ordered_sum(col)
+        return total
     if measure.AGGREGATE == "gmean":
-        logs = col.clip(lower_bound=GM_FLOOR).log()
-        return pl.when(logs.count() > 0).then((ordered_sum(logs) / logs.count()).exp())
+        return pl.when(summed.count() > 0).then((total / summed.count()).exp())
     # the mean of the values a measure defines (a family may leave some null), null if none
-    return pl.when(col.count() > 0).then(ordered_sum(col) / col.count())
+    return pl.when(col.count() > 0).then(total / col.count())
 
 
 def finish(table: pl.DataFrame, outputs: Plan | Sequence[tuple[str, Measure]], inputs: Inputs,
@@ -365,7 +372,10 @@ def finish(table: pl.DataFrame, outputs: Plan | Sequence[tuple[str, Measure]], i
         return out.select(*inputs.by, inputs.columns.query, *labels)
     warn_undefined(table, outputs, inputs)
     warn_all_zero(table, outputs, inputs)
-    means = [aggregate_expr(label, measure) for label, measure in outputs]
+    # a group's bound is at most the whole table's: one check decides the fixed point for every group
+    bounds = table.select(fixed_bound(_summed(label, m)).alias(label) for label, m in outputs if m.AGGREGATE != "catalog")
+    beyond = {label for label, bound in (bounds.row(0, named=True) if bounds.width else {}).items() if bound >= FIXED_BOUND}
+    means = [aggregate_expr(label, measure, exact=label not in beyond) for label, measure in outputs]
     if by_int:
         out = table.group_by(by_int).agg(pl.len().alias("queries"), *means).sort(by_int, nulls_last=True)
     else:

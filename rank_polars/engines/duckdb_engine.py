@@ -176,6 +176,7 @@ class DuckDBEngine(SqlRunner):
     """
 
     prove_positions = True  # see SqlRunner: cheaper in DuckDB than its semi-join
+    fixed_sums = True  # HUGEINT: the same bits as the Polars engine's fixed point, no sort
 
     def __init__(self, memory_limit: str | None = None, temp_directory: str | None = None) -> None:
         self.memory_limit = memory_limit if memory_limit is not None else default_memory_limit()

@@ -18,6 +18,7 @@ passes, as the SQL engines run their statements (:mod:`rank_polars.engines.sql_r
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any, Sequence
 
@@ -93,7 +94,9 @@ def compile_expr(node: d.Node) -> pl.Expr:
 def ordered_sum(values: pl.Expr, order: str | None = None) -> pl.Expr:
     """The sum of ``values`` added one by one in ``order`` (a column), or in ascending order of
     the values themselves: the same double whatever order the rows arrive in, however many
-    threads (a plain ``sum`` adds them as the streaming engine delivers them).
+    threads (a plain ``sum`` adds them as the streaming engine delivers them).  The engines'
+    fallback where :func:`fixed_sum` cannot hold a sum, and trec_eval's own arithmetic (the
+    ``trec-eval`` command adds a ranking's terms in rank order, as trec_eval does).
 
     >>> import polars as pl
     >>> rows = pl.DataFrame({"rank": [3, 1, 2], "x": [0.1, 0.2, 0.3]})
@@ -104,41 +107,86 @@ def ordered_sum(values: pl.Expr, order: str | None = None) -> pl.Expr:
     """
     ordered = values.sort_by(order) if order is not None else values.sort()
     # nulls add nothing, as in ``sum`` (an empty list sums to 0).  A list's sum adds its values
-    # one by one from the first (``cum_sum().last()``'s bits: tests/test_determinism.py holds
-    # both engines to them) at less cost per group: ndcg@20, map and rbp by model over 20M
-    # rows (1M rankings) 10.5-11.9 -> 9.6-9.9 s, where a plain sum (no fixed order) takes 6.7-7.0
+    # one by one from the first (``cum_sum().last()``'s bits)
     return ordered.drop_nulls().implode().list.sum().first()
 
 
-def _aggregate(agg: d.Agg, name: str, order: str | None = None) -> pl.Expr:
-    """``agg`` per group; a sum of fractions is added in ``order`` (:func:`ordered_sum`): rank
-    order over a ranking's rows (as trec_eval adds), ideal-rank order over the ideal ranking."""
+#: A sum of fractions is exact in fixed point: each term ``x`` as the integer
+#: ``floor(x * 2^64)`` (an ``Int128``; one unit is 5.4e-20), added as integers, which is
+#: associative: every thread count, partition and arrival order gives the same integer, and
+#: one rounding makes it a double.  No sort: a ranking's terms are added as they stream by.
+#: DuckDB computes the same integers (``HUGEINT``), so the engines agree bit for bit wherever
+#: their terms do.
+FIXED_SCALE = 2.0 ** 64
+#: The largest term times the number of terms must stay below it for the integer sum to fit
+#: (2^62 * 2^64 = 2^126): a bound no ranking metric reaches with grades below 2^40.  A group
+#: beyond it is summed again in rank order (:func:`ordered_sum`), never wrapped around.
+FIXED_BOUND = 2.0 ** 62
+EXACT = "__rp_exact"  # per query: every fixed-point sum of the row within FIXED_BOUND
+#: Set by the ``trec-eval`` command: a ranking's terms added one by one in rank order, as
+#: trec_eval adds them (its printed digits then follow trec_eval's arithmetic, not the exact sum).
+RANK_ORDER_SUMS: ContextVar[bool] = ContextVar("rank_polars_rank_order_sums", default=False)
+_BOUND = "__rp_bound_"  # a fixed-point sum's bound column: its name after this prefix
+
+
+def fixed_sum(values: pl.Expr) -> pl.Expr:
+    """The sum of ``values`` in fixed point (:data:`FIXED_SCALE`): the same double in any order.
+    Exact to 5.4e-20 per term while :func:`fixed_bound` is below :data:`FIXED_BOUND`.
+
+    >>> import polars as pl
+    >>> rows = pl.DataFrame({"x": [0.1, 0.2, 0.3]})
+    >>> rows.select(fixed_sum(pl.col("x"))).item() == rows.reverse().select(fixed_sum(pl.col("x"))).item()
+    True
+    """
+    scaled = (values * FIXED_SCALE).floor().cast(pl.Int128, strict=False)  # beyond Int128: null, and out of bound
+    return scaled.sum().cast(pl.Float64) / FIXED_SCALE
+
+
+def fixed_bound(values: pl.Expr) -> pl.Expr:
+    """The largest ``|term|`` times the number of terms (0 for none): :func:`fixed_sum` is exact
+    below :data:`FIXED_BOUND`."""
+    return values.abs().max().fill_null(0.0) * values.count()
+
+
+def _aggregate(agg: d.Agg, name: str, order: str | None = None, exact: bool = True) -> list[pl.Expr]:
+    """``agg`` per group: a sum of fractions in fixed point (:func:`fixed_sum`) with its bound
+    column, or with ``exact=False`` added in ``order`` (:func:`ordered_sum`): rank order over a
+    ranking's rows (as trec_eval adds), ideal-rank order over the ideal ranking."""
     inner = compile_expr(agg.arg)
     if agg.kind != "sum":
-        return inner.max().alias(name)
-    # a count is exact in any order: a plain sum, which streams
-    return (inner.sum() if d.integral(agg.arg) else ordered_sum(inner, order)).alias(name)
+        return [inner.max().alias(name)]
+    if d.integral(agg.arg):  # a count is exact in any order: a plain sum
+        return [inner.sum().alias(name)]
+    if exact:
+        return [fixed_sum(inner).alias(name), fixed_bound(inner).alias(_BOUND + name)]
+    return [ordered_sum(inner, order).alias(name)]
 
 
 _ORDER = "__rp_order"  # a group's rows' positions in its order, taken once per group
 
 
 def _grouped(frame: pl.LazyFrame, keys: list[str], aggs: dict[str, d.Agg], order: str | None,
-             extra: Sequence[pl.Expr] = ()) -> pl.LazyFrame:
+             extra: Sequence[pl.Expr] = (), exact: bool = True) -> pl.LazyFrame:
     """``frame`` grouped by ``keys`` with one column per aggregate (:func:`_aggregate`) and
-    ``extra``.  With an ``order``, the group's order is taken once (an arg-sort per group)
-    and every sum of fractions is its values as a list, gathered in that order after the
-    group-by and summed (:func:`ordered_sum`'s bits): one sort per group instead of one per
-    sum (ndcg@20, map, rbp, ndcg@10 and ap@100 by model over 20M rows: 11.7-12.9 -> 11.4-11.6 s,
-    interleaved)."""
-    ordered = {n: a for n, a in aggs.items() if order is not None and a.kind == "sum" and not d.integral(a.arg)}
+    ``extra``.  Added in ``order`` (``exact=False``), the group's order is taken once (an
+    arg-sort per group) and every sum of fractions is its values as a list, gathered in that
+    order after the group-by and summed (:func:`ordered_sum`'s bits): one sort per group
+    instead of one per sum."""
+    ordered = {n: a for n, a in aggs.items()
+               if not exact and order is not None and a.kind == "sum" and not d.integral(a.arg)}
     if len(ordered) < 2:
-        return frame.group_by(keys).agg(*(_aggregate(a, n, order) for n, a in aggs.items()), *extra)
-    plain = [_aggregate(a, n) for n, a in aggs.items() if n not in ordered]
+        return frame.group_by(keys).agg(*(e for n, a in aggs.items() for e in _aggregate(a, n, order, exact)), *extra)
+    plain = [e for n, a in aggs.items() if n not in ordered for e in _aggregate(a, n, exact=False)]
     lists = [compile_expr(a.arg).alias(n) for n, a in ordered.items()]
     grouped = frame.group_by(keys).agg(pl.col(order).arg_sort().alias(_ORDER), *lists, *plain, *extra)
     return grouped.with_columns(pl.col(n).list.gather(pl.col(_ORDER)).list.drop_nulls().list.sum()
                                 for n in ordered).drop(_ORDER)
+
+
+def _within_bounds(frame: pl.LazyFrame | pl.DataFrame) -> pl.Expr:
+    """Every fixed-point sum of a row within its bound (the bound columns of ``frame``)."""
+    bounds = [c for c in frame.collect_schema().names() if c.startswith(_BOUND)]
+    return pl.all_horizontal(pl.col(c).fill_null(0.0) < FIXED_BOUND for c in bounds) if bounds else pl.lit(True)
 
 
 def _ideal(judg: pl.LazyFrame, order: d.Node, jkeys: list[str]) -> pl.LazyFrame:
@@ -164,7 +212,7 @@ def _join_ideal_cum(rows: pl.LazyFrame, judg: pl.LazyFrame, jkeys: list[str], na
 
 def ranked_run(inputs: Inputs, ties: dict[str, d.TieSum] | None = None) -> pl.LazyFrame:
     """The run with its ranks; ``ties``: the :class:`~rank_polars.formula.tree.TieSum` columns,
-    windows over the rows tied in score (by score only: positions have no ties)."""
+    windows over the rows tied in score (by position every row is a tie of its own)."""
     run = inputs.run
     if inputs.order == "score":
         # trec_eval's order: score descending, ties by item id descending, byte-wise
@@ -172,11 +220,12 @@ def ranked_run(inputs: Inputs, ties: dict[str, d.TieSum] | None = None) -> pl.La
         run = run.with_columns(
             pl.struct(SCORE, tiebreak).rank("ordinal", descending=True).over(inputs.keys).cast(pl.Int64).alias(RANK)
         )
-        if ties:  # -0.0 + 0.0 is 0.0: one tie with 0.0, as the order has it
-            tie = [*inputs.keys, pl.col(SCORE) + 0.0]
-            # + 0 * rank: a constant (the count's 1.0) is a value per row, not one summed once
-            per_row = {c: compile_expr(t.arg) + pl.col(RANK) * 0.0 for c, t in ties.items()}
-            run = run.with_columns(value.sum().over(tie).alias(c) for c, value in per_row.items())
+    if ties:  # -0.0 + 0.0 is 0.0: one tie with 0.0, as the order has it
+        tie = [*inputs.keys, pl.col(SCORE) + 0.0 if inputs.order == "score" else pl.col(RANK)]
+        # + 0 * rank: a constant (the count's 1.0) is a value per row, not one summed once
+        per_row = {c: compile_expr(t.arg) + pl.col(RANK) * 0.0 for c, t in ties.items()}
+        # in fixed point: a tie's rows arrive in any order (its weights are at most 1, far within the bound)
+        run = run.with_columns(fixed_sum(value).over(tie).alias(c) for c, value in per_row.items())
     return run
 
 
@@ -289,7 +338,7 @@ def distinct_counts(stats: pl.DataFrame, inputs: Inputs, names: Sequence[str], p
 
 
 def metric_passes(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[str], shown: list[pl.DataFrame],
-                  unproven: pl.DataFrame | None, held: pl.DataFrame | None) -> list[pl.LazyFrame]:
+                  unproven: pl.DataFrame | None, held: pl.DataFrame | None, exact: bool = True) -> list[pl.LazyFrame]:
     """The metric pass (:func:`per_query`), one per range of query ids when ``held``
     (:func:`held_rows`) exceeds the budget; ``shown``: the collected repeat hashes of
     :func:`repeat_sources`, with their query.  ERR's pass is never cut: it reads the top
@@ -303,12 +352,13 @@ def metric_passes(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequenc
             part_inputs, part_uni = replace(inputs, run=inputs.run.filter(part), qrels=qrels), uni.filter(part)
             part_shown = [frame.filter(part) for frame in shown]
         repeat_keys = {frame.columns[-1]: frame.to_series(-1) for frame in part_shown} or None
-        passes.append(per_query(plan, part_inputs, part_uni, checks, repeat_keys, unproven))
+        passes.append(per_query(plan, part_inputs, part_uni, checks, repeat_keys, unproven, exact))
     return passes
 
 
 def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[str] = (),
-              repeat_keys: dict[str, pl.Series] | None = None, unproven: pl.DataFrame | None = None) -> pl.LazyFrame:
+              repeat_keys: dict[str, pl.Series] | None = None, unproven: pl.DataFrame | None = None,
+              exact: bool = True) -> pl.LazyFrame:
     """One row per evaluated (group, query): the keys and one column per requested metric.
 
     ``checks``: statistics of :mod:`rank_polars.validate` to count over the contributing
@@ -316,7 +366,8 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
     the contributing rows' (ranking, value) hashes, collected beforehand
     (:func:`repeat_sources`), for the repeat checks; ``unproven``: the rankings whose
     positions the checking pass did not prove distinct (:mod:`rank_polars.proof`), the only
-    ones where repeated positions are counted.
+    ones where repeated positions are counted.  ``exact``: sums of fractions in fixed point,
+    with the :data:`EXACT` column saying where each held (:func:`fixed_sum`); else in rank order.
     """
     keys = inputs.keys
     ties = d.tie_sums(plan.row_aggs.values())  # carried with the rank (formula.tree.TieSum)
@@ -376,7 +427,7 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
             if plan.judgments_need_n_ret():
                 judg_part = judg_part.join(universe.select(*keys, N_RET), on=jkeys, how="inner", nulls_equal=True)
                 part_keys = keys
-            grouped = _grouped(judg_part, part_keys, part, IRANK if order is not None else None)
+            grouped = _grouped(judg_part, part_keys, part, IRANK if order is not None else None, exact=exact)
             stats = stats.join(grouped, on=part_keys, how="left", nulls_equal=True)
     stats = stats.with_columns(pl.col(n).fill_null(0.0) for n in plan.judgment_aggs)
 
@@ -385,7 +436,7 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
         # over the contributing judgments too: ERR's top grade (the one global aggregate)
         # differs from the top of all judgments only when no grade is positive, where ERR is 0
         everything = qrels if qrels is not None else labelled
-        glob = everything.select(_aggregate(a, n) for n, a in plan.global_aggs.items())
+        glob = everything.select(e for n, a in plan.global_aggs.items() for e in _aggregate(a, n, exact=exact))
 
     refs = plan.row_refs
     judgment_refs = [n for n in plan.judgment_aggs if n in refs]
@@ -402,7 +453,7 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
         )
     in_pass = [c for c in checks if c not in repeats]
     counts = [e.alias(check_column(c)) for c, e in zip(in_pass, stat_exprs(in_pass))]
-    row_aggs = _grouped(rows, keys, plan.row_aggs, RANK, counts)
+    row_aggs = _grouped(rows, keys, plan.row_aggs, RANK, counts, exact)
 
     # a null group key is a group like any other (nulls_equal on every join on the keys)
     table = stats.join(row_aggs, on=keys, how="left", nulls_equal=True)
@@ -415,7 +466,8 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
     if glob is not None:
         table = table.join(glob, how="cross")
     values: list[Any] = [compile_expr(v).cast(pl.Float64).alias(label) for label, v in plan.values.items()]
-    return table.select(*keys, *values, *(check_column(c) for c in checks))
+    within = [_within_bounds(table).alias(EXACT)] if exact else []
+    return table.select(*keys, *values, *(check_column(c) for c in checks), *within)
 
 
 class PolarsEngine(Engine):
@@ -434,6 +486,19 @@ class PolarsEngine(Engine):
 
     def collect(self, lf: pl.LazyFrame) -> pl.DataFrame:
         return lf.collect(engine="streaming" if self.streaming else "auto")
+
+    def _metric_passes(self, plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[str],
+                       shown: list[pl.DataFrame], unproven: pl.DataFrame | None, held: pl.DataFrame | None,
+                       exact: bool = True) -> pl.DataFrame:
+        """The metric passes (:func:`metric_passes`) collected one after the other, concatenated."""
+        ranged = metric_passes(plan, inputs, uni, checks, shown, unproven, held, exact)
+        tables = []
+        title = f"metric pass ({len(plan.outputs)} metrics, {uni.height:,} queries)"
+        with self.progress.phase(title, total=len(ranged), unit="query ranges") as step:
+            for metric_pass in ranged:
+                tables.append(self.collect(metric_pass))
+                step(1)
+        return pl.concat(tables)
 
     def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str,
                  families: Outputs = ()) -> pl.DataFrame:
@@ -494,14 +559,13 @@ class PolarsEngine(Engine):
         uni = universe(stats, inputs, judged, missing)
         # a plan reading no row (families alone) holds none: one metric pass, no count
         held = held_rows(uni, judged, stats) if self.streaming and plan.reads_rows() else None
-        ranged = metric_passes(plan, inputs, uni, checks, shown, unproven, held)
-        tables = []
-        title = f"metric pass ({len(plan.outputs)} metrics, {uni.height:,} queries)"
-        with display.phase(title, total=len(ranged), unit="query ranges") as step:
-            for metric_pass in ranged:
-                tables.append(self.collect(metric_pass))
-                step(1)
-        table = check_contributing(pl.concat(tables), inputs, checks)
+        exact = not RANK_ORDER_SUMS.get()
+        table = self._metric_passes(plan, inputs, uni, checks, shown, unproven, held, exact)
+        if exact and not table[EXACT].all():
+            # a sum beyond the fixed point's bound (grades of 2^40 and more): all of them in
+            # rank order instead, the same bits every run too
+            table = self._metric_passes(plan, inputs, uni, checks, shown, unproven, held, exact=False)
+        table = check_contributing(table.drop(EXACT, strict=False), inputs, checks)
         if not families:
             return table
         frames = FamilyFrames(ranked_run(inputs), inputs.qrels, uni, inputs.keys, inputs.columns, per_ranking,

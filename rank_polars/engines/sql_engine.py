@@ -218,15 +218,36 @@ def _ideal_cum_sql(q: Query, alias: str, icum: d.IdealCum, table: str, jkeys: Se
     return join, f", CASE WHEN {at} < 1 THEN 0.0 ELSE COALESCE({pos}.c, {tot}.t, 0.0) END AS {quote(icum.column)}"
 
 
-def _aggregate(agg: d.Agg, name: str, order: str | None = None) -> str:
-    """``agg`` per group; with ``order`` (a column, or ``""`` for the values themselves) a sum
-    adds its values in that order (see ``Source.ordered``)."""
+#: The Polars engine's fixed point (``polars_engine.fixed_sum``): each term as the integer
+#: ``floor(x * 2^64)``, summed as a HUGEINT, one rounding to a double; the same integers, so the
+#: same bits as Polars wherever the terms are.  Its bound column (largest ``|term|`` times the
+#: number of terms) must stay below 2^62 for the sum to fit; TRY_CAST: beyond a HUGEINT, NULL
+#: (out of bound too) rather than an error.
+FIXED_SCALE = "18446744073709551616.0"  # 2^64
+FIXED_BOUND = "4611686018427387904.0"  # 2^62
+BOUND = "__rp_bound_"  # a fixed-point sum's bound column: its name after this prefix
+EXACT = "__rp_exact"  # per query: every fixed-point sum within its bound
+
+
+def _aggregate(agg: d.Agg, name: str, order: str | None = None, fixed: bool = False) -> str:
+    """``agg`` per group; with ``fixed`` a sum of fractions in fixed point, with its bound
+    column; else with ``order`` (a column, or ``""`` for the values themselves) a sum adds its
+    values in that order (see ``Source.ordered``)."""
     arg = compile_expr(agg.arg)
     if agg.kind != "sum":
         return f"MAX({arg}) AS {quote(name)}"
+    if fixed and not d.integral(agg.arg):
+        total = f"SUM(TRY_CAST(FLOOR(({arg}) * {FIXED_SCALE}) AS HUGEINT))"
+        return (f"CAST({total} AS DOUBLE) / {FIXED_SCALE} AS {quote(name)}, "
+                f"COALESCE(MAX(ABS({arg})), 0.0) * COUNT({arg}) AS {quote(BOUND + name)}")
     # a count is exact in any order (_dsl.integral): no ORDER BY to pay for
     by = "" if order is None or d.integral(agg.arg) else f" ORDER BY {quote(order) if order else arg}"
     return f"SUM({arg}{by}) AS {quote(name)}"
+
+
+def _bounds(aggs: dict[str, d.Agg], fixed: bool) -> list[str]:
+    """The bound columns :func:`_aggregate` adds beside ``aggs``' fixed-point sums."""
+    return [BOUND + n for n, a in aggs.items() if fixed and a.kind == "sum" and not d.integral(a.arg)]
 
 
 def _cols(names: Sequence[str], alias: str | None = None) -> str:
@@ -260,9 +281,12 @@ class Source:
     labels: str = "qrels"  # with qrels: "run" takes the shown rows' grades from the run's labels
     unlabelled: bool = False  # no relevance column, none needed: every shown row's grade is 1
     # sums added in a fixed order (``SUM(x ORDER BY rank)``), so that every run gives the same
-    # bits whatever the threads (the DuckDB and Spark engines; Spark's translation collects,
-    # sorts and folds: dialects._ordered_sum)
+    # bits whatever the threads (the Spark engine, whose translation collects, sorts and folds:
+    # dialects._ordered_sum; DuckDB where a fixed-point sum is out of bound)
     ordered: bool = False
+    # sums of fractions in fixed point (HUGEINT, :func:`_aggregate`), the same bits in any order
+    # at no sort's cost, with an EXACT column per query saying where they held (DuckDB)
+    fixed: bool = False
     # the judgments' query, item and relevance columns, where they are named otherwise than the
     # log's (to_sql with Schema(judgments=...); the engines rename the judgments when they read them)
     judged: tuple[str, str, str] | None = None
@@ -359,10 +383,21 @@ def dedupe_cte(src: Source) -> str:
     return f"SELECT * FROM {quote(RAW)} QUALIFY row_number() OVER (PARTITION BY {part} ORDER BY {order}) = 1"
 
 
+def _window_sum(arg: str, window: str, src: Source) -> str:
+    """``SUM(arg) OVER (window)`` with the engines' same bits every run: in fixed point (DuckDB,
+    as :func:`_aggregate`; the tie weights it adds are at most 1, far within the bound), in rank
+    order (Spark), or plain (``to_sql``)."""
+    if src.fixed:
+        return f"CAST(SUM(TRY_CAST(FLOOR(({arg}) * {FIXED_SCALE}) AS HUGEINT)) OVER ({window}) AS DOUBLE) / {FIXED_SCALE}"
+    if src.ordered:
+        return f"SUM({arg}) OVER ({window} ORDER BY {quote(RANK)} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+    return f"SUM({arg}) OVER ({window})"
+
+
 def ranked_cte(src: Source, ties: dict[str, d.TieSum] | None = None) -> str:
     """Ranks: the position as given, or trec_eval's order (score desc, item text desc);
     ``ties``: the :class:`~rank_polars.formula.tree.TieSum` columns, windows over the rows tied
-    in score (by score only: positions have no ties)."""
+    in score (by position every row is a tie of its own)."""
     if src.order == "position":
         body = f"SELECT * FROM {quote(RUN)}"
     else:
@@ -371,10 +406,10 @@ def ranked_cte(src: Source, ties: dict[str, d.TieSum] | None = None) -> str:
             f"CAST({quote(ITEM)} AS VARCHAR) DESC)"
         )
         body = f"SELECT *, {rank} AS {quote(RANK)} FROM {quote(RUN)}"
-        if ties:  # -0.0 + 0.0 is 0.0: one tie with 0.0, as the order has it
-            tie = f"PARTITION BY {_cols(src.keys)}, {quote(SCORE)} + 0.0"
-            sums = ", ".join(f"SUM({compile_expr(t.arg)}) OVER ({tie}) AS {quote(c)}" for c, t in ties.items())
-            body = f"SELECT *, {sums} FROM ({body}) AS {quote('__rp_ranked')}"
+    if ties:  # -0.0 + 0.0 is 0.0: one tie with 0.0, as the order has it
+        tie = f"PARTITION BY {_cols(src.keys)}, {quote(SCORE) + ' + 0.0' if src.order == 'score' else quote(RANK)}"
+        sums = ", ".join(f"{_window_sum(compile_expr(t.arg), tie, src)} AS {quote(c)}" for c, t in ties.items())
+        body = f"SELECT *, {sums} FROM ({body}) AS {quote('__rp_ranked')}"
     return body
 
 
@@ -500,18 +535,19 @@ def per_query_query(
                 part_keys = keys
             alias = f"a{len(joins)}"
             by = None if not src.ordered else IRANK if order is not None else ""
-            grouped = ", ".join(_aggregate(a, n, by) for n, a in part.items())
+            grouped = ", ".join(_aggregate(a, n, by, src.fixed) for n, a in part.items())
             joins.append(
                 f"LEFT JOIN (SELECT {_cols(part_keys)}, {grouped} FROM ({judg}) AS j GROUP BY {_cols(part_keys)}) "
                 f"AS {alias} ON {_on('u', alias, part_keys)}"
             )
-            fills += [f"COALESCE({alias}.{quote(n)}, 0.0) AS {quote(n)}" for n in part]
+            fills += [f"COALESCE({alias}.{quote(n)}, 0.0) AS {quote(n)}" for n in [*part, *_bounds(part, src.fixed)]]
     q.add(STATS, f"SELECT {', '.join(['u.*', *fills])} FROM {quote(UNIVERSE)} AS u {' '.join(joins)}")
 
     if plan.global_aggs:
         # ERR's top grade: over the contributing judgments, as the Polars engine
         everything = JUDGMENTS if src.qrels is not None else LABELLED
-        q.add(GLOB, f"SELECT {', '.join(_aggregate(a, n) for n, a in plan.global_aggs.items())} FROM {quote(everything)}")
+        q.add(GLOB, f"SELECT {', '.join(_aggregate(a, n, fixed=src.fixed) for n, a in plan.global_aggs.items())} "
+                    f"FROM {quote(everything)}")
 
     # contributing rows with the per-query and global aggregates they read, then running sums
     refs = plan.row_refs
@@ -553,14 +589,15 @@ def per_query_query(
         q.add(f"__rp_rep_{c}", f"SELECT {_cols(keys, 'r')}, {STATS_SQL[c]} AS {quote(check_column(c))} "
                                f"FROM ({run}) AS r SEMI JOIN ({shown}) AS l ON {_on('r', 'l', [*keys, col])} "
                                f"GROUP BY {_cols(keys, 'r')}")
-    table = f"SELECT s.*{''.join(', COALESCE(ra.' + quote(n) + ', 0.0) AS ' + quote(n) for n in plan.row_aggs)}"
+    row_bounds = _bounds(plan.row_aggs, src.fixed)
+    table = f"SELECT s.*{''.join(', COALESCE(ra.' + quote(n) + ', 0.0) AS ' + quote(n) for n in [*plan.row_aggs, *row_bounds])}"
     table += "".join(", COALESCE(ra." + quote(check_column(c)) + ", 0) AS " + quote(check_column(c)) for c in in_pass)
     table += "".join(f", COALESCE(rep{i}.{quote(check_column(c))}, 0) AS {quote(check_column(c))}" for i, c in enumerate(repeats))
     table += "".join(f", 0 AS {quote(check_column(c))}" for c in proven if c in checks)
-    table += "".join(", g." + quote(n) for n in plan.global_aggs)
+    table += "".join(", g." + quote(n) for n in [*plan.global_aggs, *_bounds(plan.global_aggs, src.fixed)])
     table += f" FROM {quote(STATS)} AS s"
     if plan.row_aggs or checks:
-        grouped = [_aggregate(a, n, RANK if src.ordered else None) for n, a in plan.row_aggs.items()]
+        grouped = [_aggregate(a, n, RANK if src.ordered else None, src.fixed) for n, a in plan.row_aggs.items()]
         grouped += [f"{STATS_SQL[c]} AS {quote(check_column(c))}" for c in in_pass]
         q.add(ROWAGG, f"SELECT {_cols(keys)}, {', '.join(grouped)} FROM {quote(ROWX)} GROUP BY {_cols(keys)}")
         table += f" LEFT JOIN {quote(ROWAGG)} AS ra ON {_on('s', 'ra', keys)}"
@@ -573,11 +610,15 @@ def per_query_query(
         f"CAST({compile_expr(v)} AS DOUBLE) AS {quote(metric_column(i))}" for i, v in enumerate(plan.values.values())
     ]
     values += [quote(check_column(c)) for c in checks]
+    if src.fixed:
+        bounds = [*(b for part in (plan.judgment_aggs, plan.row_aggs, plan.global_aggs) for b in _bounds(part, True))]
+        within = " AND ".join(f"{quote(b)} < {FIXED_BOUND}" for b in bounds) or "TRUE"
+        values.append(f"({within}) AS {quote(EXACT)}")
     q.add(PER_QUERY, f"SELECT {_cols(keys)}, {', '.join(values)} FROM {quote(TABLE)}")
     return q
 
 
 __all__ = [
-    "POSITIONS_DISTINCT", "Query", "Source", "compile_expr", "id_literal", "literal", "metric_column", "per_query_query",
+    "EXACT", "POSITIONS_DISTINCT", "Query", "Source", "compile_expr", "id_literal", "literal", "metric_column", "per_query_query",
     "positions_distinct_sql", "qrels_stats_sql", "quote", "range_sql", "universe_sql",
 ]

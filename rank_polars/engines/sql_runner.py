@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from dataclasses import replace
 from typing import Any, Callable
 
 import polars as pl
@@ -44,6 +45,7 @@ from rank_polars.validate import (
 )
 from rank_polars.engines.base import Engine, FamilySql, Outputs, attach, repeat_refusal, sql_family_values
 from rank_polars.engines.sql_engine import (
+    EXACT,
     POSITIONS_DISTINCT,
     QRELS,
     RUN,
@@ -77,6 +79,8 @@ class SqlRunner(Engine):
     # where the phases of an evaluation are reported (the Spark engine's; DuckDB's caller shows one
     # phase around the whole call)
     progress: Progress = NoProgress()
+    # sums of fractions in fixed point (a 128-bit integer: DuckDB's HUGEINT), else in rank order
+    fixed_sums = False
 
     def query(self, sql: str) -> pl.DataFrame:
         """Run ``sql`` (DuckDB dialect) and return its (small) result."""
@@ -103,9 +107,10 @@ class SqlRunner(Engine):
             by=list(inputs.by), order=inputs.order, query=c.query, item=c.item, position=c.position,
             score=c.score, relevance=c.relevance, dedupe=duplicates == "first", labels=inputs.labels,
             unlabelled=inputs.unlabelled, click=c.click,
-            # the same bits every run, whatever the threads or partitions: sums in rank order
-            # (Spark's translation: dialects._ordered_sum)
-            ordered=True,
+            # the same bits every run, whatever the threads or partitions: sums in fixed point
+            # where the database has a 128-bit integer, else in rank order (Spark's
+            # translation: dialects._ordered_sum)
+            ordered=not self.fixed_sums, fixed=self.fixed_sums,
         )
 
     def checked_pass(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str) -> tuple[Query, list[str]]:
@@ -128,6 +133,7 @@ class SqlRunner(Engine):
         table = self.register(UNIVERSE_GIVEN, uni.with_columns(pl.col(N_RET).cast(pl.Int64)))
         checks = contributing_stat_names(inputs, duplicates, plan)
         proven = ["rank_dup"] if POSITIONS_DISTINCT in stats.columns and stats[POSITIONS_DISTINCT].min() == 1 else []
+        self._src, self._universe, self._proven = src, table, proven  # the metric pass again, in rank order
         return per_query_query(plan, src, table, checks=checks, proven=proven), checks, uni
 
     def evaluate(self, plan: Plan, inputs: Inputs, *, missing: Missing, duplicates: str,
@@ -136,7 +142,14 @@ class SqlRunner(Engine):
         metric (the plan's, then the families' of :mod:`rank_polars.engines.base`)."""
         q, checks, uni = self.checked_universe(plan, inputs, missing=missing, duplicates=duplicates)
         with self.progress.phase(f"metric pass and fetching ({len(plan.outputs)} metrics)"):
-            table = check_contributing(self.query(q.render(f"SELECT * FROM {quote(PER_QUERY)}")), inputs, checks)
+            table = self.query(q.render(f"SELECT * FROM {quote(PER_QUERY)}"))
+            if EXACT in table.columns and not table[EXACT].all():
+                # a fixed-point sum beyond its bound (grades of 2^40 and more): every sum in
+                # rank order instead, the same bits every run too
+                q = per_query_query(plan, replace(self._src, fixed=False, ordered=True), self._universe,
+                                    checks=checks, proven=self._proven)
+                table = self.query(q.render(f"SELECT * FROM {quote(PER_QUERY)}"))
+            table = check_contributing(table.drop(EXACT, strict=False), inputs, checks)
         table = labelled(table, plan)
         if not families:
             return table

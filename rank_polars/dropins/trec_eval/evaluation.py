@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from rank_polars.errors import CoverageWarning, RankPolarsError
+from rank_polars.engines.polars_engine import RANK_ORDER_SUMS
 from rank_polars.evaluate import evaluate
 from rank_polars.measures import Measure, parse
 from rank_polars.dropins.trec_eval.measures import Column
@@ -145,8 +146,13 @@ def per_query(ranked: pl.DataFrame, qrels: pl.DataFrame, columns: list[Column], 
         judgments = qrels.rename({"grade": "relevance"})
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", CoverageWarning)
-            values = evaluate(ranked.select("query", "item", "position"), unique, qrels=judgments,
-                              per_query=True, missing="zero")
+            # trec_eval's arithmetic: each ranking's terms added in rank order
+            order = RANK_ORDER_SUMS.set(True)
+            try:
+                values = evaluate(ranked.select("query", "item", "position"), unique, qrels=judgments,
+                                  per_query=True, missing="zero")
+            finally:
+                RANK_ORDER_SUMS.reset(order)
         values = values.select("query", *(pl.col(s.name).alias(label) for label, s in wanted.items()))
         table = table.join(values, on="query", how="left", maintain_order="left")
     bogus = ranked.group_by("query").agg((pl.col("item") == BOGUS_DOC).all().alias("bogus")) if opts.complete \
