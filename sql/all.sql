@@ -8,16 +8,18 @@
 --
 -- cg(l, k := NULL, gain := 'linear')
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   gain: gain of a grade g: 'linear' = g, 'exp' = 2^g - 1.
 --
 -- Example: SELECT model, query, cg(list(relevance ORDER BY position), 10) AS cg
 --          FROM logs GROUP BY ALL;
+-- __rp_cg: the formula, with every argument rank_eval passes (k, gain).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO cg(l, k := NULL, gain := 'linear') AS
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_cg(l, k := NULL, gain := 'linear') AS
 CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('cg: k must be NULL or a positive integer') WHEN gain IS NULL OR lower(gain) NOT IN ('linear', 'exp') THEN error('cg: gain must be one of linear, exp') ELSE COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END THEN CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END;
+CREATE OR REPLACE MACRO cg(l, k := NULL, gain := 'linear') AS __rp_cg(l, k := k, gain := gain);
 
 -- ===== dcg.sql =====
 -- dcg: Discounted cumulative gain: sum of gain(rel_i) / log2(i + 1) over the first ``k`` items.
@@ -25,73 +27,90 @@ CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('cg: k must be N
 --
 -- dcg(l, k := NULL, gain := 'linear', discount := 'log2')
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   gain: gain of a grade g: 'linear' = g, 'exp' = 2^g - 1.
 --   discount: 'log2' = 1/log2(i+1); 'jarvelin' = 1 for i <= 2, then 1/log2(i) (ranks 1 and 2 undiscounted).
 --
 -- Example: SELECT model, query, dcg(list(relevance ORDER BY position), 10) AS dcg
 --          FROM logs GROUP BY ALL;
+-- __rp_dcg: the formula, with every argument rank_eval passes (k, gain, discount).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO dcg(l, k := NULL, gain := 'linear', discount := 'log2') AS
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_dcg(l, k := NULL, gain := 'linear', discount := 'log2') AS
 CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('dcg: k must be NULL or a positive integer') WHEN gain IS NULL OR lower(gain) NOT IN ('linear', 'exp') THEN error('dcg: gain must be one of linear, exp') WHEN discount IS NULL OR lower(discount) NOT IN ('log2', 'jarvelin') THEN error('dcg: discount must be one of log2, jarvelin') ELSE COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END THEN (CAST(CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN (LN((i1 + CAST(1.0 AS DOUBLE))) / LN(2.0)) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE (LN(i1) / LN(2.0)) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END;
+CREATE OR REPLACE MACRO dcg(l, k := NULL, gain := 'linear', discount := 'log2') AS __rp_dcg(l, k := k, gain := gain, discount := discount);
 
 -- ===== idcg.sql =====
 -- idcg: Ideal DCG: the DCG of the list's own grades sorted in descending order.
 -- Formula: IDCG@k = DCG@k of the ideal ranking (judgments sorted by gain, descending; only     positive gains).
 --
--- idcg(l, k := NULL, gain := 'linear', discount := 'log2', ideal_cut := 'k')
+-- idcg(l, k := NULL, gain := 'linear', discount := 'log2', ideal_cut := 'k', ideal := NULL, n_ret := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   gain: gain of a grade g: 'linear' = g, 'exp' = 2^g - 1.
 --   discount: 'log2' = 1/log2(i+1); 'jarvelin' = 1 for i <= 2, then 1/log2(i) (ranks 1 and 2 undiscounted).
 --   ideal_cut: ideal cut at 'k' (whole ideal list without @k; trec_eval), or at min(k, length of the ranked 'list').
+--   ideal: the query's judged grades (a list, any order), e.g. the judgments' grades of the query; default: the list's own grades (the ideal ranking is then the list sorted).
+--   n_ret: the number of items retrieved; default: the length of the list (more than that when the list holds NULLs for positions the ranking skips).
 --
 -- Example: SELECT model, query, idcg(list(relevance ORDER BY position), 10) AS idcg
 --          FROM logs GROUP BY ALL;
+--          idcg(l, ideal := grades) with grades the query's judged grades (see tables.sql).
+-- __rp_idcg: the formula, with every argument rank_eval passes (k, gain, discount, ideal_cut).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO idcg(l, k := NULL, gain := 'linear', discount := 'log2', ideal_cut := 'k') AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('idcg: k must be NULL or a positive integer') WHEN gain IS NULL OR lower(gain) NOT IN ('linear', 'exp') THEN error('idcg: gain must be one of linear, exp') WHEN discount IS NULL OR lower(discount) NOT IN ('log2', 'jarvelin') THEN error('idcg: discount must be one of log2, jarvelin') WHEN ideal_cut IS NULL OR lower(ideal_cut) NOT IN ('k', 'list') THEN error('idcg: ideal_cut must be one of k, list') ELSE COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (lower(ideal_cut) = 'k') THEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END ELSE (CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END AND (i1 <= len(l))) END THEN (CAST(CASE WHEN (CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN (LN((i1 + CAST(1.0 AS DOUBLE))) / LN(2.0)) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE (LN(i1) / LN(2.0)) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END;
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_idcg(l, k := NULL, gain := 'linear', discount := 'log2', ideal_cut := 'k', ideal := NULL, n_ret := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('idcg: k must be NULL or a positive integer') WHEN gain IS NULL OR lower(gain) NOT IN ('linear', 'exp') THEN error('idcg: gain must be one of linear, exp') WHEN discount IS NULL OR lower(discount) NOT IN ('log2', 'jarvelin') THEN error('idcg: discount must be one of log2, jarvelin') WHEN ideal_cut IS NULL OR lower(ideal_cut) NOT IN ('k', 'list') THEN error('idcg: ideal_cut must be one of k, list') ELSE COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (lower(ideal_cut) = 'k') THEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END ELSE (CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END AND (i1 <= COALESCE(n_ret, len(l)))) END THEN (CAST(CASE WHEN (CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN (LN((i1 + CAST(1.0 AS DOUBLE))) / LN(2.0)) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE (LN(i1) / LN(2.0)) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END;
+CREATE OR REPLACE MACRO idcg(l, k := NULL, gain := 'linear', discount := 'log2', ideal_cut := 'k', ideal := NULL, n_ret := NULL) AS __rp_idcg(l, k := k, gain := gain, discount := discount, ideal_cut := ideal_cut, ideal := ideal, n_ret := n_ret);
 
 -- ===== ndcg.sql =====
 -- ndcg: Normalised DCG of a ranked list: DCG@k / IDCG@k, the ideal being the list sorted.
 -- Formula: nDCG@k = DCG@k / IDCG@k, and 0 when IDCG@k = 0 (trec_eval).
 --
--- ndcg(l, k := NULL, gain := 'linear', discount := 'log2', ideal_cut := 'k')
+-- ndcg(l, k := NULL, gain := 'linear', discount := 'log2', ideal_cut := 'k', ideal := NULL, n_ret := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   gain: gain of a grade g: 'linear' = g, 'exp' = 2^g - 1.
 --   discount: 'log2' = 1/log2(i+1); 'jarvelin' = 1 for i <= 2, then 1/log2(i) (ranks 1 and 2 undiscounted).
 --   ideal_cut: ideal cut at 'k' (whole ideal list without @k; trec_eval), or at min(k, length of the ranked 'list').
+--   ideal: the query's judged grades (a list, any order), e.g. the judgments' grades of the query; default: the list's own grades (the ideal ranking is then the list sorted).
+--   n_ret: the number of items retrieved; default: the length of the list (more than that when the list holds NULLs for positions the ranking skips).
 --
 -- Example: SELECT model, query, ndcg(list(relevance ORDER BY position), 10) AS ndcg
 --          FROM logs GROUP BY ALL;
+--          ndcg(l, ideal := grades) with grades the query's judged grades (see tables.sql).
+-- __rp_ndcg: the formula, with every argument rank_eval passes (k, gain, discount, ideal_cut).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO ndcg(l, k := NULL, gain := 'linear', discount := 'log2', ideal_cut := 'k') AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('ndcg: k must be NULL or a positive integer') WHEN gain IS NULL OR lower(gain) NOT IN ('linear', 'exp') THEN error('ndcg: gain must be one of linear, exp') WHEN discount IS NULL OR lower(discount) NOT IN ('log2', 'jarvelin') THEN error('ndcg: discount must be one of log2, jarvelin') WHEN ideal_cut IS NULL OR lower(ideal_cut) NOT IN ('k', 'list') THEN error('ndcg: ideal_cut must be one of k, list') ELSE CASE WHEN (COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (lower(ideal_cut) = 'k') THEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END ELSE (CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END AND (i1 <= len(l))) END THEN (CAST(CASE WHEN (CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN (LN((i1 + CAST(1.0 AS DOUBLE))) / LN(2.0)) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE (LN(i1) / LN(2.0)) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END THEN (CAST(CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN (LN((i1 + CAST(1.0 AS DOUBLE))) / LN(2.0)) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE (LN(i1) / LN(2.0)) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (lower(ideal_cut) = 'k') THEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END ELSE (CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END AND (i1 <= len(l))) END THEN (CAST(CASE WHEN (CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN (LN((i1 + CAST(1.0 AS DOUBLE))) / LN(2.0)) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE (LN(i1) / LN(2.0)) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) ELSE CAST(0.0 AS DOUBLE) END END;
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_ndcg(l, k := NULL, gain := 'linear', discount := 'log2', ideal_cut := 'k', ideal := NULL, n_ret := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('ndcg: k must be NULL or a positive integer') WHEN gain IS NULL OR lower(gain) NOT IN ('linear', 'exp') THEN error('ndcg: gain must be one of linear, exp') WHEN discount IS NULL OR lower(discount) NOT IN ('log2', 'jarvelin') THEN error('ndcg: discount must be one of log2, jarvelin') WHEN ideal_cut IS NULL OR lower(ideal_cut) NOT IN ('k', 'list') THEN error('ndcg: ideal_cut must be one of k, list') ELSE CASE WHEN (COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (lower(ideal_cut) = 'k') THEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END ELSE (CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END AND (i1 <= COALESCE(n_ret, len(l)))) END THEN (CAST(CASE WHEN (CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN (LN((i1 + CAST(1.0 AS DOUBLE))) / LN(2.0)) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE (LN(i1) / LN(2.0)) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END THEN (CAST(CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN (LN((i1 + CAST(1.0 AS DOUBLE))) / LN(2.0)) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE (LN(i1) / LN(2.0)) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (lower(ideal_cut) = 'k') THEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END ELSE (CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END AND (i1 <= COALESCE(n_ret, len(l)))) END THEN (CAST(CASE WHEN (CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN (LN((i1 + CAST(1.0 AS DOUBLE))) / LN(2.0)) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE (LN(i1) / LN(2.0)) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) ELSE CAST(0.0 AS DOUBLE) END END;
+CREATE OR REPLACE MACRO ndcg(l, k := NULL, gain := 'linear', discount := 'log2', ideal_cut := 'k', ideal := NULL, n_ret := NULL) AS __rp_ndcg(l, k := k, gain := gain, discount := discount, ideal_cut := ideal_cut, ideal := ideal, n_ret := n_ret);
 
 -- ===== ap.sql =====
 -- ap: Average precision of a ranked list; R is the number of relevant grades in the list.
 -- Formula: AP@k = sum over relevant i <= k of P@i, divided by R (or min(R, k), or the relevant found); 0 when that is 0.
 --
--- ap(l, k := NULL, rel := NULL, denom := 'r')
+-- ap(l, k := NULL, rel := NULL, denom := 'r', ideal := NULL, r := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   rel: relevant means grade >= rel; default: grade > 0.
 --   denom: 'r': divide by R, all relevant judgments (trec_eval); 'min': by min(R, k) (Kaggle apk, Spark); 'found': by the relevant items found among the first k (torchmetrics).
+--   ideal: the query's judged grades (a list, any order), e.g. the judgments' grades of the query; default: the list's own grades (the ideal ranking is then the list sorted).
+--   r: R, the number of relevant judgments of the query; default: counted in ideal.
 --
 -- Example: SELECT model, query, ap(list(relevance ORDER BY position), 10) AS ap
 --          FROM logs GROUP BY ALL;
+--          ap(l, ideal := grades) with grades the query's judged grades (see tables.sql).
+-- __rp_ap: the formula, with every argument rank_eval passes (k, rel, denom).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO ap(l, k := NULL, rel := NULL, denom := 'r') AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('ap: k must be NULL or a positive integer') WHEN denom IS NULL OR lower(denom) NOT IN ('r', 'min', 'found') THEN error('ap: denom must be one of r, min, found') ELSE CASE WHEN (CASE WHEN (lower(denom) = 'r') THEN COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE CASE WHEN (lower(denom) = 'min') THEN CASE WHEN (k IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE LEAST(COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0), k) END ELSE COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN (CAST(COALESCE(list_sum(list_transform(list_slice(CAST(l AS DOUBLE[]), 1, i1), lambda g2, i2: CASE WHEN CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / i1) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (lower(denom) = 'r') THEN COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE CASE WHEN (lower(denom) = 'min') THEN CASE WHEN (k IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE LEAST(COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0), k) END ELSE COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END END) ELSE CAST(0.0 AS DOUBLE) END END;
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_ap(l, k := NULL, rel := NULL, denom := 'r', ideal := NULL, r := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('ap: k must be NULL or a positive integer') WHEN denom IS NULL OR lower(denom) NOT IN ('r', 'min', 'found') THEN error('ap: denom must be one of r, min, found') ELSE CASE WHEN (CASE WHEN CASE WHEN (lower(denom) = 'r') THEN (r IS NULL) ELSE (lower(denom) = 'min') END THEN CASE WHEN (lower(denom) = 'r') THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE CASE WHEN (k IS NULL) THEN CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END ELSE LEAST(CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END, k) END END ELSE CASE WHEN (lower(denom) = 'r') THEN r ELSE COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN (CAST(COALESCE(list_sum(list_transform(list_slice(CAST(l AS DOUBLE[]), 1, i1), lambda g2, i2: CASE WHEN CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / i1) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN CASE WHEN (lower(denom) = 'r') THEN (r IS NULL) ELSE (lower(denom) = 'min') END THEN CASE WHEN (lower(denom) = 'r') THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE CASE WHEN (k IS NULL) THEN CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END ELSE LEAST(CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END, k) END END ELSE CASE WHEN (lower(denom) = 'r') THEN r ELSE COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END END) ELSE CAST(0.0 AS DOUBLE) END END;
+CREATE OR REPLACE MACRO ap(l, k := NULL, rel := NULL, denom := 'r', ideal := NULL, r := NULL) AS __rp_ap(l, k := k, rel := rel, denom := denom, ideal := ideal, r := r);
 
 -- ===== rr.sql =====
 -- rr: Reciprocal rank of the first relevant item of a ranked list.
@@ -99,67 +118,83 @@ CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('ap: k must be N
 --
 -- rr(l, k := NULL, rel := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   rel: relevant means grade >= rel; default: grade > 0.
 --
 -- Example: SELECT model, query, rr(list(relevance ORDER BY position), 10) AS rr
 --          FROM logs GROUP BY ALL;
+-- __rp_rr: the formula, with every argument rank_eval passes (k, rel).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO rr(l, k := NULL, rel := NULL) AS
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_rr(l, k := NULL, rel := NULL) AS
 CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('rr: k must be NULL or a positive integer') ELSE COALESCE(list_max(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN (CAST(CAST(1.0 AS DOUBLE) AS DOUBLE) / i1) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END;
+CREATE OR REPLACE MACRO rr(l, k := NULL, rel := NULL) AS __rp_rr(l, k := k, rel := rel);
 
 -- ===== p.sql =====
 -- p: Precision at k of a ranked list (``relative=True``: divided by min(k, R), trec_eval's relative_P).
 -- Formula: P@k = relevant items among the first k / k (missing positions count as non-relevant).
 --
--- p(l, k := NULL, rel := NULL)
+-- p(l, k := NULL, rel := NULL, n_ret := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   rel: relevant means grade >= rel; default: grade > 0.
+--   n_ret: the number of items retrieved; default: the length of the list (more than that when the list holds NULLs for positions the ranking skips).
 --
 -- Example: SELECT model, query, p(list(relevance ORDER BY position), 10) AS p
 --          FROM logs GROUP BY ALL;
+-- __rp_p: the formula, with every argument rank_eval passes (k, rel, relative).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO p(l, k := NULL, rel := NULL) AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('p: k must be NULL or a positive integer') ELSE CASE WHEN (CASE WHEN (k IS NULL) THEN len(l) ELSE k END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (k IS NULL) THEN len(l) ELSE k END) ELSE CAST(0.0 AS DOUBLE) END END;
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_p(l, k := NULL, rel := NULL, relative := 'false', ideal := NULL, r := NULL, n_ret := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('p: k must be NULL or a positive integer') WHEN relative IS NULL OR lower(CAST(relative AS VARCHAR)) NOT IN ('true', '1', 'yes', 'false', '0', 'no') THEN error('p: relative must be true or false') ELSE CASE WHEN (CASE WHEN (lower(CAST(relative AS VARCHAR)) IN ('false', '0', 'no')) THEN CASE WHEN (k IS NULL) THEN COALESCE(n_ret, len(l)) ELSE k END ELSE LEAST(CASE WHEN (k IS NULL) THEN COALESCE(n_ret, len(l)) ELSE k END, CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END) END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (lower(CAST(relative AS VARCHAR)) IN ('false', '0', 'no')) THEN CASE WHEN (k IS NULL) THEN COALESCE(n_ret, len(l)) ELSE k END ELSE LEAST(CASE WHEN (k IS NULL) THEN COALESCE(n_ret, len(l)) ELSE k END, CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END) END) ELSE CAST(0.0 AS DOUBLE) END END;
+CREATE OR REPLACE MACRO p(l, k := NULL, rel := NULL, n_ret := NULL) AS __rp_p(l, k := k, rel := rel, n_ret := n_ret);
 
 -- ===== recall.sql =====
 -- recall: Recall at k of a ranked list; R is the number of relevant grades in the list.
 -- Formula: R@k = relevant items among the first k / R; 0 when R = 0.
 --
--- recall(l, k := NULL, rel := NULL)
+-- recall(l, k := NULL, rel := NULL, ideal := NULL, r := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   rel: relevant means grade >= rel; default: grade > 0.
+--   ideal: the query's judged grades (a list, any order), e.g. the judgments' grades of the query; default: the list's own grades (the ideal ranking is then the list sorted).
+--   r: R, the number of relevant judgments of the query; default: counted in ideal.
 --
 -- Example: SELECT model, query, recall(list(relevance ORDER BY position), 10) AS recall
 --          FROM logs GROUP BY ALL;
+--          recall(l, ideal := grades) with grades the query's judged grades (see tables.sql).
+-- __rp_recall: the formula, with every argument rank_eval passes (k, rel).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO recall(l, k := NULL, rel := NULL) AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('recall: k must be NULL or a positive integer') ELSE CASE WHEN (COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) ELSE CAST(0.0 AS DOUBLE) END END;
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_recall(l, k := NULL, rel := NULL, ideal := NULL, r := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('recall: k must be NULL or a positive integer') ELSE CASE WHEN (CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END) ELSE CAST(0.0 AS DOUBLE) END END;
+CREATE OR REPLACE MACRO recall(l, k := NULL, rel := NULL, ideal := NULL, r := NULL) AS __rp_recall(l, k := k, rel := rel, ideal := ideal, r := r);
 
 -- ===== f1.sql =====
 -- f1: F1 at k: the harmonic mean of precision and recall at k.
 -- Formula: F1@k = 2 P@k R@k / (P@k + R@k); 0 when both are 0.
 --
--- f1(l, k := NULL, rel := NULL)
+-- f1(l, k := NULL, rel := NULL, ideal := NULL, r := NULL, n_ret := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   rel: relevant means grade >= rel; default: grade > 0.
+--   ideal: the query's judged grades (a list, any order), e.g. the judgments' grades of the query; default: the list's own grades (the ideal ranking is then the list sorted).
+--   r: R, the number of relevant judgments of the query; default: counted in ideal.
+--   n_ret: the number of items retrieved; default: the length of the list (more than that when the list holds NULLs for positions the ranking skips).
 --
 -- Example: SELECT model, query, f1(list(relevance ORDER BY position), 10) AS f1
 --          FROM logs GROUP BY ALL;
+--          f1(l, ideal := grades) with grades the query's judged grades (see tables.sql).
+-- __rp_f1: the formula, with every argument rank_eval passes (k, rel).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO f1(l, k := NULL, rel := NULL) AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('f1: k must be NULL or a positive integer') ELSE CASE WHEN ((CASE WHEN (CASE WHEN (k IS NULL) THEN len(l) ELSE k END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (k IS NULL) THEN len(l) ELSE k END) ELSE CAST(0.0 AS DOUBLE) END + CASE WHEN (COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) ELSE CAST(0.0 AS DOUBLE) END) > CAST(0.0 AS DOUBLE)) THEN (CAST(((CAST(2.0 AS DOUBLE) * CASE WHEN (CASE WHEN (k IS NULL) THEN len(l) ELSE k END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (k IS NULL) THEN len(l) ELSE k END) ELSE CAST(0.0 AS DOUBLE) END) * CASE WHEN (COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) ELSE CAST(0.0 AS DOUBLE) END) AS DOUBLE) / (CASE WHEN (CASE WHEN (k IS NULL) THEN len(l) ELSE k END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (k IS NULL) THEN len(l) ELSE k END) ELSE CAST(0.0 AS DOUBLE) END + CASE WHEN (COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) ELSE CAST(0.0 AS DOUBLE) END)) ELSE CAST(0.0 AS DOUBLE) END END;
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_f1(l, k := NULL, rel := NULL, ideal := NULL, r := NULL, n_ret := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('f1: k must be NULL or a positive integer') ELSE CASE WHEN ((CASE WHEN (CASE WHEN (k IS NULL) THEN COALESCE(n_ret, len(l)) ELSE k END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (k IS NULL) THEN COALESCE(n_ret, len(l)) ELSE k END) ELSE CAST(0.0 AS DOUBLE) END + CASE WHEN (CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END) ELSE CAST(0.0 AS DOUBLE) END) > CAST(0.0 AS DOUBLE)) THEN (CAST(((CAST(2.0 AS DOUBLE) * CASE WHEN (CASE WHEN (k IS NULL) THEN COALESCE(n_ret, len(l)) ELSE k END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (k IS NULL) THEN COALESCE(n_ret, len(l)) ELSE k END) ELSE CAST(0.0 AS DOUBLE) END) * CASE WHEN (CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END) ELSE CAST(0.0 AS DOUBLE) END) AS DOUBLE) / (CASE WHEN (CASE WHEN (k IS NULL) THEN COALESCE(n_ret, len(l)) ELSE k END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (k IS NULL) THEN COALESCE(n_ret, len(l)) ELSE k END) ELSE CAST(0.0 AS DOUBLE) END + CASE WHEN (CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END) ELSE CAST(0.0 AS DOUBLE) END)) ELSE CAST(0.0 AS DOUBLE) END END;
+CREATE OR REPLACE MACRO f1(l, k := NULL, rel := NULL, ideal := NULL, r := NULL, n_ret := NULL) AS __rp_f1(l, k := k, rel := rel, ideal := ideal, r := r, n_ret := n_ret);
 
 -- ===== success.sql =====
 -- success: 1 if a relevant item is among the first k of a ranked list, else 0 (hit@k).
@@ -167,18 +202,20 @@ CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('f1: k must be N
 --
 -- success(l, k := NULL, rel := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   rel: relevant means grade >= rel; default: grade > 0.
 -- Alias: hit(...) is the same macro.
 --
 -- Example: SELECT model, query, success(list(relevance ORDER BY position), 10) AS success
 --          FROM logs GROUP BY ALL;
+-- __rp_success: the formula, with every argument rank_eval passes (k, rel).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO success(l, k := NULL, rel := NULL) AS
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_success(l, k := NULL, rel := NULL) AS
 CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('success: k must be NULL or a positive integer') ELSE CASE WHEN (COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END END;
-CREATE OR REPLACE MACRO hit(l, k := NULL, rel := NULL) AS success(l, k := k, rel := rel);
+CREATE OR REPLACE MACRO success(l, k := NULL, rel := NULL) AS __rp_success(l, k := k, rel := rel);
+CREATE OR REPLACE MACRO hit(l, k := NULL, rel := NULL) AS __rp_success(l, k := k, rel := rel);
 
 -- ===== hits.sql =====
 -- hits: The number of relevant items among the first k of a ranked list (ranx's ``hits``).
@@ -186,83 +223,105 @@ CREATE OR REPLACE MACRO hit(l, k := NULL, rel := NULL) AS success(l, k := k, rel
 --
 -- hits(l, k := NULL, rel := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   rel: relevant means grade >= rel; default: grade > 0.
 --
 -- Example: SELECT model, query, hits(list(relevance ORDER BY position), 10) AS hits
 --          FROM logs GROUP BY ALL;
+-- __rp_hits: the formula, with every argument rank_eval passes (k, rel).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO hits(l, k := NULL, rel := NULL) AS
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_hits(l, k := NULL, rel := NULL) AS
 CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('hits: k must be NULL or a positive integer') ELSE COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END;
+CREATE OR REPLACE MACRO hits(l, k := NULL, rel := NULL) AS __rp_hits(l, k := k, rel := rel);
 
 -- ===== fallout.sql =====
 -- fallout: Fall-out at k: the judged non-relevant items among the first k over the list's judged     non-relevant items (grade 0; a null or negative grade is unjudged), 0 when it has none.
 -- Formula: fallout@k = judged non-relevant items among the first k / judged non-relevant items of the query.
 --
--- fallout(l, k := NULL, rel := NULL)
+-- fallout(l, k := NULL, rel := NULL, ideal := NULL, n := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   rel: relevant means grade >= rel; default: grade > 0.
+--   ideal: the query's judged grades (a list, any order), e.g. the judgments' grades of the query; default: the list's own grades (the ideal ranking is then the list sorted).
+--   n: N, the number of judged non-relevant judgments of the query; default: counted in ideal.
 --
 -- Example: SELECT model, query, fallout(list(relevance ORDER BY position), 10) AS fallout
 --          FROM logs GROUP BY ALL;
+--          fallout(l, ideal := grades) with grades the query's judged grades (see tables.sql).
+-- __rp_fallout: the formula, with every argument rank_eval passes (k, rel).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO fallout(l, k := NULL, rel := NULL) AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('fallout: k must be NULL or a positive integer') ELSE CASE WHEN (COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND (NOT CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (((g1 IS NOT NULL AND g1 >= 0) AND (NOT CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END)) AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND (NOT CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) ELSE CAST(0.0 AS DOUBLE) END END;
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_fallout(l, k := NULL, rel := NULL, ideal := NULL, n := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('fallout: k must be NULL or a positive integer') ELSE CASE WHEN (CASE WHEN (n IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND (NOT CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE n END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (((g1 IS NOT NULL AND g1 >= 0) AND (NOT CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END)) AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (n IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND (NOT CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE n END) ELSE CAST(0.0 AS DOUBLE) END END;
+CREATE OR REPLACE MACRO fallout(l, k := NULL, rel := NULL, ideal := NULL, n := NULL) AS __rp_fallout(l, k := k, rel := rel, ideal := ideal, n := n);
 
 -- ===== rprec.sql =====
 -- rprec: R-precision: precision at R, the number of relevant grades in the list (``mult``: at floor(mult R + 0.9)).
 -- Formula: R-precision = relevant items among the first R / R (even when the list is shorter).
 --
--- rprec(l, rel := NULL, mult := 1.0)
+-- rprec(l, rel := NULL, mult := 1.0, ideal := NULL, r := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   rel: relevant means grade >= rel; default: grade > 0.
 --   mult: multiple of R at which precision is taken (trec_eval Rprec_mult).
+--   ideal: the query's judged grades (a list, any order), e.g. the judgments' grades of the query; default: the list's own grades (the ideal ranking is then the list sorted).
+--   r: R, the number of relevant judgments of the query; default: counted in ideal.
 --
 -- Example: SELECT model, query, rprec(list(relevance ORDER BY position)) AS rprec
 --          FROM logs GROUP BY ALL;
+--          rprec(l, ideal := grades) with grades the query's judged grades (see tables.sql).
+-- __rp_rprec: the formula, with every argument rank_eval passes (rel, mult).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO rprec(l, rel := NULL, mult := 1.0) AS
-CASE WHEN mult IS NULL OR mult < 0 THEN error('rprec: mult must be >= 0') ELSE CASE WHEN (CAST(FLOOR(((mult * COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) + CAST(0.9 AS DOUBLE))) AS DOUBLE) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND (i1 <= ((mult * COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: CASE WHEN CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) + CAST(0.9 AS DOUBLE)))) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CAST(FLOOR(((mult * COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) + CAST(0.9 AS DOUBLE))) AS DOUBLE)) ELSE CAST(0.0 AS DOUBLE) END END;
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_rprec(l, rel := NULL, mult := 1.0, ideal := NULL, r := NULL) AS
+CASE WHEN mult IS NULL OR mult < 0 THEN error('rprec: mult must be >= 0') ELSE CASE WHEN (CAST(FLOOR(((mult * CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END) + CAST(0.9 AS DOUBLE))) AS DOUBLE) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND (i1 <= ((mult * CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: CASE WHEN CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END) + CAST(0.9 AS DOUBLE)))) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CAST(FLOOR(((mult * CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END) + CAST(0.9 AS DOUBLE))) AS DOUBLE)) ELSE CAST(0.0 AS DOUBLE) END END;
+CREATE OR REPLACE MACRO rprec(l, rel := NULL, mult := 1.0, ideal := NULL, r := NULL) AS __rp_rprec(l, rel := rel, mult := mult, ideal := ideal, r := r);
 
 -- ===== bpref.sql =====
 -- bpref: bpref of a ranked list whose every item is judged (negative grades: unjudged).
 -- Formula: bpref = (1/R) sum over retrieved judged relevant r of (1 - min(n_r, R) / min(N, R)).
 --
--- bpref(l, rel := NULL)
+-- bpref(l, rel := NULL, ideal := NULL, r := NULL, n := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   rel: relevant means grade >= rel; default: grade > 0.
+--   ideal: the query's judged grades (a list, any order), e.g. the judgments' grades of the query; default: the list's own grades (the ideal ranking is then the list sorted).
+--   r: R, the number of relevant judgments of the query; default: counted in ideal.
+--   n: N, the number of judged non-relevant judgments of the query; default: counted in ideal.
 --
 -- Example: SELECT model, query, bpref(list(relevance ORDER BY position)) AS bpref
 --          FROM logs GROUP BY ALL;
+--          bpref(l, ideal := grades) with grades the query's judged grades (see tables.sql).
+-- __rp_bpref: the formula, with every argument rank_eval passes (k, rel).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO bpref(l, rel := NULL) AS
-CASE WHEN (COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN ((CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND (g1 IS NOT NULL AND g1 >= 0)) AND TRUE) THEN CASE WHEN (COALESCE(list_sum(list_transform(list_slice(CAST(l AS DOUBLE[]), 1, i1), lambda g2, i2: CASE WHEN ((g2 IS NOT NULL AND g2 >= 0) AND (NOT CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN (CAST(1.0 AS DOUBLE) - (CAST(LEAST(COALESCE(list_sum(list_transform(list_slice(CAST(l AS DOUBLE[]), 1, i1), lambda g2, i2: CASE WHEN ((g2 IS NOT NULL AND g2 >= 0) AND (NOT CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0), COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: CASE WHEN CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) AS DOUBLE) / LEAST(COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: CASE WHEN ((g2 IS NOT NULL AND g2 >= 0) AND (NOT CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0), COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: CASE WHEN CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)))) ELSE CAST(1.0 AS DOUBLE) END ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / COALESCE(list_sum(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) ELSE CAST(0.0 AS DOUBLE) END;
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_bpref(l, k := NULL, rel := NULL, ideal := NULL, r := NULL, n := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('bpref: k must be NULL or a positive integer') ELSE CASE WHEN (CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN ((CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND (g1 IS NOT NULL AND g1 >= 0)) AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CASE WHEN (COALESCE(list_sum(list_transform(list_slice(CAST(l AS DOUBLE[]), 1, i1), lambda g2, i2: CASE WHEN ((g2 IS NOT NULL AND g2 >= 0) AND (NOT CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN (CAST(1.0 AS DOUBLE) - (CAST(LEAST(COALESCE(list_sum(list_transform(list_slice(CAST(l AS DOUBLE[]), 1, i1), lambda g2, i2: CASE WHEN ((g2 IS NOT NULL AND g2 >= 0) AND (NOT CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0), CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: CASE WHEN CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END) AS DOUBLE) / LEAST(CASE WHEN (n IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: CASE WHEN ((g2 IS NOT NULL AND g2 >= 0) AND (NOT CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE n END, CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: CASE WHEN CASE WHEN (rel IS NULL) THEN (g2 > CAST(0.0 AS DOUBLE)) ELSE (g2 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END))) ELSE CAST(1.0 AS DOUBLE) END ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (r IS NULL) THEN COALESCE(list_sum(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) ELSE r END) ELSE CAST(0.0 AS DOUBLE) END END;
+CREATE OR REPLACE MACRO bpref(l, rel := NULL, ideal := NULL, r := NULL, n := NULL) AS __rp_bpref(l, rel := rel, ideal := ideal, r := r, n := n);
 
 -- ===== err.sql =====
 -- err: Expected reciprocal rank of a ranked list of grades.
 -- Formula: ERR@k = sum over i <= k of R_i / i * prod over j < i of (1 - R_j).
 --
--- err(l, k := NULL, max := NULL)
+-- err(l, k := NULL, max := NULL, ideal := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   max: maximum grade of the scale; default: highest grade in the judgments.
+--   ideal: the query's judged grades (a list, any order), e.g. the judgments' grades of the query; default: the list's own grades (the ideal ranking is then the list sorted).
 --
 -- Example: SELECT model, query, err(list(relevance ORDER BY position), 10) AS err
 --          FROM logs GROUP BY ALL;
+--          err(l, ideal := grades) with grades the query's judged grades (see tables.sql).
+-- __rp_err: the formula, with every argument rank_eval passes (k, max).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO err(l, k := NULL, max := NULL) AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('err: k must be NULL or a positive integer') WHEN max IS NOT NULL AND max <= 0 THEN error('err: max must be NULL or > 0') ELSE COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END THEN ((CAST(CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN (CAST((POWER(CAST(2.0 AS DOUBLE), LEAST(g1, CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: g2)), 0.0) ELSE max END)) - CAST(1.0 AS DOUBLE)) AS DOUBLE) / POWER(CAST(2.0 AS DOUBLE), CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: g2)), 0.0) ELSE max END)) ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / i1) * EXP((COALESCE(list_sum(list_transform(list_slice(CAST(l AS DOUBLE[]), 1, i1), lambda g2, i2: LN(CASE WHEN (g2 > CAST(0.0 AS DOUBLE)) THEN (CAST(((POWER(CAST(2.0 AS DOUBLE), CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g3, i3: g3)), 0.0) ELSE max END) - POWER(CAST(2.0 AS DOUBLE), LEAST(g2, CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g3, i3: g3)), 0.0) ELSE max END))) + CAST(1.0 AS DOUBLE)) AS DOUBLE) / POWER(CAST(2.0 AS DOUBLE), CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g3, i3: g3)), 0.0) ELSE max END)) ELSE CAST(1.0 AS DOUBLE) END))), 0.0) - LN(CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN (CAST(((POWER(CAST(2.0 AS DOUBLE), CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: g2)), 0.0) ELSE max END) - POWER(CAST(2.0 AS DOUBLE), LEAST(g1, CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: g2)), 0.0) ELSE max END))) + CAST(1.0 AS DOUBLE)) AS DOUBLE) / POWER(CAST(2.0 AS DOUBLE), CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(l AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: g2)), 0.0) ELSE max END)) ELSE CAST(1.0 AS DOUBLE) END)))) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END;
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_err(l, k := NULL, max := NULL, ideal := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('err: k must be NULL or a positive integer') WHEN max IS NOT NULL AND max <= 0 THEN error('err: max must be NULL or > 0') WHEN ideal IS NOT NULL AND max IS NULL THEN error('err: with ideal := give max := (the top grade of the scale, e.g. the largest grade of all judgments)') ELSE COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END THEN ((CAST(CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN (CAST((POWER(CAST(2.0 AS DOUBLE), LEAST(g1, CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: g2)), 0.0) ELSE max END)) - CAST(1.0 AS DOUBLE)) AS DOUBLE) / POWER(CAST(2.0 AS DOUBLE), CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: g2)), 0.0) ELSE max END)) ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / i1) * EXP((COALESCE(list_sum(list_transform(list_slice(CAST(l AS DOUBLE[]), 1, i1), lambda g2, i2: LN(CASE WHEN (g2 > CAST(0.0 AS DOUBLE)) THEN (CAST(((POWER(CAST(2.0 AS DOUBLE), CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g3, i3: g3)), 0.0) ELSE max END) - POWER(CAST(2.0 AS DOUBLE), LEAST(g2, CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g3, i3: g3)), 0.0) ELSE max END))) + CAST(1.0 AS DOUBLE)) AS DOUBLE) / POWER(CAST(2.0 AS DOUBLE), CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g3, i3: g3)), 0.0) ELSE max END)) ELSE CAST(1.0 AS DOUBLE) END))), 0.0) - LN(CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN (CAST(((POWER(CAST(2.0 AS DOUBLE), CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: g2)), 0.0) ELSE max END) - POWER(CAST(2.0 AS DOUBLE), LEAST(g1, CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: g2)), 0.0) ELSE max END))) + CAST(1.0 AS DOUBLE)) AS DOUBLE) / POWER(CAST(2.0 AS DOUBLE), CASE WHEN (max IS NULL) THEN COALESCE(list_max(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: g2)), 0.0) ELSE max END)) ELSE CAST(1.0 AS DOUBLE) END)))) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END;
+CREATE OR REPLACE MACRO err(l, k := NULL, max := NULL, ideal := NULL) AS __rp_err(l, k := k, max := max, ideal := ideal);
 
 -- ===== rbp.sql =====
 -- rbp: Rank-biased precision of a ranked list.
@@ -270,82 +329,245 @@ CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('err: k must be 
 --
 -- rbp(l, k := NULL, p := 0.8, rel := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   p: persistence: probability of looking at the next item.
 --   rel: relevant means grade >= rel; default: grade > 0.
 --
 -- Example: SELECT model, query, rbp(list(relevance ORDER BY position), 10) AS rbp
 --          FROM logs GROUP BY ALL;
+-- __rp_rbp: the formula, with every argument rank_eval passes (k, p, rel, gain).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO rbp(l, k := NULL, p := 0.8, rel := NULL) AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('rbp: k must be NULL or a positive integer') WHEN p IS NULL OR p <= 0 OR p >= 1 THEN error('rbp: p must be in (0, 1)') ELSE ((CAST(1.0 AS DOUBLE) - p) * COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN POWER(p, (i1 - CAST(1.0 AS DOUBLE))) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) END;
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_rbp(l, k := NULL, p := 0.8, rel := NULL, gain := 'binary', ideal := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('rbp: k must be NULL or a positive integer') WHEN p IS NULL OR p <= 0 OR p >= 1 THEN error('rbp: p must be in (0, 1)') WHEN gain IS NULL OR lower(gain) NOT IN ('binary', 'graded') THEN error('rbp: gain must be one of binary, graded') WHEN k IS NULL AND p IS NOT NULL AND rel IS NOT NULL AND lower(gain) = 'graded' THEN error('rbp: gain=graded reads every positive grade; rel applies to gain=binary only') WHEN k IS NOT NULL AND p IS NOT NULL AND rel IS NOT NULL AND lower(gain) = 'graded' THEN error('rbp: gain=graded reads every positive grade; rel applies to gain=binary only') ELSE ((CAST(1.0 AS DOUBLE) - p) * COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN CASE WHEN (lower(gain) = 'binary') THEN ((g1 > CAST(0.0 AS DOUBLE)) AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) ELSE CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END END ELSE ((g1 >= rel) AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) END THEN CASE WHEN (rel IS NULL) THEN CASE WHEN (lower(gain) = 'binary') THEN POWER(p, (i1 - CAST(1.0 AS DOUBLE))) ELSE (CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (COALESCE(list_max(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: g2)), 0.0) > CAST(1.0 AS DOUBLE)) THEN (CAST(g1 AS DOUBLE) / COALESCE(list_max(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: g2)), 0.0)) ELSE g1 END ELSE CAST(0.0 AS DOUBLE) END * POWER(p, (i1 - CAST(1.0 AS DOUBLE)))) END ELSE POWER(p, (i1 - CAST(1.0 AS DOUBLE))) END ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) END;
+CREATE OR REPLACE MACRO rbp(l, k := NULL, p := 0.8, rel := NULL) AS __rp_rbp(l, k := k, p := p, rel := rel);
 
 -- ===== judged.sql =====
 -- judged: Share of the first k items that are judged (null or negative grade: unjudged).
 -- Formula: judged@k = judged items among the first min(k, n) / min(k, n), n = list length (ir_measures).
 --
--- judged(l, k := NULL)
+-- judged(l, k := NULL, n_ret := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
+--   n_ret: the number of items retrieved; default: the length of the list (more than that when the list holds NULLs for positions the ranking skips).
 --
 -- Example: SELECT model, query, judged(list(relevance ORDER BY position), 10) AS judged
 --          FROM logs GROUP BY ALL;
+-- __rp_judged: the formula, with every argument rank_eval passes (k).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO judged(l, k := NULL) AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('judged: k must be NULL or a positive integer') ELSE CASE WHEN (CASE WHEN (k IS NULL) THEN len(l) ELSE LEAST(len(l), k) END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (k IS NULL) THEN len(l) ELSE LEAST(len(l), k) END) ELSE CAST(0.0 AS DOUBLE) END END;
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_judged(l, k := NULL, n_ret := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('judged: k must be NULL or a positive integer') ELSE CASE WHEN (CASE WHEN (k IS NULL) THEN COALESCE(n_ret, len(l)) ELSE LEAST(COALESCE(n_ret, len(l)), k) END > CAST(0.0 AS DOUBLE)) THEN (CAST(COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) AS DOUBLE) / CASE WHEN (k IS NULL) THEN COALESCE(n_ret, len(l)) ELSE LEAST(COALESCE(n_ret, len(l)), k) END) ELSE CAST(0.0 AS DOUBLE) END END;
+CREATE OR REPLACE MACRO judged(l, k := NULL, n_ret := NULL) AS __rp_judged(l, k := k, n_ret := n_ret);
 
 -- ===== unj.sql =====
 -- unj: Share of unjudged (null or negative) grades among the first k; missing positions are judged.
 -- Formula: unj@k = unjudged documents among the first k / k (trec_eval ``unj``).
 --
--- unj(l, k := NULL)
+-- unj(l, k := NULL, n_ret := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
+--   n_ret: the number of items retrieved; default: the length of the list (more than that when the list holds NULLs for positions the ranking skips).
 --
 -- Example: SELECT model, query, unj(list(relevance ORDER BY position), 10) AS unj
 --          FROM logs GROUP BY ALL;
+-- __rp_unj: the formula, with every argument rank_eval passes (k).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO unj(l, k := NULL) AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('unj: k must be NULL or a positive integer') ELSE CASE WHEN (k IS NULL) THEN CASE WHEN (len(l) > CAST(0.0 AS DOUBLE)) THEN (CAST((len(l) - COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND TRUE) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) AS DOUBLE) / len(l)) ELSE CAST(0.0 AS DOUBLE) END ELSE (CAST((LEAST(len(l), k) - COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND (i1 <= k)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) AS DOUBLE) / k) END END;
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_unj(l, k := NULL, n_ret := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('unj: k must be NULL or a positive integer') ELSE CASE WHEN (k IS NULL) THEN CASE WHEN (COALESCE(n_ret, len(l)) > CAST(0.0 AS DOUBLE)) THEN (CAST((COALESCE(n_ret, len(l)) - COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND TRUE) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) AS DOUBLE) / COALESCE(n_ret, len(l))) ELSE CAST(0.0 AS DOUBLE) END ELSE (CAST((LEAST(COALESCE(n_ret, len(l)), k) - COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND (i1 <= k)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) AS DOUBLE) / k) END END;
+CREATE OR REPLACE MACRO unj(l, k := NULL, n_ret := NULL) AS __rp_unj(l, k := k, n_ret := n_ret);
 
 -- ===== tables.sql =====
--- rank_eval / rank_eval_per_query: evaluate a whole ranking log with the scalar macros.
+-- rank_eval / rank_eval_per_query: the whole evaluation of a ranking log, as rank_polars.evaluate.
 --
--- rank_eval(t, k := 10)            one row per model: model, queries, ndcg, map, mrr, p, r
--- rank_eval_per_query(t, k := 10)  one row per (model, query): model, query, ndcg, ap, rr, p, r
---   t: a table or view name, or a file path / glob DuckDB can scan (e.g. 'logs/*.parquet'),
---      with columns model, query, position (1 = first), relevance (the grade; NULL or
---      negative = unjudged).  Subqueries are not accepted by DuckDB table macros: make a
---      view first, e.g. CREATE VIEW v AS SELECT region || '/' || model AS model, ... FROM t;
---      to group by other columns, alias them (or their combination) as model.
---   k: cutoff of ndcg, p and r (ndcg@k, P@k, R@k); map and mrr use the whole list.
--- Each (model, query) is one ranked list of its own grades: the ideal ranking and R come
--- from that list (as rank_polars.evaluate without qrels).  Queries are counted per model.
+-- FROM rank_eval('logs/*.parquet', judgments := 'qrels.parquet',
+--                metrics := ['ndcg@10', 'map', 'mrr', 'p@5', 'recall@100'], by := ['model'],
+--                query := 'search_id', item := 'sku', position := 'slot', relevance := 'grade',
+--                missing := 'zero');
+--   one row per group: the by columns, queries, one column per metric (named as given)
+-- FROM rank_eval_per_query(...the same arguments...);
+--   one row per (group, query): the by columns, the query column, one column per metric
 --
--- Example: FROM rank_eval('logs/*.parquet', k := 10);
---          FROM rank_eval_per_query(logs, 5) WHERE ndcg < 0.5;
+--   t: a table or view name, or a file path / glob DuckDB can scan ('logs/*.parquet').
+--   judgments: the judgments, a table name or path as text ('qrels', 'qrels.parquet'), with the
+--      query, item and relevance columns named as the log's; only judged queries are evaluated,
+--      R and the ideal ranking come from every judgment of the query, the log's relevance
+--      column is not read.  NULL (default): the log's relevance column is the judgments, each
+--      ranking's own (the ideal ranking and R from its labels).
+--   metrics: metric names as rank_polars.evaluate reads them (ndcg@10, ndcg(gain=exp)@10,
+--      p(rel=2)@5, rbp(p=0.9), map, mrr, P_5, ndcg_cut_10, recip_rank, gm_map, ...), each
+--      with its own cutoff; default ['ndcg@10', 'map', 'mrr', 'p@10', 'recall@10'].
+--   by: grouping columns, default [] (one row).
+--   query, item, position, relevance: the column names (defaults: their own names).
+--   score: a score column: rank by score descending, ties by item id (as text) descending
+--      (trec_eval); default NULL: rank by position (1 = first).
+--   missing: 'zero' (default) scores a judged query a group did not rank 0 (left out of the
+--      lower-is-better measures, such as fallout); 'skip' leaves it out.
+-- Bad data (null ids or positions, repeated positions, repeated judged items or judgments,
+-- NaN labels, an unknown metric) stops the query with an error naming the column and queries.
 --
--- Generated by rank_polars/engines/macros.py (written by hand there: no formula, only the
--- composition of the scalar macros); do not edit by hand.
-CREATE OR REPLACE MACRO rank_eval_per_query(t, k := 10) AS TABLE
-SELECT model, query,
-       ndcg(list(relevance ORDER BY position), k) AS ndcg,
-       ap(list(relevance ORDER BY position)) AS ap,
-       rr(list(relevance ORDER BY position)) AS rr,
-       p(list(relevance ORDER BY position), k) AS p,
-       recall(list(relevance ORDER BY position), k) AS r
-FROM query_table(t)
-GROUP BY model, query
-ORDER BY model, query;
-CREATE OR REPLACE MACRO rank_eval(t, k := 10) AS TABLE
-SELECT model, count(*) AS queries, avg(ndcg) AS ndcg, avg(ap) AS map, avg(rr) AS mrr,
-       avg(p) AS p, avg(r) AS r
-FROM rank_eval_per_query(t, k)
-GROUP BY model
-ORDER BY model;
+-- Generated by rank_polars/formula/macros.py; do not edit by hand.
+-- __rp_metrics(metrics): the metric names read as rank_polars.measures.parse reads them, for the
+-- measures the macros compute: specs, a list of {name, measure, k, params, agg, best}; an error
+-- names a name it cannot read.
+-- Spellings: ours (ndcg(gain=exp)@10, p(rel=2)@5, rbp(p=0.9)), trec_eval's printed and -m names
+-- (P_5, P.5, ndcg_cut_10, map, recip_rank, Rprec_mult_0.20), ir_measures' (nDCG(dcg='exp-log2')@10,
+-- RR(cutoff=10)).  Generated from rank_polars/measures (REGISTRY, _CUT, _PARAM_SYNONYMS).
+CREATE OR REPLACE MACRO __rp_metric_text(name) AS CASE WHEN regexp_full_match(lower(trim(name)), '[a-z0-9_]+\.[^\s()@]+') AND NOT regexp_full_match(lower(trim(name)), '(?:(p|recall|ndcg_cut|map_cut|success|judged|unj)_(\d+))|(?:relative_p_(\d+))|(?:rprec_mult_(\d+(?:\.\d*)?|\.\d+))') AND regexp_full_match(regexp_replace(lower(trim(name)), '\.', '_'), '(?:(p|recall|ndcg_cut|map_cut|success|judged|unj)_(\d+))|(?:relative_p_(\d+))|(?:rprec_mult_(\d+(?:\.\d*)?|\.\d+))') THEN regexp_replace(lower(trim(name)), '\.', '_') ELSE trim(name) END;
+CREATE OR REPLACE MACRO __rp_metric_spelled(base) AS CASE WHEN regexp_full_match(base, '(p|recall|ndcg_cut|map_cut|success|judged|unj)_(\d+)') THEN {'base': MAP {'p': 'p', 'recall': 'r', 'ndcg_cut': 'ndcg', 'map_cut': 'ap', 'success': 'success', 'judged': 'judged', 'unj': 'unj'}[regexp_extract(base, '^(p|recall|ndcg_cut|map_cut|success|judged|unj)_(\d+)$', 1)], 'args': '', 'cutoff': regexp_extract(base, '^(p|recall|ndcg_cut|map_cut|success|judged|unj)_(\d+)$', 2)} WHEN regexp_full_match(base, 'relative_p_(\d+)') THEN {'base': 'p', 'args': 'relative=true', 'cutoff': regexp_extract(base, '^relative_p_(\d+)$', 1)} WHEN regexp_full_match(base, 'rprec_mult_(\d+(?:\.\d*)?|\.\d+)') THEN {'base': 'rprec', 'args': 'mult=' || regexp_extract(base, '^rprec_mult_(\d+(?:\.\d*)?|\.\d+)$', 1), 'cutoff': ''} ELSE {'base': base, 'args': '', 'cutoff': ''} END;
+CREATE OR REPLACE MACRO __rp_metric_pairs(args) AS list_transform(list_filter(string_split(args, ','), lambda x: trim(x) <> ''), lambda x: {'key': lower(trim(split_part(x, '=', 1))), 'value': trim(trim(substr(x, strpos(x, '=') + 1)), '''"'), 'sep': strpos(x, '=') > 0});
+CREATE OR REPLACE MACRO __rp_metric_synonyms(m, pairs) AS list_transform(pairs, lambda e: {'key': CASE WHEN m || ':' || e.key = 'ndcg:dcg' THEN 'gain' ELSE e.key END, 'value': CASE WHEN m || ':' || e.key = 'ndcg:dcg' THEN coalesce(MAP {'log2': 'linear', 'exp-log2': 'exp'}[lower(e.value)], e.value) ELSE e.value END, 'sep': e.sep});
+CREATE OR REPLACE MACRO __rp_metric_final(name, base, m, pairs, params, cuts, kinds) AS CASE
+  WHEN coalesce(base, '') = '' THEN error('rank_eval: cannot parse metric name ' || '''' || name || '''' || '; expected NAME[(PARAM=VALUE, ...)][@K]')
+  WHEN m IS NULL AND list_contains(['11pt_avg', 'abandonment', 'alpha-dcg', 'alpha-ndcg', 'alpha_dcg', 'alpha_ndcg', 'ap_ia', 'auc', 'bing', 'catalog_coverage', 'click_rr', 'clicks', 'coverage_error', 'ctr', 'distributional_coverage', 'entropy', 'err-ia', 'err_ia', 'exposure_gini', 'g', 'gini', 'impressions', 'infap', 'iprec', 'iprec_at_recall', 'iprec_avg', 'last_click_rr', 'map-ia', 'map_ia', 'ndcg_rel', 'nerr-ia', 'nerr_ia', 'nnrbp', 'nrbp', 'num_nonrel_judged_ret', 'num_q', 'num_rel', 'num_rel_ret', 'num_ret', 'numq', 'numrel', 'numrelret', 'numret', 'p-ia', 'p_ia', 'rbp_resid', 'rndcg', 'roc_auc', 'set_ap', 'set_f', 'set_map', 'set_p', 'set_r', 'set_recall', 'setap', 'setf', 'setp', 'setr', 'strec', 'strecall', 'utility'], base) THEN error('rank_eval: ' || '''' || name || '''' || ' has no SQL macro (it reads more than one ranked list of grades, or a table beside the run); rp.to_sql or evaluate(engine=''duckdb'') compute it in SQL')
+  WHEN m IS NULL THEN error('rank_eval: unknown metric ' || '''' || name || '''' || '; the macros compute ap, bpref, cg, dcg, err, f1, fallout, gm_bpref, gm_map, hits, idcg, judged, ndcg, p, r, rbp, rprec, rr, success, unj')
+  WHEN list_bool_or(list_transform(pairs, lambda e: NOT e.sep)) THEN error('rank_eval: ' || '''' || name || '''' || ': a parameter should be written NAME=VALUE')
+  WHEN len(list_distinct(list_transform(params, lambda e: e.key))) < len(params) THEN error('rank_eval: ' || '''' || name || '''' || ': a parameter is given twice')
+  WHEN len(list_filter(cuts, lambda c: c IS NOT NULL)) > 1 THEN error('rank_eval: ' || '''' || name || '''' || ': the cutoff is given twice')
+  WHEN list_bool_or(list_transform(params, lambda e: kinds[e.key] IS NULL)) THEN error('rank_eval: ' || '''' || name || '''' || ': unknown parameter; ' || m || ' takes ' || coalesce(NULLIF(array_to_string(map_keys(kinds), ', '), ''), 'none'))
+  WHEN list_bool_or(list_transform(params, lambda e: kinds[e.key] = '!')) THEN error('rank_eval: ' || '''' || name || '''' || ': a parameter the SQL macros cannot express (a gain map, ties=average); rp.to_sql computes it')
+  WHEN list_bool_or(list_transform(params, lambda e: kinds[e.key] = '#' AND NOT coalesce(isfinite(TRY_CAST(e.value AS DOUBLE)), false))) THEN error('rank_eval: ' || '''' || name || '''' || ': a numeric parameter is not a finite number')
+  WHEN list_bool_or(list_transform(params, lambda e: kinds[e.key] = '?' AND lower(e.value) NOT IN ('true', '1', 'yes', 'false', '0', 'no'))) THEN error('rank_eval: ' || '''' || name || '''' || ': a true/false parameter is neither')
+  WHEN list_bool_or(list_transform(params, lambda e: kinds[e.key] NOT IN ('#', '?') AND NOT list_contains(string_split(kinds[e.key], '|'), lower(e.value)))) THEN error('rank_eval: ' || '''' || name || '''' || ': a parameter is not one of its choices')
+  WHEN list_filter(cuts, lambda c: c IS NOT NULL)[1] IS NOT NULL AND NOT list_contains(['cg', 'dcg', 'idcg', 'ndcg', 'ap', 'gm_map', 'rr', 'p', 'r', 'f1', 'success', 'hits', 'fallout', 'bpref', 'gm_bpref', 'err', 'rbp', 'judged', 'unj'], m) THEN error('rank_eval: ' || '''' || name || '''' || ': ' || m || ' takes no cutoff (@k)')
+  WHEN list_filter(cuts, lambda c: c IS NOT NULL)[1] IS NOT NULL AND NOT coalesce(regexp_full_match(list_filter(cuts, lambda c: c IS NOT NULL)[1], '[+-]?[0-9]+') AND TRY_CAST(list_filter(cuts, lambda c: c IS NOT NULL)[1] AS HUGEINT) > 0, false) THEN error('rank_eval: ' || '''' || name || '''' || ': cutoff k must be a positive integer')
+  ELSE {'name': name, 'measure': m, 'k': CAST(list_filter(cuts, lambda c: c IS NOT NULL)[1] AS BIGINT), 'params': map_from_entries(list_transform(params, lambda e: {'key': e.key, 'value': lower(e.value)})), 'agg': MAP {'cg': 'mean', 'dcg': 'mean', 'idcg': 'mean', 'ndcg': 'mean', 'ap': 'mean', 'gm_map': 'gmean', 'rr': 'mean', 'p': 'mean', 'r': 'mean', 'f1': 'mean', 'success': 'mean', 'hits': 'mean', 'fallout': 'mean', 'rprec': 'mean', 'bpref': 'mean', 'gm_bpref': 'gmean', 'err': 'mean', 'rbp': 'mean', 'judged': 'mean', 'unj': 'mean'}[m], 'best': MAP {'cg': false, 'dcg': false, 'idcg': false, 'ndcg': false, 'ap': false, 'gm_map': false, 'rr': false, 'p': false, 'r': false, 'f1': false, 'success': false, 'hits': false, 'fallout': true, 'rprec': false, 'bpref': false, 'gm_bpref': false, 'err': false, 'rbp': false, 'judged': false, 'unj': false}[m]}
+END;
+CREATE OR REPLACE MACRO __rp_metrics(metrics) AS TABLE
+WITH
+__rp_names AS (SELECT unnest(metrics) AS name, unnest(range(1, len(metrics) + 1)) AS idx),
+__rp_parts AS (SELECT name, idx, regexp_extract(__rp_metric_text(name), '^\s*([a-z0-9][a-z0-9_.\-]*)\s*(?:\((.*)\))?\s*(?:@\s*([^\s]+))?\s*$', ['base', 'args', 'cutoff'], 'i') AS parts FROM __rp_names),
+__rp_spelled AS (SELECT *, __rp_metric_spelled(lower(parts.base)) AS sp FROM __rp_parts),
+__rp_named AS (SELECT *, MAP {'cg': 'cg', 'dcg': 'dcg', 'idcg': 'idcg', 'ideal_dcg': 'idcg', 'ndcg': 'ndcg', 'mean_ndcg': 'ndcg', 'ap': 'ap', 'map': 'ap', 'gm_map': 'gm_map', 'gmap': 'gm_map', 'rr': 'rr', 'mrr': 'rr', 'recip_rank': 'rr', 'p': 'p', 'precision': 'p', 'r': 'r', 'recall': 'r', 'f1': 'f1', 'success': 'success', 'hit': 'success', 'hit_rate': 'success', 'hits': 'hits', 'fallout': 'fallout', 'fall_out': 'fallout', 'rprec': 'rprec', 'r_precision': 'rprec', 'r-precision': 'rprec', 'rprec_mult': 'rprec', 'bpref': 'bpref', 'gm_bpref': 'gm_bpref', 'err': 'err', 'rbp': 'rbp', 'judged': 'judged', 'unj': 'unj', 'unjudged': 'unj'}[sp.base] AS m FROM __rp_spelled),
+__rp_pairs AS (SELECT *, __rp_metric_synonyms(m, __rp_metric_pairs(concat_ws(',', NULLIF(sp.args, ''), NULLIF(parts.args, '')))) AS pairs FROM __rp_named),
+__rp_read AS (
+  SELECT *, list_filter(pairs, lambda e: e.key NOT IN ('cutoff', 'k')) AS params,
+         [x.value FOR x IN pairs IF x.key IN ('cutoff', 'k')] || [NULLIF(parts.cutoff, ''), NULLIF(sp.cutoff, '')] AS cuts,
+         MAP {'cg': MAP {'gain': 'linear|exp'}, 'dcg': MAP {'gain': 'linear|exp', 'discount': 'log2|jarvelin', 'gains': '!', 'ties': '!'}, 'idcg': MAP {'gain': 'linear|exp', 'discount': 'log2|jarvelin', 'ideal': 'judgments|run', 'ideal_cut': 'k|list', 'gains': '!'}, 'ndcg': MAP {'gain': 'linear|exp', 'discount': 'log2|jarvelin', 'ideal': 'judgments|run', 'ideal_cut': 'k|list', 'gains': '!', 'ties': '!'}, 'ap': MAP {'rel': '#', 'denom': 'r|min|found'}, 'gm_map': MAP {'rel': '#', 'denom': 'r|min|found'}, 'rr': MAP {'rel': '#'}, 'p': MAP {'rel': '#', 'relative': '?', 'ties': '!'}, 'r': MAP {'rel': '#', 'ties': '!'}, 'f1': MAP {'rel': '#'}, 'success': MAP {'rel': '#'}, 'hits': MAP {'rel': '#', 'ties': '!'}, 'fallout': MAP {'rel': '#'}, 'rprec': MAP {'rel': '#', 'mult': '#'}, 'bpref': MAP {'rel': '#'}, 'gm_bpref': MAP {'rel': '#'}, 'err': MAP {'max': '#'}, 'rbp': MAP {'p': '#', 'rel': '#', 'gain': 'binary|graded'}, 'judged': MAP {}, 'unj': MAP {}}[m] AS kinds
+  FROM __rp_pairs)
+SELECT list(__rp_metric_final(name, sp.base, m, pairs, params, cuts, kinds) ORDER BY idx) AS specs FROM __rp_read;
+-- __rp_value(m, l, ideal, n_ret, top): the parsed metric m (of __rp_metrics) over one ranked list l,
+-- with the query's judged grades ideal (NULL: the list's own), the number retrieved and the top
+-- grade of every judgment (ERR's scale).
+CREATE OR REPLACE MACRO __rp_value(m, l, ideal, n_ret, top) AS CASE
+  WHEN m.measure IN ('cg') THEN __rp_cg(l, k := m.k, gain := coalesce(m.params['gain'], 'linear'))
+  WHEN m.measure IN ('dcg') THEN __rp_dcg(l, k := m.k, gain := coalesce(m.params['gain'], 'linear'), discount := coalesce(m.params['discount'], 'log2'))
+  WHEN m.measure IN ('idcg') THEN __rp_idcg(l, k := m.k, gain := coalesce(m.params['gain'], 'linear'), discount := coalesce(m.params['discount'], 'log2'), ideal_cut := coalesce(m.params['ideal_cut'], 'k'), ideal := CASE WHEN coalesce(m.params['ideal'], 'judgments') = 'judgments' THEN ideal END, n_ret := n_ret)
+  WHEN m.measure IN ('ndcg') THEN __rp_ndcg(l, k := m.k, gain := coalesce(m.params['gain'], 'linear'), discount := coalesce(m.params['discount'], 'log2'), ideal_cut := coalesce(m.params['ideal_cut'], 'k'), ideal := CASE WHEN coalesce(m.params['ideal'], 'judgments') = 'judgments' THEN ideal END, n_ret := n_ret)
+  WHEN m.measure IN ('ap', 'gm_map') THEN __rp_ap(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), denom := coalesce(m.params['denom'], 'r'), ideal := CASE WHEN TRUE THEN ideal END)
+  WHEN m.measure IN ('rr') THEN __rp_rr(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE))
+  WHEN m.measure IN ('p') THEN __rp_p(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), relative := coalesce(m.params['relative'], 'false'), ideal := CASE WHEN TRUE THEN ideal END, n_ret := n_ret)
+  WHEN m.measure IN ('r') THEN __rp_recall(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), ideal := CASE WHEN TRUE THEN ideal END)
+  WHEN m.measure IN ('f1') THEN __rp_f1(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), ideal := CASE WHEN TRUE THEN ideal END, n_ret := n_ret)
+  WHEN m.measure IN ('success') THEN __rp_success(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE))
+  WHEN m.measure IN ('hits') THEN __rp_hits(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE))
+  WHEN m.measure IN ('fallout') THEN __rp_fallout(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), ideal := CASE WHEN TRUE THEN ideal END)
+  WHEN m.measure IN ('rprec') THEN __rp_rprec(l, rel := CAST(m.params['rel'] AS DOUBLE), mult := coalesce(CAST(m.params['mult'] AS DOUBLE), 1.0), ideal := CASE WHEN TRUE THEN ideal END)
+  WHEN m.measure IN ('bpref', 'gm_bpref') THEN __rp_bpref(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), ideal := CASE WHEN TRUE THEN ideal END)
+  WHEN m.measure IN ('err') THEN __rp_err(l, k := m.k, max := coalesce(CAST(m.params['max'] AS DOUBLE), top, 1.0), ideal := CASE WHEN TRUE THEN ideal END)
+  WHEN m.measure IN ('rbp') THEN __rp_rbp(l, k := m.k, p := coalesce(CAST(m.params['p'] AS DOUBLE), 0.8), rel := CAST(m.params['rel'] AS DOUBLE), gain := coalesce(m.params['gain'], 'binary'), ideal := CASE WHEN TRUE THEN ideal END)
+  WHEN m.measure IN ('judged') THEN __rp_judged(l, k := m.k, n_ret := n_ret)
+  WHEN m.measure IN ('unj') THEN __rp_unj(l, k := m.k, n_ret := n_ret)
+END;
+CREATE OR REPLACE MACRO __rp_examples(ids) AS array_to_string(list_transform(list_slice(list_sort(list_distinct(ids)), 1, 5), lambda v: '''' || CAST(v AS VARCHAR) || ''''), ', ');
+CREATE OR REPLACE MACRO __rp_rankings(t, judgments, metrics, "by", query, item, "position", score, relevance, missing) AS TABLE
+WITH
+__rp_src AS (SELECT *, NULL AS __rp_all FROM query_table(t)),
+__rp_run AS (
+  SELECT struct_pack(*COLUMNS(lambda c: list_contains(CAST("by" AS VARCHAR[]), c) OR c = '__rp_all')) AS g,
+         struct_pack(*COLUMNS(lambda c: c = query)) AS qs,
+         COLUMNS(lambda c: c = query) AS q,
+         COLUMNS(lambda c: c = item) AS i,
+         CAST(COLUMNS(lambda c: c = coalesce(score, "position")) AS DOUBLE) AS o,
+         COLUMNS(lambda c: c = CASE WHEN judgments IS NULL THEN relevance ELSE query END) AS lab
+  FROM __rp_src),
+__rp_qrels AS (
+  SELECT struct_pack(*COLUMNS(lambda c: c = query)) AS qs,
+         COLUMNS(lambda c: c = query) AS q,
+         COLUMNS(lambda c: c = item) AS i,
+         CAST(COLUMNS(lambda c: c = relevance) AS DOUBLE) AS grade
+  FROM query_table(coalesce(judgments, t)) WHERE judgments IS NOT NULL),
+__rp_rows AS (
+  SELECT r.g, r.qs, r.q, r.i, r.o, CASE WHEN judgments IS NULL THEN CAST(r.lab AS DOUBLE) ELSE j.grade END AS grade
+  FROM __rp_run AS r LEFT JOIN __rp_qrels AS j ON r.q = j.q AND r.i = j.i),
+__rp_lists AS (
+  SELECT g, q, any_value(qs) AS qs,
+         list(grade ORDER BY CASE WHEN score IS NULL THEN o ELSE -o END,
+                             CASE WHEN score IS NULL THEN NULL ELSE CAST(i AS VARCHAR) END DESC) AS l,
+         list(o ORDER BY o) FILTER (WHERE score IS NULL) AS ps,
+         count(*) AS n_ret, min(o) AS lo, max(o) AS hi,
+         count_if(o IS NULL OR isnan(o)) AS bad_order,
+         count_if(judgments IS NULL AND (grade IS NULL OR isnan(grade) OR isinf(grade))) AS bad_label,
+         count_if(judgments IS NULL AND i IS NULL AND grade >= 0) AS bad_item,
+         max(grade) FILTER (WHERE grade > 0) AS top
+  FROM __rp_rows GROUP BY g, q),
+__rp_repeats AS (
+  SELECT DISTINCT q FROM __rp_rows WHERE grade >= 0 AND i IS NOT NULL GROUP BY g, q, i HAVING count(*) > 1),
+__rp_judged AS (
+  SELECT q, any_value(qs) AS qs, list(grade) AS ideal,
+         count_if(i IS NULL) AS bad_item, count_if(grade IS NULL OR isnan(grade) OR isinf(grade)) AS bad_grade
+  FROM __rp_qrels GROUP BY q),
+__rp_qrepeats AS (
+  SELECT DISTINCT q FROM __rp_qrels WHERE i IS NOT NULL GROUP BY q, i HAVING count(*) > 1 AND max(grade) >= 0),
+__rp_checks AS (
+  SELECT CASE
+    WHEN missing IS NULL OR missing NOT IN ('zero', 'skip') THEN error('rank_eval: ' || 'missing := must be ''zero'' or ''skip''')
+    WHEN list_contains(CAST("by" AS VARCHAR[]), query) OR list_contains(CAST("by" AS VARCHAR[]), item) THEN error('rank_eval: ' || 'by := names the query or item column; group by other columns')
+    WHEN (SELECT len(json_keys(to_json(any_value(g)))) FROM __rp_lists) <> len(list_distinct("by")) + 1 THEN error('rank_eval: ' || 'a column of by := ' || CAST("by" AS VARCHAR) || ' is not in the log, or is named twice')
+    WHEN (SELECT count_if(q IS NULL) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'column ''' || query || ''' (query) has null query ids in the log')
+    WHEN (SELECT count_if(q IS NULL) FROM __rp_judged) > 0 THEN error('rank_eval: ' || 'judgments: column ''' || query || ''' (query) has null query ids')
+    WHEN (SELECT sum(bad_order) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'column ''' || coalesce(score, "position") || ''' has null' || CASE WHEN score IS NULL THEN '' ELSE ' or NaN' END || ' values, queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE bad_order > 0)) FROM __rp_lists))
+    WHEN score IS NULL AND (SELECT count_if(lo < 1) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'column ''' || "position" || ''' has positions below 1 (1 = first), queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE lo < 1)) FROM __rp_lists))
+    WHEN score IS NULL AND (SELECT count_if(len(list_distinct(ps)) < n_ret) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'duplicate positions within a ranking (column ''' || "position" || '''), queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE len(list_distinct(ps)) < n_ret)) FROM __rp_lists) || '; keep one row per position, or rank by score := ')
+    WHEN (SELECT sum(bad_label) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'column ''' || relevance || ''' (relevance) has null or NaN relevance labels or infinite ones, queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE bad_label > 0)) FROM __rp_lists))
+    WHEN (SELECT sum(bad_item) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'column ''' || item || ''' (item) has null item ids on labelled rows, queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE bad_item > 0)) FROM __rp_lists))
+    WHEN (SELECT count(*) FROM __rp_repeats) > 0 THEN error('rank_eval: ' || 'duplicate items within a ranking (column ''' || item || '''), queries ' || (SELECT __rp_examples(list(q)) FROM __rp_repeats) || '; keep one row per query and item')
+    WHEN (SELECT sum(bad_item) FROM __rp_judged) > 0 THEN error('rank_eval: ' || 'judgments: column ''' || item || ''' (item) has null item ids, queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE bad_item > 0)) FROM __rp_judged))
+    WHEN (SELECT sum(bad_grade) FROM __rp_judged) > 0 THEN error('rank_eval: ' || 'judgments: column ''' || relevance || ''' has null or NaN grades or infinite ones, queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE bad_grade > 0)) FROM __rp_judged))
+    WHEN (SELECT count(*) FROM __rp_qrepeats) > 0 THEN error('rank_eval: ' || 'judgments: duplicate judgments (a query and item twice), queries ' || (SELECT __rp_examples(list(q)) FROM __rp_qrepeats))
+    ELSE TRUE END AS ok),
+__rp_groups AS (SELECT DISTINCT g FROM __rp_lists),
+__rp_expected AS (
+  SELECT gr.g, j.q, j.qs FROM __rp_groups AS gr CROSS JOIN __rp_judged AS j WHERE missing = 'zero'),
+__rp_top AS (
+  SELECT CASE WHEN judgments IS NULL THEN (SELECT max(top) FROM __rp_lists)
+              ELSE (SELECT max(grade) FILTER (WHERE grade > 0) FROM __rp_qrels) END AS top),
+__rp_universe AS (
+  SELECT coalesce(x.g, e.g) AS g, coalesce(x.q, e.q) AS q, coalesce(x.qs, e.qs) AS qs,
+         CASE WHEN x.n_ret IS NULL THEN [] WHEN score IS NOT NULL OR x.hi = x.n_ret THEN x.l
+              ELSE list_transform(range(1, CAST(x.hi AS BIGINT) + 1), lambda r: x.l[list_position(x.ps, r)]) END AS l,
+         coalesce(x.n_ret, 0) AS n_ret, x.n_ret IS NOT NULL AS shown, j.ideal
+  FROM __rp_lists AS x FULL JOIN __rp_expected AS e ON x.g IS NOT DISTINCT FROM e.g AND x.q = e.q
+  LEFT JOIN __rp_judged AS j ON j.q = coalesce(x.q, e.q)
+  WHERE judgments IS NULL OR j.q IS NOT NULL)
+SELECT u.g, u.q, u.qs, s.specs,
+       list_transform(s.specs, lambda m: CASE WHEN NOT u.shown AND m.best THEN NULL
+                                             ELSE __rp_value(m, u.l, u.ideal, u.n_ret, p.top) END) AS vals
+FROM __rp_universe AS u
+CROSS JOIN __rp_metrics(metrics) AS s
+CROSS JOIN __rp_top AS p CROSS JOIN __rp_checks AS c
+WHERE c.ok;
+CREATE OR REPLACE MACRO rank_eval_per_query(t, judgments := NULL, metrics := ['ndcg@10', 'map', 'mrr', 'p@10', 'recall@10'], "by" := [], query := 'query', item := 'item', "position" := 'position', score := NULL, relevance := 'relevance', missing := 'zero') AS TABLE
+SELECT * EXCLUDE (__rp_all) FROM (
+  SELECT unnest(g), unnest(qs), unnest(from_json(to_json(map(metrics, vals)), '{' || array_to_string(list_transform(metrics, lambda m: to_json(m) || ': "DOUBLE"'), ', ') || '}'))
+  FROM __rp_rankings(t, judgments, metrics, "by", query, item, "position", score, relevance, missing))
+ORDER BY ALL;
+CREATE OR REPLACE MACRO rank_eval(t, judgments := NULL, metrics := ['ndcg@10', 'map', 'mrr', 'p@10', 'recall@10'], "by" := [], query := 'query', item := 'item', "position" := 'position', score := NULL, relevance := 'relevance', missing := 'zero') AS TABLE
+WITH
+__rp_pq AS (FROM __rp_rankings(t, judgments, metrics, "by", query, item, "position", score, relevance, missing)),
+__rp_long AS (SELECT g, unnest(range(1, len(vals) + 1)) AS idx, unnest(vals) AS v, unnest(specs) AS m FROM __rp_pq),
+__rp_means AS (
+  SELECT g, idx, CASE any_value(m.agg) WHEN 'sum' THEN coalesce(sum(v), 0.0)
+                                       WHEN 'gmean' THEN exp(avg(ln(greatest(v, 1e-05))))
+                                       ELSE avg(v) END AS v
+  FROM __rp_long GROUP BY g, idx),
+__rp_counts AS (SELECT g, count(*) AS queries FROM __rp_pq GROUP BY g),
+__rp_wide AS (
+  SELECT c.g, c.queries, list(a.v ORDER BY a.idx) AS vals
+  FROM __rp_counts AS c JOIN __rp_means AS a ON c.g IS NOT DISTINCT FROM a.g GROUP BY c.g, c.queries)
+SELECT * EXCLUDE (__rp_all) FROM (SELECT unnest(g), queries, unnest(from_json(to_json(map(metrics, vals)), '{' || array_to_string(list_transform(metrics, lambda m: to_json(m) || ': "DOUBLE"'), ', ') || '}')) FROM __rp_wide)
+ORDER BY ALL;

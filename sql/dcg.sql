@@ -3,14 +3,16 @@
 --
 -- dcg(l, k := NULL, gain := 'linear', discount := 'log2')
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   gain: gain of a grade g: 'linear' = g, 'exp' = 2^g - 1.
 --   discount: 'log2' = 1/log2(i+1); 'jarvelin' = 1 for i <= 2, then 1/log2(i) (ranks 1 and 2 undiscounted).
 --
 -- Example: SELECT model, query, dcg(list(relevance ORDER BY position), 10) AS dcg
 --          FROM logs GROUP BY ALL;
+-- __rp_dcg: the formula, with every argument rank_eval passes (k, gain, discount).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO dcg(l, k := NULL, gain := 'linear', discount := 'log2') AS
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_dcg(l, k := NULL, gain := 'linear', discount := 'log2') AS
 CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('dcg: k must be NULL or a positive integer') WHEN gain IS NULL OR lower(gain) NOT IN ('linear', 'exp') THEN error('dcg: gain must be one of linear, exp') WHEN discount IS NULL OR lower(discount) NOT IN ('log2', 'jarvelin') THEN error('dcg: discount must be one of log2, jarvelin') ELSE COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END THEN (CAST(CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN (LN((i1 + CAST(1.0 AS DOUBLE))) / LN(2.0)) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE (LN(i1) / LN(2.0)) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END;
+CREATE OR REPLACE MACRO dcg(l, k := NULL, gain := 'linear', discount := 'log2') AS __rp_dcg(l, k := k, gain := gain, discount := discount);

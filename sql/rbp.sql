@@ -3,14 +3,16 @@
 --
 -- rbp(l, k := NULL, p := 0.8, rel := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   p: persistence: probability of looking at the next item.
 --   rel: relevant means grade >= rel; default: grade > 0.
 --
 -- Example: SELECT model, query, rbp(list(relevance ORDER BY position), 10) AS rbp
 --          FROM logs GROUP BY ALL;
+-- __rp_rbp: the formula, with every argument rank_eval passes (k, p, rel, gain).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO rbp(l, k := NULL, p := 0.8, rel := NULL) AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('rbp: k must be NULL or a positive integer') WHEN p IS NULL OR p <= 0 OR p >= 1 THEN error('rbp: p must be in (0, 1)') ELSE ((CAST(1.0 AS DOUBLE) - p) * COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN POWER(p, (i1 - CAST(1.0 AS DOUBLE))) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) END;
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_rbp(l, k := NULL, p := 0.8, rel := NULL, gain := 'binary', ideal := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('rbp: k must be NULL or a positive integer') WHEN p IS NULL OR p <= 0 OR p >= 1 THEN error('rbp: p must be in (0, 1)') WHEN gain IS NULL OR lower(gain) NOT IN ('binary', 'graded') THEN error('rbp: gain must be one of binary, graded') WHEN k IS NULL AND p IS NOT NULL AND rel IS NOT NULL AND lower(gain) = 'graded' THEN error('rbp: gain=graded reads every positive grade; rel applies to gain=binary only') WHEN k IS NOT NULL AND p IS NOT NULL AND rel IS NOT NULL AND lower(gain) = 'graded' THEN error('rbp: gain=graded reads every positive grade; rel applies to gain=binary only') ELSE ((CAST(1.0 AS DOUBLE) - p) * COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN CASE WHEN (rel IS NULL) THEN CASE WHEN (lower(gain) = 'binary') THEN ((g1 > CAST(0.0 AS DOUBLE)) AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) ELSE CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END END ELSE ((g1 >= rel) AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) END THEN CASE WHEN (rel IS NULL) THEN CASE WHEN (lower(gain) = 'binary') THEN POWER(p, (i1 - CAST(1.0 AS DOUBLE))) ELSE (CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (COALESCE(list_max(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: g2)), 0.0) > CAST(1.0 AS DOUBLE)) THEN (CAST(g1 AS DOUBLE) / COALESCE(list_max(list_transform(list_sort(CAST(COALESCE(ideal, l) AS DOUBLE[]), 'DESC', 'NULLS LAST'), lambda g2, i2: g2)), 0.0)) ELSE g1 END ELSE CAST(0.0 AS DOUBLE) END * POWER(p, (i1 - CAST(1.0 AS DOUBLE)))) END ELSE POWER(p, (i1 - CAST(1.0 AS DOUBLE))) END ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) END;
+CREATE OR REPLACE MACRO rbp(l, k := NULL, p := 0.8, rel := NULL) AS __rp_rbp(l, k := k, p := p, rel := rel);

@@ -3,15 +3,17 @@
 --
 -- success(l, k := NULL, rel := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
 --   rel: relevant means grade >= rel; default: grade > 0.
 -- Alias: hit(...) is the same macro.
 --
 -- Example: SELECT model, query, success(list(relevance ORDER BY position), 10) AS success
 --          FROM logs GROUP BY ALL;
+-- __rp_success: the formula, with every argument rank_eval passes (k, rel).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO success(l, k := NULL, rel := NULL) AS
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_success(l, k := NULL, rel := NULL) AS
 CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('success: k must be NULL or a positive integer') ELSE CASE WHEN (COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END END;
-CREATE OR REPLACE MACRO hit(l, k := NULL, rel := NULL) AS success(l, k := k, rel := rel);
+CREATE OR REPLACE MACRO success(l, k := NULL, rel := NULL) AS __rp_success(l, k := k, rel := rel);
+CREATE OR REPLACE MACRO hit(l, k := NULL, rel := NULL) AS __rp_success(l, k := k, rel := rel);

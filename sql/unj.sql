@@ -1,14 +1,17 @@
 -- unj: Share of unjudged (null or negative) grades among the first k; missing positions are judged.
 -- Formula: unj@k = unjudged documents among the first k / k (trec_eval ``unj``).
 --
--- unj(l, k := NULL)
+-- unj(l, k := NULL, n_ret := NULL)
 --   l: the grades of one ranking in rank order, e.g. list(relevance ORDER BY position);
---      NULL or negative grades are unjudged; the ideal ranking and R come from this list.
+--      NULL or negative grades are unjudged.
 --   k: cutoff (a positive integer); NULL = the whole list.
+--   n_ret: the number of items retrieved; default: the length of the list (more than that when the list holds NULLs for positions the ranking skips).
 --
 -- Example: SELECT model, query, unj(list(relevance ORDER BY position), 10) AS unj
 --          FROM logs GROUP BY ALL;
+-- __rp_unj: the formula, with every argument rank_eval passes (k).
 --
--- Generated from rank_polars/measures by rank_polars/engines/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO unj(l, k := NULL) AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('unj: k must be NULL or a positive integer') ELSE CASE WHEN (k IS NULL) THEN CASE WHEN (len(l) > CAST(0.0 AS DOUBLE)) THEN (CAST((len(l) - COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND TRUE) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) AS DOUBLE) / len(l)) ELSE CAST(0.0 AS DOUBLE) END ELSE (CAST((LEAST(len(l), k) - COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND (i1 <= k)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) AS DOUBLE) / k) END END;
+-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
+CREATE OR REPLACE MACRO __rp_unj(l, k := NULL, n_ret := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('unj: k must be NULL or a positive integer') ELSE CASE WHEN (k IS NULL) THEN CASE WHEN (COALESCE(n_ret, len(l)) > CAST(0.0 AS DOUBLE)) THEN (CAST((COALESCE(n_ret, len(l)) - COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND TRUE) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) AS DOUBLE) / COALESCE(n_ret, len(l))) ELSE CAST(0.0 AS DOUBLE) END ELSE (CAST((LEAST(COALESCE(n_ret, len(l)), k) - COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN ((g1 IS NOT NULL AND g1 >= 0) AND (i1 <= k)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0)) AS DOUBLE) / k) END END;
+CREATE OR REPLACE MACRO unj(l, k := NULL, n_ret := NULL) AS __rp_unj(l, k := k, n_ret := n_ret);

@@ -53,9 +53,11 @@ def test_loader_finds_the_files() -> None:
 
 
 # sqlglot 30 parses CREATE MACRO but not DuckDB's `name := default` in its parameter list:
-# the defaults are checked to be plain literals and the rest is parsed without them.
-LITERAL = r"('[^']*'|NULL|-?[0-9.]+)"
-DEFAULT = re.compile(rf"\b(\w+) := {LITERAL}(?=[,)])")
+# the defaults are checked to be plain literals (or a list of texts) and the rest is parsed
+# without them.
+LITERAL = r"('[^']*'|NULL|-?[0-9.]+|\[(?:'[^']*'(?:, )?)*\])"
+PARAM = re.compile(rf"(\w+|\"\w+\")(?: := {LITERAL})?")
+DEFAULT = re.compile(rf"(\b\w+|\"\w+\") := {LITERAL}(?=[,)])")
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
@@ -65,8 +67,7 @@ def test_every_file_parses_with_sqlglot(path: Path) -> None:
     headers = re.findall(r"CREATE OR REPLACE MACRO \w+\((.*?)\) AS", text)
     assert headers
     for params in headers:
-        for param in params.split(", "):
-            assert re.fullmatch(rf"\w+( := {LITERAL})?", param), param
+        assert re.fullmatch(rf"{PARAM.pattern}(, {PARAM.pattern})*", params), params
     statements = [s for s in sqlglot.parse(DEFAULT.sub(r"\1", text), read="duckdb") if s is not None]
     assert len(statements) == len(headers)
     for statement in statements:
@@ -87,7 +88,7 @@ def test_files_run_in_the_duckdb_cli(tmp_path: Path) -> None:
     # each file on its own, relative to the sql folder (the table macros need the scalar ones)
     order = [p.name for p in FILES if p.name not in ("all.sql", "tables.sql")] + ["tables.sql"]
     script = "".join(f".read {n}\n" for n in order) + ".mode csv\nSELECT queries FROM rank_eval('t');\n"
-    setup = "CREATE TABLE t AS SELECT 'm' AS model, 'q' AS query, 1 AS position, 1 AS relevance;\n"
+    setup = "CREATE TABLE t AS SELECT 'm' AS model, 'q' AS query, 'd' AS item, 1 AS position, 1 AS relevance;\n"
     done = subprocess.run(
         [binary, "-batch", "-bail"], input=setup + script, text=True, capture_output=True,
         cwd=SQL, timeout=60, check=False,
@@ -206,15 +207,15 @@ def test_table_macros_equal_evaluate(con: duckdb.DuckDBPyConnection, log: list, 
     metrics = [f"ndcg@{k}", "map", "mrr", f"p@{k}", f"r@{k}"]
     con.register("logs", frame.to_arrow())
     expected = rp.evaluate(frame, metrics, by="model")
-    got = con.sql(f"FROM rank_eval(logs, k := {k})").pl()
+    got = con.sql(f"FROM rank_eval(logs, metrics := {metrics}, by := ['model'])").pl()
     assert got["model"].to_list() == expected["model"].to_list()
     assert got["queries"].to_list() == expected["queries"].to_list()
-    for ours, theirs in zip(["ndcg", "map", "mrr", "p", "r"], metrics):
-        for g, e in zip(got[ours].to_list(), expected[theirs].to_list()):
-            assert math.isclose(g, e, rel_tol=TOL, abs_tol=TOL), (ours, g, e)
+    for name in metrics:
+        for g, e in zip(got[name].to_list(), expected[name].to_list()):
+            assert math.isclose(g, e, rel_tol=TOL, abs_tol=TOL), (name, g, e)
     per_query = rp.evaluate(frame, metrics, by="model", per_query=True)
-    got_q = con.sql(f"FROM rank_eval_per_query('logs', {k})").pl()
+    got_q = con.sql(f"FROM rank_eval_per_query('logs', metrics := {metrics}, by := ['model'])").pl()
     assert got_q.select("model", "query").rows() == per_query.select("model", "query").rows()
-    for ours, theirs in zip(["ndcg", "ap", "rr", "p", "r"], metrics):
-        for g, e in zip(got_q[ours].to_list(), per_query[theirs].to_list()):
-            assert math.isclose(g, e, rel_tol=TOL, abs_tol=TOL), (ours, g, e)
+    for name in metrics:
+        for g, e in zip(got_q[name].to_list(), per_query[name].to_list()):
+            assert math.isclose(g, e, rel_tol=TOL, abs_tol=TOL), (name, g, e)
