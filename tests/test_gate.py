@@ -85,7 +85,7 @@ def test_lower_is_better_metric_loses_when_it_rises(log):
     assert row["p_regression"] == pytest.approx(sp.ttest_1samp(e, 0.0, alternative="less").pvalue, rel=1e-9, abs=1e-300)
     assert row["status"] == "regression" and result.verdict == "fail"
     # the same values read as higher-is-better would be a gain, not a regression
-    flipped = decide(_rows(x, y), {"m": True}, {"m": (0.005, 0.0)}, alpha=ALPHA, min_queries=2)
+    flipped = decide(_rows(x, y), [], {"m": True}, {"m": (0.005, 0.0)}, alpha=ALPHA, min_queries=2)
     assert flipped["status"].to_list() == ["non-inferior"]
 
 
@@ -99,8 +99,7 @@ def test_wilcoxon_is_scipys_one_sided_signed_rank_test(log):
 
 
 def _rows(x: np.ndarray, y: np.ndarray, **extra: object) -> pl.LazyFrame:
-    return pl.DataFrame({"metric": "m", "baseline": "a", "version": "b", "segment": "(all)", "value": "(all)",
-                         "x": x, "y": y, **extra}).lazy()
+    return pl.DataFrame({"metric": "m", "baseline": "a", "version": "b", "x": x, "y": y, **extra}).lazy()
 
 
 def simulate(reps: int, n: int, shift: np.ndarray | float, sd: float = 0.1, segments: int = 1,
@@ -116,7 +115,7 @@ def simulate(reps: int, n: int, shift: np.ndarray | float, sd: float = 0.1, segm
     x = quality + rng.normal(0, sd / math.sqrt(2), size)
     y = quality + np.asarray(shift, dtype=float).reshape(-1)[seg % np.size(shift)] + rng.normal(0, sd / math.sqrt(2), size)
     return pl.DataFrame({"rep": rep, "metric": np.char.add("m", metric.astype(str)), "baseline": "a", "version": "b",
-                         "segment": "s", "value": seg.astype(str), "x": x, "y": y}).lazy()
+                         "seg": seg.astype(str), "x": x, "y": y}).lazy()
 
 
 def binomial_bound(rate: float, reps: int) -> float:
@@ -132,11 +131,11 @@ def test_a_release_that_loses_exactly_the_margin_fails_at_the_nominal_rate_per_m
     # the hardest case of "no regression": the candidate loses exactly the margin; the one-sided
     # test then rejects at alpha exactly (and less often for any smaller loss)
     reps, n, margin = 2000, 200, 0.01
-    table = decide(simulate(reps, n, -margin), {"m0": True}, {"m0": (margin, 0.0)}, alpha=ALPHA, family=["rep"])
+    table = decide(simulate(reps, n, -margin), [], {"m0": True}, {"m0": (margin, 0.0)}, alpha=ALPHA, family=["rep"])
     rate = fail_rate(table)
     assert abs(rate - ALPHA) <= binomial_bound(ALPHA, reps), rate
     # no loss at all: failing is rarer still
-    table = decide(simulate(reps, n, 0.0, seed=1), {"m0": True}, {"m0": (margin, 0.0)}, alpha=ALPHA, family=["rep"])
+    table = decide(simulate(reps, n, 0.0, seed=1), [], {"m0": True}, {"m0": (margin, 0.0)}, alpha=ALPHA, family=["rep"])
     assert fail_rate(table) <= ALPHA
 
 
@@ -147,19 +146,19 @@ def test_across_metrics_and_segments_the_corrected_gate_fails_at_most_at_the_nom
     rows = simulate(reps, n, -margin, segments=5, metrics=3, seed=2)
     # each repetition: 3 metrics x (overall + 5 segment values) = 18 tests at the boundary
     for correction in ("holm", "bonferroni", "bh"):
-        table = decide(rows.with_columns(pl.lit("s").alias("segment")), better, margins, alpha=ALPHA,
-                       correction=correction, family=["rep"], min_queries=30)
-        assert table.height == reps * 3 * 5
+        table = decide(rows, ["seg"], better, margins, alpha=ALPHA, correction=correction, family=["rep"],
+                       min_queries=30)
+        assert table.height == reps * 3 * (1 + 5)
         assert fail_rate(table) <= ALPHA + binomial_bound(ALPHA, reps), correction
     # uncorrected, the same gate fails far more often: the correction is what holds the rate
-    table = decide(rows, better, margins, alpha=ALPHA, correction=None, family=["rep"])
+    table = decide(rows, ["seg"], better, margins, alpha=ALPHA, correction=None, family=["rep"])
     assert fail_rate(table) > 2 * ALPHA
 
 
 def test_a_regression_of_margin_plus_three_standard_errors_is_caught_in_90_percent():
     reps, n, sd, margin = 4000, 200, 0.1, 0.01
     se = sd / math.sqrt(n)
-    table = decide(simulate(reps, n, -(margin + 3 * se), sd=sd, seed=4), {"m0": True}, {"m0": (margin, 0.0)},
+    table = decide(simulate(reps, n, -(margin + 3 * se), sd=sd, seed=4), [], {"m0": True}, {"m0": (margin, 0.0)},
                    alpha=ALPHA, family=["rep"])
     rate = fail_rate(table)
     # the power of the one-sided t test: SciPy's noncentral t with the true shift in standard errors
@@ -176,17 +175,17 @@ def test_relative_margins_are_exact_for_the_ratio_of_means():
     x = rng.uniform(0.4, 0.9, reps * n)
     noise = rng.normal(0, 0.05, reps * n)
     rows = pl.DataFrame({"rep": np.repeat(np.arange(reps), n), "metric": "m", "baseline": "a", "version": "b",
-                         "segment": "(all)", "value": "(all)", "x": x, "y": 0.99 * x + noise}).lazy()
-    table = decide(rows, {"m": True}, {"m": (0.0, 0.01)}, alpha=ALPHA, family=["rep"])
+                         "x": x, "y": 0.99 * x + noise}).lazy()
+    table = decide(rows, [], {"m": True}, {"m": (0.0, 0.01)}, alpha=ALPHA, family=["rep"])
     assert abs(fail_rate(table) - ALPHA) <= binomial_bound(ALPHA, reps)
 
 
 def test_too_few_queries_are_shown_not_tested_and_no_spread_is_decided_by_its_sign():
-    few = decide(_rows(np.array([0.5, 0.6]), np.array([0.1, 0.2])), {"m": True}, {"m": (0.01, 0.0)}, alpha=ALPHA,
+    few = decide(_rows(np.array([0.5, 0.6]), np.array([0.1, 0.2])), [], {"m": True}, {"m": (0.01, 0.0)}, alpha=ALPHA,
                  min_queries=30)
     assert few["status"].to_list() == ["too few queries"] and few["p_regression"].to_list() == [None]
     x = np.linspace(0.2, 0.8, 40)
-    flat = decide(_rows(x, x - 0.2), {"m": True}, {"m": (0.01, 0.0)}, alpha=ALPHA)
+    flat = decide(_rows(x, x - 0.2), [], {"m": True}, {"m": (0.01, 0.0)}, alpha=ALPHA)
     assert flat["status"].to_list() == ["regression"] and flat["note"].to_list() == ["the difference is the same on every query"]
 
 

@@ -34,7 +34,7 @@ import polars as pl
 from rank_polars.errors import RankPolarsError
 from rank_polars.inputs import Source
 from rank_polars.measures import MetricLike, parse_all
-from rank_polars.monitor.segments import ALL, TOO_FEW, by_segment, check_segments, paired, segment_map, summary, t_statistics
+from rank_polars.monitor.segments import ALL, TOO_FEW, check_segments, paired, segment_map, summary, t_statistics, with_segments
 from rank_polars.schema import Schema, as_schema
 from rank_polars.stats import tests as stats
 
@@ -239,8 +239,9 @@ def gate_values(per: pl.DataFrame, segments_of: pl.DataFrame, segments: Sequence
         raise RankPolarsError(f"gate: baseline and candidate are both {baseline!r}")
     margins = parse_margin(margin, labels)
     long = paired(per, by, query, labels, [(baseline, candidate)], missing, better)
-    rows = by_segment(long, segments_of, segments, query)
-    table = decide(rows, better, margins, alpha=alpha, test=test, correction=correction, min_queries=min_queries)
+    rows = with_segments(long, segments_of, segments, query)
+    table = decide(rows, segments, better, margins, alpha=alpha, test=test, correction=correction,
+                   min_queries=min_queries)
     tested = table.filter(pl.col("p_regression").is_not_null())
     if require == "no-regression":
         verdict = "fail" if (table["status"] == "regression").any() else "pass"
@@ -251,12 +252,13 @@ def gate_values(per: pl.DataFrame, segments_of: pl.DataFrame, segments: Sequence
                       baseline, candidate, alpha, correction, require, shown)
 
 
-def decide(rows: pl.LazyFrame, better: Mapping[str, bool], margins: Mapping[str, tuple[float, float]], *,
-           alpha: float, test: str = "paired_t", correction: str | None = "holm", min_queries: int = 30,
-           family: Sequence[str] = ()) -> pl.DataFrame:
-    """The gate's table from the paired rows (``metric, baseline, version, segment, value, x, y`` and any
-    ``family`` columns): one row per group, the tests corrected within each ``family`` (all rows
-    when empty; the statistical tests of this module simulate many logs at once as families)."""
+def decide(rows: pl.LazyFrame, segments: Sequence[str], better: Mapping[str, bool],
+           margins: Mapping[str, tuple[float, float]], *, alpha: float, test: str = "paired_t",
+           correction: str | None = "holm", min_queries: int = 30, family: Sequence[str] = ()) -> pl.DataFrame:
+    """The gate's table from the paired rows (``metric, baseline, version, x, y``, the ``segments``
+    columns and any ``family`` columns): one row over every query and one per segment value, per
+    metric, the tests corrected within each ``family`` (all rows when empty; the statistical tests
+    simulate many logs at once as families)."""
     from scipy import stats as sp
 
     def per_metric(values: Mapping[str, float]) -> pl.Expr:
@@ -265,8 +267,8 @@ def decide(rows: pl.LazyFrame, better: Mapping[str, bool], margins: Mapping[str,
     sign = per_metric({k: 1.0 if v else -1.0 for k, v in better.items()})
     absolute, relative = per_metric({k: a for k, (a, _) in margins.items()}), per_metric({k: r for k, (_, r) in margins.items()})
     e = sign * (pl.col("y") - pl.col("x")) + absolute + relative * pl.col("x")
-    keys = ["metric", "baseline", "version", "segment", "value", *family]
-    table = summary(rows, pl.col("y") - pl.col("x"), keys, e=e, keep=test == "wilcoxon")
+    keys = ["metric", "baseline", "version", *family]
+    table = summary(rows, segments, pl.col("y") - pl.col("x"), e=e, keys=keys, keep=test == "wilcoxon")
     t, df, se, note = t_statistics(table, min_queries, of="e")
     mean_e = table["mean_e"].to_numpy()
     with np.errstate(invalid="ignore"):

@@ -24,7 +24,7 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 import polars as pl
 
-from rank_polars.engines.polars_engine import ordered_sum
+from rank_polars.engines.polars_engine import FIXED_BOUND, fixed_sum
 from rank_polars.errors import CoverageWarning, DataError, RankPolarsError, examples, warn
 from rank_polars.inputs import Source, scan
 from rank_polars.measures import MetricLike, parse_all
@@ -36,7 +36,6 @@ from rank_polars.stats import tests as stats
 ALL = "(all)"
 #: Why a segment value has no test: fewer paired queries than ``min_queries``.
 TOO_FEW = "fewer queries than min_queries"
-KEYS = ["metric", "baseline", "version", "segment", "value"]
 _SPREAD_RTOL = 1e-12  # as stats.tests.degenerate: differences within this share of the values' scale are equal
 
 
@@ -145,39 +144,59 @@ def paired(per: pl.DataFrame, by: str, query: str, labels: Sequence[str], pairs:
     return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
 
 
-def by_segment(long: pl.DataFrame, segments_of: pl.DataFrame, segments: Sequence[str], query: str) -> pl.LazyFrame:
-    """``long`` once over every query (segment ``"(all)"``) and once per segment column, each row with
-    its query's value (null for a query the log does not describe: a judged query no version showed)."""
-    lf, seg = long.lazy(), segments_of.lazy()
-    parts = [lf.with_columns(segment=pl.lit(ALL), value=pl.lit(ALL))]
-    parts += [lf.join(seg.select(query, pl.col(s).alias("value")), on=query, how="left")
-                .with_columns(segment=pl.lit(s)) for s in segments]
-    return pl.concat(parts, how="diagonal")
+def with_segments(long: pl.DataFrame, segments_of: pl.DataFrame, segments: Sequence[str], query: str) -> pl.LazyFrame:
+    """``long`` with each query's value of every segment column (null for a query the log does not
+    describe: a judged query no version showed)."""
+    if not segments:
+        return long.lazy()
+    return long.lazy().join(segments_of.lazy().select(query, *segments), on=query, how="left")
 
 
-def summary(rows: pl.LazyFrame, d: pl.Expr, keys: Sequence[str] = tuple(KEYS), e: pl.Expr | None = None,
-            keep: bool = False) -> pl.DataFrame:
-    """Per group of ``keys``: ``n``, ``mean_x``, ``mean_y`` and the mean, standard deviation and largest
-    absolute value (the scale of the no-spread check) of the per-query ``d`` (and ``mean_e``,
-    ``sd_e`` of a second per-query value ``e``; ``keep``: the list of ``e`` too, for a rank test)."""
-    # each sum over the sorted values: the joins above deliver a group's rows in any order, and a
-    # sum's last bit follows the order of its terms (as evaluate's ordered_sum)
-    def mean(c: str) -> pl.Expr:
-        return ordered_sum(pl.col(c)) / pl.col(c).count()
+def summary(rows: pl.LazyFrame, segments: Sequence[str], d: pl.Expr, e: pl.Expr | None = None,
+            keys: Sequence[str] = ("metric", "baseline", "version"), keep: bool = False) -> pl.DataFrame:
+    """Per group of ``keys`` over every query (segment and value ``"(all)"``) and per value of each
+    segment column of ``rows``: ``n``, ``mean_x``, ``mean_y``, the mean and standard deviation of the
+    per-query ``d`` (and of a second per-query value ``e``; ``keep``: its list too, for a rank test),
+    ``flat_d`` / ``flat_e`` (every value the same within rounding, as ``stats.degenerate``) and
+    ``scale`` (the largest absolute value compared).
 
-    def sd(c: str) -> pl.Expr:
-        return (ordered_sum((pl.col(c) - mean(c)) ** 2) / (pl.col(c).count() - 1)).sqrt().alias(f"sd_{c}")
-
-    stat = [mean("d").alias("mean_d"), sd("d")]
-    if e is not None:
-        stat += [mean("e").alias("mean_e"), sd("e")]
-        stat += [pl.col("e").alias("values")] if keep else []
-    return (rows.with_columns(d.alias("d"), *([] if e is None else [e.alias("e")]))
-            .group_by(list(keys))
-            .agg(pl.len().alias("n"), mean("x").alias("mean_x"), mean("y").alias("mean_y"), *stat,
-                 pl.max_horizontal(pl.col("x").abs().max(), pl.col("y").abs().max(), pl.col("d").abs().max())
-                 .alias("scale"))
-            .collect())
+    One ``group_by`` per segment column over the paired rows (never a copy of them per segment).
+    Each sum is in fixed point (the engines' ``fixed_sum``: associative, so the same bits whatever
+    order the joins deliver the rows in), of the values less their group's overall mean (so that the
+    sum of squares does not cancel): ``var = (S2 - S1^2 / n) / (n - 1)``.
+    """
+    keys = list(keys)
+    named = ["d", *([] if e is None else ["e"])]
+    # collected once: the join of the segments, then read by every pass below
+    body = rows.with_columns(d.alias("d"), *([] if e is None else [e.alias("e")])).collect().lazy()
+    largest = body.select(pl.max_horizontal(pl.col("x", "y", *named).abs().max()) * pl.len()).collect().item()
+    # the fixed point holds a sum while its largest term times the rows stays below FIXED_BOUND: far
+    # beyond any metric's values (squares of deviations: 4 x the largest squared); past it, plain sums
+    exact = largest is None or 4 * max(largest, largest ** 2) < FIXED_BOUND
+    add = fixed_sum if exact else (lambda v: v.sum())
+    centre = body.group_by(keys).agg((add(pl.col(c)) / pl.len()).alias(f"__c_{c}") for c in named)
+    body = body.join(centre, on=keys, how="left", nulls_equal=True).with_columns(
+        (pl.col(c) - pl.col(f"__c_{c}")).alias(f"__{c}") for c in named)
+    aggs = [pl.len().alias("n"), add(pl.col("x")).alias("__sx"), add(pl.col("y")).alias("__sy"),
+            pl.max_horizontal(pl.col("x", "y", "d").abs().max()).alias("scale")]
+    for c in named:
+        aggs += [add(pl.col(f"__{c}")).alias(f"__s1{c}"), add(pl.col(f"__{c}") ** 2).alias(f"__s2{c}"),
+                 pl.col(f"__c_{c}").first(), (pl.col(c).max() - pl.col(c).min()).alias(f"__range_{c}")]
+    aggs += [pl.col("e").alias("values")] if keep and e is not None else []
+    parts = [body.group_by(keys).agg(aggs).with_columns(segment=pl.lit(ALL), value=pl.lit(ALL))]
+    parts += [body.group_by([*keys, pl.col(s).cast(pl.String).alias("value")]).agg(aggs).with_columns(segment=pl.lit(s))
+              for s in segments]
+    table = pl.concat(pl.collect_all(parts), how="diagonal")
+    n = pl.col("n").cast(pl.Float64)
+    out = [(pl.col("__sx") / n).alias("mean_x"), (pl.col("__sy") / n).alias("mean_y")]
+    for c in named:
+        var = ((pl.col(f"__s2{c}") - pl.col(f"__s1{c}") ** 2 / n) / (n - 1)).clip(lower_bound=0.0)
+        out += [(pl.col(f"__c_{c}") + pl.col(f"__s1{c}") / n).alias(f"mean_{c}"),
+                pl.when(n > 1).then(var.sqrt()).alias(f"sd_{c}"),
+                (pl.col(f"__range_{c}") <= _SPREAD_RTOL * pl.col("scale")).alias(f"flat_{c}")]
+    return table.with_columns(out).select(*keys, "segment", "value", "n", "mean_x", "mean_y",
+                                          *[f"{k}_{c}" for c in named for k in ("mean", "sd", "flat")], "scale",
+                                          *(["values"] if keep and e is not None else []))
 
 
 def t_statistics(table: pl.DataFrame, min_queries: int, of: str = "d") -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Any]]:
@@ -188,7 +207,7 @@ def t_statistics(table: pl.DataFrame, min_queries: int, of: str = "d") -> tuple[
     mean = table[f"mean_{of}"].to_numpy().astype(np.float64)
     sd = table[f"sd_{of}"].fill_null(np.nan).to_numpy().astype(np.float64)
     scale = table["scale"].to_numpy().astype(np.float64)
-    flat = ~(sd > _SPREAD_RTOL * np.maximum(scale, 0.0))  # NaN sd (n < 2) is flat too
+    flat = table[f"flat_{of}"].fill_null(True).to_numpy() | ~(sd > 0)  # n < 2: no spread either
     few = n < min_queries
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.where(flat | few, np.nan, sd / np.sqrt(n))
@@ -280,7 +299,7 @@ def segment_values(per: pl.DataFrame, segments_of: pl.DataFrame, segments: Seque
     if len(versions) < 2:
         raise RankPolarsError(f"compare: needs at least 2 versions in column {by!r}, found {len(versions)}")
     long = paired(per, by, query, labels, version_pairs(versions, baseline, by), missing, better)
-    table = summary(by_segment(long, segments_of, segments, query), pl.col("y") - pl.col("x"))
+    table = summary(with_segments(long, segments_of, segments, query), segments, pl.col("y") - pl.col("x"))
     t, df, se, note = t_statistics(table, min_queries)
     with np.errstate(invalid="ignore"):
         p = 2 * sp.t.sf(np.abs(t), df)
@@ -329,5 +348,5 @@ def where_it_loses(table: pl.DataFrame, n: int = 5) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
-__all__ = ["ALL", "TOO_FEW", "by_segment", "check_segments", "compare_segments", "paired", "segment_map",
-           "segment_values", "summary", "t_statistics", "version_pairs", "where_it_loses"]
+__all__ = ["ALL", "TOO_FEW", "check_segments", "compare_segments", "paired", "segment_map",
+           "segment_values", "summary", "t_statistics", "version_pairs", "where_it_loses", "with_segments"]
