@@ -118,10 +118,12 @@ def ordered_sum(values: pl.Expr, order: str | None = None) -> pl.Expr:
 #: DuckDB computes the same integers (``HUGEINT``), so the engines agree bit for bit wherever
 #: their terms do.
 FIXED_SCALE = 2.0 ** 64
-#: The largest term times the number of terms must stay below it for the integer sum to fit
-#: (2^62 * 2^64 = 2^126): a bound no ranking metric reaches with grades below 2^40.  A group
-#: beyond it is summed again in rank order (:func:`ordered_sum`), never wrapped around.
+#: A group's sum is exact while its terms are below 2^40 and fewer than 2^22 (its integer then
+#: stays below 2^126): :func:`fixed_bound` is below this then.  No ranking metric's terms reach
+#: it with grades below 2^40.  A group beyond it is summed again in rank order
+#: (:func:`ordered_sum`), never wrapped around.
 FIXED_BOUND = 2.0 ** 62
+_TERMS = 2.0 ** 22  # the most terms, and (FIXED_BOUND / _TERMS = 2^40) the largest |term|
 EXACT = "__rp_exact"  # per query: every fixed-point sum of the row within FIXED_BOUND
 #: Set by the ``trec-eval`` command: a ranking's terms added one by one in rank order, as
 #: trec_eval adds them (its printed digits then follow trec_eval's arithmetic, not the exact sum).
@@ -143,9 +145,9 @@ def fixed_sum(values: pl.Expr) -> pl.Expr:
 
 
 def fixed_bound(values: pl.Expr) -> pl.Expr:
-    """The largest ``|term|`` times the number of terms (0 for none): :func:`fixed_sum` is exact
-    below :data:`FIXED_BOUND`."""
-    return values.abs().max().fill_null(0.0) * values.count()
+    """The larger of the largest ``|term|`` times 2^22 and the number of terms times 2^40 (0 for
+    none): :func:`fixed_sum` is exact below :data:`FIXED_BOUND`."""
+    return pl.max_horizontal(values.abs().max().fill_null(0.0) * _TERMS, values.count() * (FIXED_BOUND / _TERMS))
 
 
 def _aggregate(agg: d.Agg, name: str, order: str | None = None, exact: bool = True) -> list[pl.Expr]:

@@ -220,11 +220,12 @@ def _ideal_cum_sql(q: Query, alias: str, icum: d.IdealCum, table: str, jkeys: Se
 
 #: The Polars engine's fixed point (``polars_engine.fixed_sum``): each term as the integer
 #: ``floor(x * 2^64)``, summed as a HUGEINT, one rounding to a double; the same integers, so the
-#: same bits as Polars wherever the terms are.  Its bound column (largest ``|term|`` times the
-#: number of terms) must stay below 2^62 for the sum to fit; TRY_CAST: beyond a HUGEINT, NULL
-#: (out of bound too) rather than an error.
+#: same bits as Polars wherever the terms are.  Exact while the terms are below 2^40 and fewer
+#: than 2^22 (the bound column, ``polars_engine.fixed_bound``, below 2^62); a larger term adds
+#: NULL rather than overflowing the HUGEINT (DuckDB raises on that), and is out of bound.
 FIXED_SCALE = "18446744073709551616.0"  # 2^64
 FIXED_BOUND = "4611686018427387904.0"  # 2^62
+_TERMS, _TERM = "4194304.0", "1099511627776.0"  # 2^22 terms, |term| < 2^40
 BOUND = "__rp_bound_"  # a fixed-point sum's bound column: its name after this prefix
 EXACT = "__rp_exact"  # per query: every fixed-point sum within its bound
 
@@ -237,12 +238,17 @@ def _aggregate(agg: d.Agg, name: str, order: str | None = None, fixed: bool = Fa
     if agg.kind != "sum":
         return f"MAX({arg}) AS {quote(name)}"
     if fixed and not d.integral(agg.arg):
-        total = f"SUM(TRY_CAST(FLOOR(({arg}) * {FIXED_SCALE}) AS HUGEINT))"
-        return (f"CAST({total} AS DOUBLE) / {FIXED_SCALE} AS {quote(name)}, "
-                f"COALESCE(MAX(ABS({arg})), 0.0) * COUNT({arg}) AS {quote(BOUND + name)}")
+        total = f"SUM({_fixed(arg)})"
+        bound = f"GREATEST(COALESCE(MAX(ABS({arg})), 0.0) * {_TERMS}, COUNT({arg}) * {_TERM})"
+        return f"CAST({total} AS DOUBLE) / {FIXED_SCALE} AS {quote(name)}, {bound} AS {quote(BOUND + name)}"
     # a count is exact in any order (_dsl.integral): no ORDER BY to pay for
     by = "" if order is None or d.integral(agg.arg) else f" ORDER BY {quote(order) if order else arg}"
     return f"SUM({arg}{by}) AS {quote(name)}"
+
+
+def _fixed(arg: str) -> str:
+    """A term in fixed point: ``floor(x * 2^64)`` as a HUGEINT, NULL from 2^40 on (out of bound)."""
+    return f"CASE WHEN ABS({arg}) < {_TERM} THEN CAST(FLOOR(({arg}) * {FIXED_SCALE}) AS HUGEINT) END"
 
 
 def _bounds(aggs: dict[str, d.Agg], fixed: bool) -> list[str]:
@@ -388,7 +394,7 @@ def _window_sum(arg: str, window: str, src: Source) -> str:
     as :func:`_aggregate`; the tie weights it adds are at most 1, far within the bound), in rank
     order (Spark), or plain (``to_sql``)."""
     if src.fixed:
-        return f"CAST(SUM(TRY_CAST(FLOOR(({arg}) * {FIXED_SCALE}) AS HUGEINT)) OVER ({window}) AS DOUBLE) / {FIXED_SCALE}"
+        return f"CAST(SUM({_fixed(arg)}) OVER ({window}) AS DOUBLE) / {FIXED_SCALE}"
     if src.ordered:
         return f"SUM({arg}) OVER ({window} ORDER BY {quote(RANK)} ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
     return f"SUM({arg}) OVER ({window})"
