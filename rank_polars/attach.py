@@ -24,7 +24,7 @@ from rank_polars.validate import Missing, check_names, check_qrels, qrels_stats_
 def with_judgments(log: pl.DataFrame, qrels: Source, *, by: str | Sequence[str] | None = ...,
                    missing: Missing = ..., schema: Schema | None = ..., query: str | None = ...,
                    item: str | None = ..., position: str | None = ..., score: str | None = ...,
-                   relevance: str | None = ..., ideal: str = ..., num_rel: str = ...,
+                   relevance: str | None = ..., ideal: str = ..., num_rel: str = ..., num_nonrel: str = ...,
                    order: Literal["auto", "position", "score"] = ...) -> pl.DataFrame: ...
 
 
@@ -32,7 +32,7 @@ def with_judgments(log: pl.DataFrame, qrels: Source, *, by: str | Sequence[str] 
 def with_judgments(log: Source, qrels: Source, *, by: str | Sequence[str] | None = ...,
                    missing: Missing = ..., schema: Schema | None = ..., query: str | None = ...,
                    item: str | None = ..., position: str | None = ..., score: str | None = ...,
-                   relevance: str | None = ..., ideal: str = ..., num_rel: str = ...,
+                   relevance: str | None = ..., ideal: str = ..., num_rel: str = ..., num_nonrel: str = ...,
                    order: Literal["auto", "position", "score"] = ...) -> pl.LazyFrame: ...
 
 
@@ -50,39 +50,41 @@ def with_judgments(
     relevance: str | None = None,
     ideal: str = "ideal",
     num_rel: str = "num_rel",
+    num_nonrel: str = "num_nonrel",
     order: Literal["auto", "position", "score"] = "auto",
 ) -> pl.DataFrame | pl.LazyFrame:
     """The log with its judgments attached: what the ``ranking`` namespace needs to give
     ``evaluate(log, metrics, qrels=qrels)``'s numbers in a ``group_by`` of your own.
 
-    Three columns are added to every row of the log:
+    Added to every row of the log:
 
-    * the shown row's grade, under the log's relevance name (the schema's ``relevance``;
-      null when the item is unjudged).  A relevance column the log already has is replaced, as
-      ``evaluate`` reads the judgments alone when given them;
-    * ``ideal``: a ``List`` of every judged grade of the row's query (unjudged items are not in
-      it), highest first: pass it as ``ideal=`` to the list functions (``ideal="ideal"`` reads a
-      ranking's first value; ``pl.col("ideal").first()`` is the same), which then read the ideal
-      ranking, R and bpref's N from it;
-    * ``num_rel``: R, the query's judgments with a grade above 0 (``r=`` of the functions that
-      read R; ``ideal=`` counts it itself, and for another threshold ``rel=``).
+    * the shown row's grade, under the log's relevance name (the schema's ``relevance``; null
+      when the item is unjudged).  A relevance column the log has is replaced: ``evaluate``
+      reads the judgments alone when given them;
+    * ``ideal``: the query's ideal ranking, a ``List`` of its judged grades above 0, highest
+      first.  Pass it as ``ideal="ideal"`` (each ranking's first value; ``pl.col("ideal").first()``
+      is the same): nDCG and IDCG read the ideal ranking from it, and every measure reading R
+      (AP, recall, R-precision, F1, iprec, bpref, ...) counts R in it, at its own ``rel=``;
+    * ``num_rel``: R (grades above 0), for ``r=`` where no list is wanted;
+    * ``num_nonrel``: the query's judgments graded 0 (judged, not relevant), left out of
+      ``ideal`` (four in five judgments of a pool, which change no gain and no R); bpref and
+      fall-out, which read N, take it as ``n="num_nonrel"`` beside ``ideal=``.
 
-    The set of rankings is ``evaluate``'s: only judged queries count, so rankings of queries
-    without any judgment are left out (``evaluate`` leaves them out too, and warns; nothing is
-    read here before the result is collected, so nothing warns: ``rp.diagnose`` counts them).
-    A judged query absent from a group's log (the groups: the distinct values of the ``by``
-    columns in the log) gets one row with a null item, position and grade when
-    ``missing="zero"`` (default, as ``evaluate``): a list of one unjudged item, which scores 0
-    on every measure that reads ``ideal=``, as ``evaluate`` scores it; ``"skip"`` adds none
-    (``evaluate(missing="skip")``).  Those rows read as a list of one item where a measure reads
-    the list's length (``unj``, ``judged``, ``idcg(ideal_cut=list)``), and fall-out, lower is
-    better, scores them 0 where ``evaluate`` leaves them out: filter them out there
+    The rankings are ``evaluate``'s: only judged queries count, so rankings of queries without
+    any judgment are left out (``evaluate`` leaves them out and warns; nothing of the log is
+    read here, so nothing can warn: ``rp.diagnose`` counts them).  A judged query that a group
+    (a distinct value of the ``by`` columns in the log) did not rank gets one row with a null
+    item, position and grade with ``missing="zero"`` (default, as ``evaluate``): a ranking of
+    one unjudged item, which scores 0 on every measure that reads the judgments, as
+    ``evaluate`` scores it; ``"skip"`` adds none (``evaluate(missing="skip")``).  Where
+    ``evaluate`` leaves such a ranking out (fall-out, lower is better) or a measure reads the
+    list's length (``unj``, ``judged``, ``idcg(ideal_cut=list)``), filter those rows out
     (``pl.col("item").is_not_null()``).
 
-    The judgments are read once, here, and checked as ``evaluate`` checks them (columns, null
-    ids or grades, NaN grades, a (query, item) judged twice, ids matched by the id rule of
-    ``docs/data-model.md``); the log is checked for its columns and their types only, not
-    row by row (``rp.diagnose`` checks repeated items and positions).
+    The judgments are read once, here, and checked as ``evaluate`` checks them (their columns,
+    null ids or grades, NaN grades, a (query, item) judged twice); ids are matched by the id
+    rule of ``docs/data-model.md``.  The log is checked for its columns and their types, not
+    row by row: ``rp.diagnose`` finds repeated items and positions.
 
     Parameters
     ----------
@@ -100,8 +102,8 @@ def with_judgments(
         ``"zero"``: a row for each (group, judged query) without a ranking; ``"skip"``: none.
     schema, query, item, position, score, relevance
         The column names, as in ``evaluate`` (a :class:`rank_polars.Schema`, or the flat keywords).
-    ideal, num_rel
-        The names of the two columns added per ranking.
+    ideal, num_rel, num_nonrel
+        The names of the three columns added per ranking.
     order
         As in ``evaluate``: the log needs a position or a score column (by score, sort the grades
         as ``evaluate`` ranks: ``sort_by("score", pl.col("item").cast(pl.String), descending=True)``,
@@ -110,7 +112,7 @@ def with_judgments(
     Returns
     -------
     pl.DataFrame or pl.LazyFrame
-        The log's columns, the grade, ``ideal`` and ``num_rel``.
+        The log's columns, the grade, ``ideal``, ``num_rel`` and ``num_nonrel``.
 
     Examples
     --------
@@ -140,7 +142,7 @@ def with_judgments(
     mapping = as_schema(schema, query=query, item=item, position=position, score=score, relevance=relevance)
     columns = Columns.of(mapping)
     names = {"query": columns.query, "item": columns.item, "position": columns.position, "score": columns.score,
-             "relevance": columns.relevance, "ideal": ideal, "num_rel": num_rel}
+             "relevance": columns.relevance, "ideal": ideal, "num_rel": num_rel, "num_nonrel": num_nonrel}
     by_cols = check_names(names, by)
     if missing not in ("zero", "skip"):
         raise RankPolarsError(f"missing must be 'zero' or 'skip', got {missing!r}")
@@ -153,18 +155,22 @@ def with_judgments(
     check_qrels(qrels_stats_polars(inputs, pl.lit(True)).collect(), inputs)
 
     run = lazy(inputs.run_source)
-    taken = [c for c in (ideal, num_rel) if c in run.collect_schema().names()]
+    taken = [c for c in (ideal, num_rel, num_nonrel) if c in run.collect_schema().names()]
     if taken:
         raise RankPolarsError(f"run: the log already has a column {taken[0]!r}; name the added columns otherwise "
-                              f"(with_judgments(..., ideal='...', num_rel='...'))")
+                              f"(with_judgments(..., ideal='...', num_rel='...', num_nonrel='...'))")
     q, i, rel = columns.query, columns.item, columns.relevance
     judged = lazy(inputs.qrels_source)
     dtype = judged.collect_schema()[rel]
     grade = pl.col(rel) if dtype.is_integer() or dtype.is_float() else pl.col(rel).cast(pl.Float64)
     judged = judged.select(q, i, grade.alias(rel))
+    # the ideal ranking holds the grades above 0 (trec_eval's): the grade-0 judgments, four in
+    # five of a pool, change no gain and no R, and are counted instead of copied onto every row
+    positive = pl.col(rel) > 0
     per_query = judged.group_by(q).agg(
-        pl.col(rel).sort(descending=True).alias(ideal),
-        (pl.col(rel) > 0).sum().cast(pl.UInt32).alias(num_rel),
+        pl.col(rel).filter(positive).sort(descending=True).alias(ideal),
+        positive.sum().cast(pl.UInt32).alias(num_rel),
+        (pl.col(rel) == 0).sum().cast(pl.UInt32).alias(num_nonrel),
     )
     # unjudged queries leave with the inner join: evaluate evaluates judged queries only
     out = (run.drop(rel, strict=False)

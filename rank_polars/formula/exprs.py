@@ -11,13 +11,17 @@ non-relevant ones) come from:
 
 * by default, the list carries its own judgments: they come from the list's grades (a log
   that carries its labels, ``evaluate(log, ...)`` without ``qrels=``);
-* with ``ideal=``, the query's judged grades (one list per ranking: a ``List`` column's name
-  such as ``ideal="ideal"``, which :func:`rank_polars.with_judgments` adds, an expression such
-  as ``pl.col("ideal").first()``, or the grades themselves): the ideal ranking, R and N come
-  from them, as ``evaluate(log, ..., qrels=judgments)`` reads them.  ``ideal=`` alone is
-  enough: R and N are counted in it, at the function's ``rel=``;
-* ``r=`` (R) and ``n=`` (N), a column's name, an expression or a number, stand for those
-  counts, with or without ``ideal=`` (``r="num_rel"``, with_judgments' column).
+* with ``ideal=``, the query's ideal ranking: its judged grades above 0 (one list per ranking:
+  a ``List`` column's name such as ``ideal="ideal"``, which :func:`rank_polars.with_judgments`
+  adds, an expression such as ``pl.col("ideal").first()``, or the grades themselves; grade-0
+  judgments may be in it).  The ideal ranking and R come from it, as
+  ``evaluate(log, ..., qrels=judgments)`` reads them: ``ideal=`` alone is enough for nDCG,
+  IDCG, AP, recall, F1, R-precision, iprec and relative precision, R counted at the function's
+  ``rel=``.  bpref and fall-out read N, the judged non-relevant judgments, which an ideal
+  ranking need not hold: they also take ``n=``, the query's grade-0 judgments left out of
+  ``ideal=`` (``n="num_nonrel"``; ``n=0`` when the list holds every judgment);
+* without ``ideal=``, ``r=`` and ``n=`` (a column's name, an expression or a number per
+  ranking) are R and N themselves; ``r=`` beside ``ideal=`` overrides the R counted there.
 
 The functions that take them are those whose formula reads the query's judgments: ``ndcg``,
 ``idcg`` (the ideal ranking), ``ap``, ``recall``, ``f1``, ``rprec``, ``iprec``, ``iprec_avg``,
@@ -58,7 +62,7 @@ def ap(
 ) -> pl.Expr:
     """Average precision of a ranked list; R is the number of relevant grades in the list.
 
-    With ``ideal=`` (the query's judged grades), R counts the relevant grades there; ``r=``
+    With ``ideal=`` (the query's ideal ranking), R counts the relevant grades there; ``r=``
     gives R itself (the query's relevant judgments, retrieved or not).
 
     Examples
@@ -133,7 +137,7 @@ def idcg(
 ) -> pl.Expr:
     """Ideal DCG: the DCG of the list's own grades sorted in descending order.
 
-    With ``ideal=``, the DCG of those grades (the query's judged grades) sorted.
+    With ``ideal=``, the DCG of those grades (the query's ideal ranking) sorted.
 
     Examples
     --------
@@ -162,7 +166,7 @@ def ndcg(
 ) -> pl.Expr:
     """Normalised DCG of a ranked list: DCG@k / IDCG@k, the ideal being the list sorted.
 
-    With ``ideal=`` (the query's judged grades, e.g. ``ideal="ideal"`` on the rows of
+    With ``ideal=`` (the query's ideal ranking, e.g. ``ideal="ideal"`` on the rows of
     :func:`rank_polars.with_judgments`), the ideal is those grades sorted, as ``evaluate``
     reads it from ``qrels=``.  0 when the ideal has no positive grade (IDCG = 0).
 
@@ -202,8 +206,9 @@ def bpref(
 ) -> pl.Expr:
     """bpref of a ranked list whose every item is judged (negative grades: unjudged).
 
-    R and N (the judged non-relevant items) are counted in the list, or in ``ideal=`` (the
-    query's judged grades); ``r=`` and ``n=`` give them (both, without ``ideal=``).
+    R and N (the judged non-relevant items) are counted in the list; with ``ideal=`` (the
+    query's ideal ranking), R is counted there and ``n=`` gives the grade-0 judgments it leaves
+    out; without it, ``r=`` and ``n=`` are R and N.
 
     Examples
     --------
@@ -336,7 +341,7 @@ def recall(
 ) -> pl.Expr:
     """Recall at k of a ranked list; R is the number of relevant grades in the list.
 
-    With ``ideal=`` (the query's judged grades), R counts the relevant grades there; ``r=``
+    With ``ideal=`` (the query's ideal ranking), R counts the relevant grades there; ``r=``
     gives R itself.
 
     Examples
@@ -428,8 +433,8 @@ def fallout(
     """Fall-out at k: the judged non-relevant items among the first k over the list's judged
     non-relevant items (grade 0; a null or negative grade is unjudged), 0 when it has none.
 
-    With ``ideal=`` (the query's judged grades) the judged non-relevant items are counted
-    there; ``n=`` gives their number.
+    With ``ideal=`` (the query's ideal ranking), ``n=`` gives the grade-0 judgments it leaves
+    out (the judged non-relevant ones below ``rel`` in it count too); without it, ``n=`` is N.
 
     Examples
     --------
@@ -454,7 +459,7 @@ def rprec(
 ) -> pl.Expr:
     """R-precision: precision at R, the number of relevant grades in the list (``mult``: at floor(mult R + 0.9)).
 
-    With ``ideal=`` (the query's judged grades), R counts the relevant grades there; ``r=``
+    With ``ideal=`` (the query's ideal ranking), R counts the relevant grades there; ``r=``
     gives R itself.
 
     Examples

@@ -9,13 +9,15 @@ Where the formula's judgment aggregates (:mod:`rank_polars.formula.tree`: the id
 
 * by default the list carries its own judgments: the ideal ranking is the list sorted by
   grade, R counts its relevant grades, N its judged non-relevant ones;
-* with ``ideal=`` (the grades of every judgment of the query, one list per ranking: what
-  :func:`rank_polars.with_judgments` attaches) they read those judgments, as ``evaluate``
-  reads its ``qrels=``;
-* with ``r=`` / ``n=`` the aggregates R and N are those numbers (R as the specs write it,
+* with ``ideal=`` (the query's ideal ranking: its judged grades above 0, one list per
+  ranking, what :func:`rank_polars.with_judgments` attaches) they read those judgments, as
+  ``evaluate`` reads its ``qrels=``; a formula that reads the grade-0 judgments too (bpref's
+  and fall-out's N, R at ``rel <= 0``, a gain of grade 0: :func:`_reads_zeros`) also takes
+  ``n=``, their number, and reads them appended to the ideal;
+* without ``ideal=``, ``r=`` / ``n=`` are R and N themselves (R as the specs write it,
   :meth:`~rank_polars.measures.base.Measure.n_relevant`; N, the judged non-relevant
-  judgments, as bpref and fall-out write it).  Given without ``ideal=``, every judgment
-  aggregate the formula reads must be one of them.
+  judgments, as bpref and fall-out write it), and every judgment aggregate the formula
+  reads must be one of them; ``r=`` beside ``ideal=`` overrides the R counted there.
 
 Null or negative grades are unjudged.  A NaN or infinite grade (in the list or the ideal), or
 a value that is not a finite number (``2^grade`` overflows from grade 1024 on), is an error
@@ -94,10 +96,11 @@ def _refused(message: pl.Expr) -> pl.Expr:
 
 
 def _checked(value: pl.Expr, grades: pl.Expr, measure: Measure, relevance: pl.Expr,
-             ideal: pl.Expr | None, lists: pl.Expr | None) -> pl.Expr:
-    """``value``, or an error naming the column where the list's grades, the ideal's or the
-    value are not finite numbers (``evaluate`` refuses both: :func:`rank_polars.validate.check_values`),
-    or where ``ideal=`` gives more than one list for a ranking.
+             judged: pl.Expr | None, absent: pl.Expr | None) -> pl.Expr:
+    """``value``, or an error naming the column where the list's grades, the judged grades of
+    ``ideal=`` or the value are not finite numbers (``evaluate`` refuses both:
+    :func:`rank_polars.validate.check_values`), or where ``ideal=`` is null (``absent``: a
+    ranking without judgments, which ``evaluate`` leaves out).
 
     Polars reads NaN above every number, so a NaN grade counted as relevant (ap of [1, NaN]
     was 1) and -inf as unjudged: refused, as ``evaluate`` refuses such labels.  Nulls pass
@@ -106,20 +109,21 @@ def _checked(value: pl.Expr, grades: pl.Expr, measure: Measure, relevance: pl.Ex
     where = f"{measure.name} over column {name!r}" if name else f"{measure.name} over a list of grades"
     # one struct so that the value is computed once: in group_by and list.eval Polars does
     # not share a subexpression, and the check reading ``value`` again doubled the cost
-    top = grades.max() if ideal is None else pl.max_horizontal(grades.max(), ideal.max())
+    top = grades.max() if judged is None else pl.max_horizontal(grades.max(), judged.max())
     parts = [value.alias("value"), (~grades.is_finite()).sum().alias("bad"), top.alias("top")]
-    if ideal is not None and lists is not None:
-        parts += [(~ideal.is_finite()).sum().alias("bad_ideal"), lists.alias("lists")]
+    if judged is not None and absent is not None:
+        parts += [(~judged.is_finite()).sum().alias("bad_ideal"), absent.alias("absent")]
     fields = pl.struct(*parts)
     value, bad, top = pl.field("value"), pl.field("bad"), pl.field("top")
     message = pl.when(bad > 0).then(
         pl.concat_str(pl.lit(f"{where}: a grade is NaN or infinite ("), bad.cast(pl.String),
                       pl.lit(" such grade in the list); grades must be finite numbers (a null grade is an unjudged item)")))
-    if ideal is not None:
-        message = message.when(pl.field("lists") > 1).then(
-            pl.concat_str(pl.lit(f"{where}: ideal= gives "), pl.field("lists").cast(pl.String),
-                          pl.lit(" lists for one ranking; give one list of judged grades per ranking, e.g. "
-                                 "pl.col('ideal').first() or ideal='ideal'")))
+    if judged is not None:
+        message = message.when(pl.field("absent") > 0).then(
+            # the data in the message, so that no optimiser folds it to a constant (_refused)
+            pl.concat_str(pl.lit(f"{where}: ideal= is null for a ranking of "), grades.len().cast(pl.String),
+                          pl.lit(" items: its query has no judgments, and evaluate leaves such queries out; "
+                                 "filter them out (rp.with_judgments does), or give an empty list")))
         message = message.when(pl.field("bad_ideal") > 0).then(
             pl.concat_str(pl.lit(f"{where}: a grade of ideal= is NaN or infinite ("), pl.field("bad_ideal").cast(pl.String),
                           pl.lit(" such grade); judged grades must be finite numbers")))
@@ -139,47 +143,106 @@ def _judgment_aggs(node: d.Node) -> dict[str, d.Agg]:
             if isinstance(n, d.Agg) and (n.level == "global" or n.level == "judgments" and n.source == "judgments")}
 
 
-def _counts(measure: Measure, value: d.Node, ideal: bool, r: CountLike | None, n: CountLike | None) -> dict[str, pl.Expr]:
-    """The judgment aggregates that ``r=`` and ``n=`` stand for, by key; an error where one is
-    given and the formula does not read it, or where, without ``ideal=``, the formula reads a
-    judgment aggregate neither stands for."""
+def _reads_zeros(agg: d.Agg) -> bool:
+    """Whether a judgment aggregate changes with a judgment graded 0: its term at grade 0 (judged,
+    first in the ideal order) is not 0.  N does (bpref, fall-out), R at ``rel <= 0`` does, a gain
+    map giving grade 0 a gain does; the gains and R at ``rel > 0`` do not."""
+    constants = {"grade": 0.0, "judged": True, "irank": 1, "rank": 1, "n_ret": 1}
+
+    def leaf(node: d.Node) -> pl.Expr:
+        if isinstance(node, d.Col) and node.name in constants:
+            return pl.lit(constants[node.name])
+        raise TypeError(f"cannot probe {node!r}")
+
+    try:
+        term = pl.select(d.to_polars(agg.arg, leaf).cast(pl.Float64)).item()
+    except TypeError:  # a term reading more than a judgment's own grade and rank: take it as reading zeros
+        return True
+    return term is None or term != 0
+
+
+def _counts(measure: Measure, value: d.Node, ideal: bool, r: CountLike | None,
+            n: CountLike | None) -> tuple[dict[str, pl.Expr], pl.Expr | None]:
+    """The judgment aggregates that ``r=`` and ``n=`` stand for, by key, and with ``ideal=`` the
+    number of grade-0 judgments to add to it (``n=``).  An error where one is given and the
+    formula does not read what it stands for; where, without ``ideal=``, the formula reads a
+    judgment aggregate neither stands for; where, with ``ideal=`` and without ``n=``, the
+    formula reads the grade-0 judgments (:func:`_reads_zeros`), which the ideal ranking need
+    not hold."""
     reads = _judgment_aggs(value)
-    given = {keyword: (node.key(), count_expr(count, keyword))
-             for keyword, count, node in (("r", r, measure.n_relevant()), ("n", n, nonrelevant_judged(measure)))
-             if count is not None}
-    for keyword, (key, _) in given.items():
-        if key not in reads:
-            what = "R, the relevant judgments" if keyword == "r" else "N, the judged non-relevant judgments"
+    r_key, n_key = measure.n_relevant().key(), nonrelevant_judged(measure).key()
+    zeros = [agg for key, agg in reads.items() if agg.level == "judgments" and key != r_key or r is None and key == r_key]
+    applies = {"r": r_key in reads, "n": any(map(_reads_zeros, zeros)) if ideal else n_key in reads}
+    for keyword, count in (("r", r), ("n", n)):
+        if count is not None and not applies[keyword]:
+            what = ("R, the relevant judgments" if keyword == "r" else "N, the judged non-relevant judgments"
+                    if not ideal else "grade-0 judgments")
             raise RankPolarsError(f"{measure.name} reads no {what}: {keyword}= does not apply to it")
-    counts = dict(given.values())
     glob = next((agg for agg in reads.values() if agg.level == "global"), None)
-    if glob is not None and (ideal or counts):
+    if glob is not None and (ideal or r is not None or n is not None):
         raise RankPolarsError(f"{measure.name} reads the top grade of every judgment, which the judgments of one query "
                               "do not hold: pass max= (the top of the grade scale, e.g. qrels['relevance'].max())")
-    if counts and not ideal:
+    counts = {} if r is None else {r_key: count_expr(r, "r")}
+    if not ideal:
+        if n is not None:
+            counts[n_key] = count_expr(n, "n")
         left = [key for key in reads if key not in counts]
-        if left:
-            needs = ("N, the judged non-relevant judgments: pass n=" if nonrelevant_judged(measure).key() in left
-                     else "R, the relevant judgments: pass r=" if measure.n_relevant().key() in left
+        if counts and left:
+            needs = ("N, the judged non-relevant judgments: pass n=" if n_key in left
+                     else "R, the relevant judgments: pass r=" if r_key in left
                      else "the query's judgments: pass ideal=")
             raise RankPolarsError(f"{measure.name} also reads {needs} (or ideal=, the query's judged grades)")
-    return counts
+        return counts, None
+    if n is None and applies["n"]:
+        what = ("N, the judged non-relevant judgments" if n_key in reads
+                else "the judgments graded 0 (R at rel <= 0, or a gain of grade 0)")
+        raise RankPolarsError(f"{measure.name} reads {what}, and ideal= (the ideal ranking) need not hold the grade-0 "
+                              "judgments: pass n=, their number (rp.with_judgments' num_nonrel; n=0 when ideal= "
+                              "holds every judgment)")
+    return counts, None if n is None else count_expr(n, "n")
 
 
 def list_expr(measure: Measure, relevance: IntoExpr, *, ideal: IdealLike | None = None,
               r: CountLike | None = None, n: CountLike | None = None) -> pl.Expr:
     """One expression reducing ``relevance`` (grades in ranked order) to the value of ``measure``.
 
-    ``ideal``: the query's judged grades (:func:`ideal_expr`); ``r``, ``n``: R and N
-    (:func:`count_expr`).  Without any of them the list carries its own judgments.
+    ``ideal``: the query's ideal ranking (:func:`ideal_expr`); ``r``, ``n``: R and N, or with
+    ``ideal`` R and the grade-0 judgments (:func:`count_expr`).  Without any of them the list
+    carries its own judgments.
+
+    Everything the formula reads is packed into one list per ranking, ``[R, N, null ideal?,
+    length of the ideal, *ideal, *grades]`` (the parts given), and the formula is compiled once
+    inside ``list.eval`` over it: Polars evaluates an expression once per reference in a
+    ``group_by`` (and ``list.eval``), so each leaf reading the grades sorted the user's list
+    again (nDCG@10 with the ideal read it six times); the packed list is read once.
     """
     relevance = _to_expr(relevance)
-    grades = relevance.cast(pl.Float64)
-    length = grades.len()
     tree = measure.value()
-    counts = _counts(measure, tree, ideal is not None, r, n)
-    given = None if ideal is None else ideal_expr(ideal)
-    judged = grades if given is None else given.explode().cast(pl.Float64)
+    counts, zeros = _counts(measure, tree, ideal is not None, r, n)
+    header = [count.first().cast(pl.Float64) for count in [*counts.values(), *([] if zeros is None else [zeros])]]
+    slot = dict(zip(counts, range(len(header))))
+    if ideal is not None:
+        given = ideal_expr(ideal).first().cast(pl.List(pl.Float64))
+        header += [given.is_null().cast(pl.Float64), given.list.len().fill_null(0).cast(pl.Float64)]
+        parts = [*header, pl.coalesce(given, pl.lit([], dtype=pl.List(pl.Float64))),
+                 relevance.cast(pl.Float64).implode()]
+        packed = pl.concat_list(parts)
+    else:
+        packed = pl.concat_list([*header, relevance.cast(pl.Float64).implode()]) if header else \
+            relevance.cast(pl.Float64).implode()
+    e, h = pl.element(), len(header)
+    if ideal is not None:
+        size = e.get(h - 1).cast(pl.Int64)
+        judged = e.slice(h, size)
+        if zeros is not None:  # the grade-0 judgments ideal= leaves out (n=), after the ideal's grades
+            judged = judged.append(pl.repeat(0.0, e.get(len(counts)).cast(pl.Int64)))
+        grades = e.slice(pl.lit(h, pl.Int64) + size)
+        absent: pl.Expr | None = e.get(h - 2)
+    else:
+        grades = e.slice(h) if h else e
+        judged, absent = grades, None
+    length = grades.len()
+    values = {key: e.get(i) for key, i in slot.items()}
 
     def ordered(source: pl.Expr, order: d.Node) -> pl.Expr:
         """Judgments in ideal order: by ``order`` descending (``irank``'s order is the grade;
@@ -211,8 +274,8 @@ def list_expr(measure: Measure, relevance: IntoExpr, *, ideal: IdealLike | None 
             if isinstance(node, d.Cum):
                 return d.to_polars(node.arg, leaf).cum_sum()
             if isinstance(node, d.Agg):
-                if node.key() in counts:
-                    return counts[node.key()].cast(pl.Float64)
+                if node.key() in values:
+                    return values[node.key()]
                 inner = leaf if node.level == "rows" else judgments(node.arg, node.source)
                 agg = d.to_polars(node.arg, inner)
                 return agg.sum() if node.kind == "sum" else agg.max().fill_null(0.0)
@@ -222,8 +285,8 @@ def list_expr(measure: Measure, relevance: IntoExpr, *, ideal: IdealLike | None 
                 order = node.order
                 ideal_order = ordered(judged, order)
                 positive = d.to_polars(order, scope(ideal_order, None, {}, judged.len())) > 0
-                values = d.to_polars(node.arg, scope(ideal_order, "irank", {"order": order.key()}, judged.len()))
-                running = pl.lit(0.0).append(pl.when(positive).then(values).otherwise(0.0).fill_null(0.0).cum_sum())
+                terms = d.to_polars(node.arg, scope(ideal_order, "irank", {"order": order.key()}, judged.len()))
+                running = pl.lit(0.0).append(pl.when(positive).then(terms).otherwise(0.0).fill_null(0.0).cum_sum())
                 at = d.to_polars(node.at, leaf).cast(pl.Int64)
                 return running.gather(at.clip(0, judged.len()).cast(pl.UInt32))
             raise TypeError(f"cannot compile {node!r}")
@@ -242,6 +305,10 @@ def list_expr(measure: Measure, relevance: IntoExpr, *, ideal: IdealLike | None 
         base = grades if source == "run" else judged
         return scope(ordered(base, order), "irank", {"order": order.key()}, base.len())
 
-    value = d.to_polars(tree, scope(grades, "rank", {}, length))
-    checks = None if given is None else (judged, given.len())
-    return _checked(value, grades, measure, relevance, *(checks or (None, None))).alias(measure.name)
+    # the rows below the deepest rank the value reads add nothing: the row scope stops there
+    # (nDCG@10 over lists of 100 reads a tenth of each), the list's length still counts them
+    depth = measure.depth()
+    rows = grades if depth is None else grades.head(depth)
+    value = d.to_polars(tree, scope(rows, "rank", {}, rows.len()))
+    checked = _checked(value, grades, measure, relevance, None if ideal is None else judged, absent)
+    return packed.list.eval(checked).list.first().alias(measure.name)
