@@ -192,3 +192,23 @@ def test_the_monitoring_page_runs(tmp_path, monkeypatch, capsys):
     assert all(v == "fail" for d, v in verdicts.items() if d.day >= 21), verdicts
     assert "loses in country=fr" in out
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_the_command_reads_the_time_role_from_the_project_file(log, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rank-polars.toml").write_text('[columns]\ntime = "day"\n')
+    log.rename({"date": "day"}).write_parquet(tmp_path / "log", partition_by="day")
+    done = CliRunner().invoke(main, ["track", "log", "--store", "store", "-m", "ndcg@10", "--format", "csv"])
+    assert done.exit_code == 0, done.output
+    assert pl.read_csv(done.stdout.encode()).columns[:2] == ["day", "model"]
+    assert sorted(p.name for p in (tmp_path / "store" / "values").iterdir())[0] == "day=2026-11-01"
+
+
+def test_the_report_shows_the_series_with_its_bands(log, tmp_path):
+    from rank_polars.report import report_html
+
+    series = rp.track(log, METRICS, store=tmp_path / "store")
+    page = report_html(log, METRICS, baseline="v1", series=series)
+    section = page[page.index('<section id="series">'):page.index("<footer>")]
+    assert section.count("<svg") == 2 and section.count('class="band"') == 2 * 3
+    assert section.count('<path class="series"') == 2 * 3

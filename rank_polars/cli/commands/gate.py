@@ -14,7 +14,7 @@ import click
 
 from rank_polars.cli.commands.compare import as_column_type
 from rank_polars.cli.errors import OK, cli_wording, expected_errors, one_line
-from rank_polars.cli.loading import load
+from rank_polars.cli.loading import check_column, load
 from rank_polars.cli.options import engine_option, metric_input_options, metric_option, missing_option, order_option, progress_option, schema, tables
 from rank_polars.cli.output import check_file, write_file
 from rank_polars.cli.progress import choose
@@ -82,8 +82,10 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     try:
         check_file(json_file, force, "JSON file")
         check_file(markdown_file, force, "Markdown file")
-        loaded = load(run, qrels, format_in, qrels_format, schema(), [by, *segments], order, metrics,
+        loaded = load(run, qrels, format_in, qrels_format, schema(), [by], order, metrics,
                       tables(history, catalog, features, subtopics))
+        for column in segments:
+            check_column(loaded.schema, column, "run", "--segment")
         versions = {k: as_column_type(v, loaded.schema.get(by)) for k, v in (("baseline", baseline), ("candidate", candidate))}
         kwargs: dict[str, Any] = {"order": order} if order != "auto" else {}
         with choose(progress).phase(loaded.what("gating")):

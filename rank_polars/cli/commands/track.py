@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rank_polars.cli.options import engine_option, metric_option, missing_option, output_options, progress_option, schema
+from rank_polars.cli.options import engine_option, metric_option, missing_option, output_options, progress_option, project, schema
 from rank_polars.cli.output import check_file, check_output, emit, write_file
 from rank_polars.cli.progress import choose
 
@@ -42,9 +42,8 @@ def command(log: str, metrics: tuple[str, ...], store: str, qrels: str | None, b
         raise click.UsageError("track evaluates with --engine polars or duckdb")
     fmt = check_output(output, fmt, force)
     check_file(report, force, "report file")
-    mapping = schema()
-    if time_col:
-        mapping = mapping.with_names(time=time_col)
+    # --time, else the project file's time role ([columns] time = "day"), else date
+    mapping = schema().with_names(time=time_col or project(click.get_current_context())[1].time)
     display = choose(progress)
     series = track(log, list(metrics), qrels=qrels, by=list(by), store=store, schema=mapping, ci=ci,
                    ci_method=ci_method, window=window, missing=missing, engine=engine, rebuild=rebuild,  # type: ignore[arg-type]
