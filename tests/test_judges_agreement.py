@@ -232,3 +232,19 @@ def test_judges_named_in_a_dict_and_other_columns_through_the_schema(tmp_path: A
     got = rp.agreement({"people": str(people), "llm": llm}, n_resamples=10, schema=schema)
     kappa = got.filter((pl.col("judges") == "llm|people") & (pl.col("statistic") == "cohen_kappa"))["value"].item()
     assert kappa == pytest.approx(cohen_kappa_score([1, 1, 2], [1, 0, 2]), abs=TOL)
+
+
+def test_many_judges_and_grades_past_the_packed_word_read_the_same() -> None:
+    """22 judges of an 8-grade scale (4 bits each: more than a 63-bit word holds) take the
+    per-judge path; alpha and Fleiss' kappa over all of them against the references."""
+    rng = np.random.default_rng(5)
+    names = [f"j{i:02d}" for i in range(22)]
+    rows = [(f"q{q}", f"d{i}", j, float(min(7, max(0, base + rng.integers(-1, 2)))))
+            for q in range(6) for i in range(5) for base in [int(rng.integers(0, 8))] for j in names if rng.random() < 0.9]
+    frame = pl.DataFrame(rows, schema=["query", "item", "judge", "relevance"], orient="row")
+    got = rp.agreement(frame, n_resamples=10).filter(pl.col("judges") == "all")
+    values = dict(zip(got["statistic"], got["value"]))
+    wide = _wide(frame)
+    for level in LEVELS:
+        _close(values[f"krippendorff_alpha_{level}"], _alpha(wide.select(names).to_numpy().T, level))
+    _close(values["fleiss_kappa"], _fleiss(wide.drop_nulls(names).select(names).to_numpy()))

@@ -35,7 +35,7 @@ from typing import Any, Sequence
 import numpy as np
 import polars as pl
 
-from rank_polars.errors import RankPolarsError
+from rank_polars.errors import RankPolarsError, examples
 from rank_polars.inputs import Source
 from rank_polars.judges.table import check_judgments, judgments_of
 from rank_polars.schema import Schema, as_schema
@@ -49,57 +49,80 @@ ALL_STATISTICS = ("krippendorff_alpha_nominal", "krippendorff_alpha_ordinal", "k
 _CHUNK = 1 << 20  # query draws per resampling step: bounded memory
 
 
-def long_judgments(judgments: Source, schema: Schema | None, judges: Sequence[str] | None) -> tuple[pl.DataFrame, list]:
-    """The judgments under internal names with each grade's category index ``C`` (grades sorted),
-    checked, restricted to ``judges``; and the grades (the categories' values)."""
+def long_judgments(judgments: Source, schema: Schema | None, judges: Sequence[str] | None
+                   ) -> tuple[pl.DataFrame, list, list[str]]:
+    """The judgments under internal names (``Q, I, J``) with each grade's category ``C`` (its
+    index among the grades, sorted), checked, restricted to ``judges``; the grades; the judges."""
     mapping = as_schema(schema)
     names = [mapping.judged(r) for r in ("query", "item", "relevance", "judge")]
-    frame = check_judgments(judgments_of(judgments, mapping), *names)
+    frame = check_judgments(judgments_of(judgments, mapping), *names, duplicates=False)
     frame = frame.rename(dict(zip(names, (Q, I, G, J))))
+    have = sorted(frame[J].unique().to_list(), key=str)
     if judges is not None:
-        have = set(frame[J].unique().to_list())
         unknown = [j for j in judges if j not in have]
         if unknown:
-            raise RankPolarsError(f"judges: {unknown[0]!r} is not a judge of the judgments ({', '.join(map(repr, sorted(have, key=str)))})")
+            raise RankPolarsError(f"judges: {unknown[0]!r} is not a judge of the judgments ({', '.join(map(repr, have))})")
         frame = frame.filter(pl.col(J).is_in(list(judges)))
+        have = [j for j in have if j in judges]
     grades = frame[G].unique().sort()
-    frame = frame.join(pl.DataFrame({G: grades, C: pl.int_range(grades.len(), eager=True).cast(pl.Int64)}), on=G)
-    return frame, grades.to_list()
+    category = pl.col(G).replace_strict(grades, pl.int_range(grades.len(), eager=True), return_dtype=pl.Int64)
+    return frame.with_columns(category.alias(C)), grades.to_list(), have
 
 
-def pair_counts(frame: pl.DataFrame) -> pl.DataFrame:
-    """Per pair of judges (``a < b``) and query: how many items got grade ``ca`` from a and ``cb`` from b."""
-    left = frame.select(Q, I, pl.col(J).alias("a"), pl.col(C).alias("ca"))
-    right = frame.select(Q, I, pl.col(J).alias("b"), pl.col(C).alias("cb"))
-    joined = left.join(right, on=[Q, I]).filter(pl.col("a").cast(pl.String) < pl.col("b").cast(pl.String))
-    return joined.group_by("a", "b", Q, "ca", "cb").agg(pl.len().cast(pl.Int64).alias("n"))
+def per_item(frame: pl.DataFrame, judges: list[str], query: str = "query") -> pl.DataFrame:
+    """One row per judged (query, item): each judge's grade category (``__rp_c<i>``, null where
+    it did not judge) and ``m``, how many judged it; a judge grading an item twice is refused.
+
+    One group-by of integer sums: each judgment adds ``1 << judge`` to a mask and its category + 1
+    into the judge's own bits of a packed word; a repeated judge shows as a mask sum that is not
+    the bitwise OR of its bits.  (Too many judges or grades for 63 bits: one filter per judge.)"""
+    if not judges:  # no judgments
+        return frame.select(Q, I, pl.lit(0, pl.Int64).alias("m")).clear()
+    k = int(frame[C].max() or 0) + 1
+    bits = k.bit_length()  # categories 1..k (0: not judged)
+    if len(judges) * bits <= 62:
+        one = pl.col(J).replace_strict(judges, [1 << i for i in range(len(judges))], return_dtype=pl.Int64)
+        place = pl.col(J).replace_strict(judges, [1 << (i * bits) for i in range(len(judges))], return_dtype=pl.Int64)
+        items = frame.group_by(Q, I).agg(pl.len().alias("__rp_len"), one.sum().alias("__rp_sum"),
+                                         ((pl.col(C) + 1) * place).sum().alias("__rp_packed"))
+        # a judge twice carries into the next bit: the mask then has fewer bits set than judgments
+        count = pl.sum_horizontal(pl.col("__rp_sum") // (1 << i) % 2 for i in range(len(judges)))
+        repeated = count != pl.col("__rp_len")
+        grade = [pl.col("__rp_packed") // (1 << (i * bits)) % (1 << bits) - 1 for i in range(len(judges))]
+        columns = [pl.when(g >= 0).then(g).alias(f"__rp_c{i}") for i, g in enumerate(grade)]
+    else:
+        items = frame.group_by(Q, I).agg(pl.len().alias("__rp_sum"), pl.col(J).n_unique().alias("__rp_or"),
+                                         *(pl.col(C).filter(pl.col(J) == j).first().alias(f"__rp_c{i}")
+                                           for i, j in enumerate(judges)))
+        repeated = pl.col("__rp_sum") != pl.col("__rp_or")
+        columns = [pl.col(f"__rp_c{i}") for i in range(len(judges))]
+        count = pl.col("__rp_or")
+    twice = items.filter(repeated)
+    if twice.height:
+        raise RankPolarsError(f"qrels: {twice.height} (query, item) pairs are judged twice by one judge, e.g. in {query}s "
+                              f"{examples(twice[Q].unique().sort().to_list())}; keep one grade per judge")
+    return items.select(Q, I, count.cast(pl.Int64).alias("m"), *columns)
 
 
-def _unit_counts(frame: pl.DataFrame) -> pl.DataFrame:
-    """Per item: its number of judgments ``m`` and, per grade, how many judges gave it (``n``)."""
-    per = frame.group_by(Q, I, C).agg(pl.len().cast(pl.Int64).alias("n"))
-    return per.with_columns(pl.col("n").sum().over(Q, I).alias("m"))
-
-
-def coincidence_counts(frame: pl.DataFrame) -> pl.DataFrame:
-    """Per query and item size ``m`` (judgments of the item, at least 2): the pairs of grades
-    ``(c, k)`` among its judgments, ``n_c (n_k - [c = k])`` summed (Krippendorff's coincidences
-    before the weight ``1 / (m - 1)``)."""
-    units = _unit_counts(frame).filter(pl.col("m") >= 2)
-    pairs = units.join(units.select(Q, I, pl.col(C).alias("k"), pl.col("n").alias("nk")), on=[Q, I])
-    value = pl.col("n") * (pl.col("nk") - (pl.col(C) == pl.col("k")).cast(pl.Int64))
-    return (pairs.with_columns(value.alias("p")).filter(pl.col("p") > 0)
-            .group_by(Q, "m", C, "k").agg(pl.col("p").sum()))
-
-
-def fleiss_counts(frame: pl.DataFrame, raters: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """On the items all ``raters`` judged: per query, the items and the sum of squared grade
-    counts; per query and grade, the judgments of that grade."""
-    units = _unit_counts(frame).filter(pl.col("m") == raters)
-    items = units.group_by(Q).agg(pl.col(I).n_unique().cast(pl.Int64).alias("items"),
-                                  (pl.col("n") ** 2).sum().alias("squares"))
-    totals = units.group_by(Q, C).agg(pl.col("n").sum().alias("n"))
-    return items, totals
+def pair_counts(items: pl.DataFrame, judges: list[str]) -> pl.DataFrame:
+    """Per pair of judges (``a < b`` in ``judges``' order), query and ``m``: how many items got
+    grade ``ca`` from a and ``cb`` from b (items both judged); one group-by on one integer code."""
+    pairs = list(combinations(range(len(judges)), 2))
+    k = 1 + max([int(items[f"__rp_c{i}"].max() or 0) for i in range(len(judges))] or [0])
+    r = len(judges) + 1
+    parts = [items.filter(pl.col(f"__rp_c{x}").is_not_null() & pl.col(f"__rp_c{y}").is_not_null())
+             .select(Q, (((p * r + pl.col("m")) * k + pl.col(f"__rp_c{x}")) * k + pl.col(f"__rp_c{y}")).alias("__rp_code"))
+             for p, (x, y) in enumerate(pairs)]
+    if not parts:  # one judge: no pair
+        return pl.DataFrame(schema={"a": pl.String, "b": pl.String, Q: items.schema[Q], "m": pl.Int64, "ca": pl.Int64,
+                                    "cb": pl.Int64, "n": pl.Int64})
+    counts = pl.concat(parts).group_by(Q, "__rp_code").agg(pl.len().cast(pl.Int64).alias("n"))
+    code = pl.col("__rp_code")
+    pair = code // (k * k * r)
+    return counts.select(
+        pair.replace_strict(range(len(pairs)), [judges[x] for x, _ in pairs], return_dtype=pl.String).alias("a"),
+        pair.replace_strict(range(len(pairs)), [judges[y] for _, y in pairs], return_dtype=pl.String).alias("b"),
+        Q, (code // (k * k) % r).alias("m"), (code // k % k).alias("ca"), (code % k).alias("cb"), "n")
 
 
 # -- the statistics, each over a batch of summed counts (one row: the sample; more: resamples) ----
@@ -145,26 +168,6 @@ def fleiss(items: np.ndarray, squares: np.ndarray, totals: np.ndarray, raters: i
         p = totals / ratings[:, None]
         chance = (p**2).sum(axis=1)
         return np.where((items > 0) & (chance < 1.0), (agreement - chance) / np.where(chance < 1.0, 1.0 - chance, 1.0), np.nan)
-
-
-# -- the design: which summed count each column of the per-query matrix holds --------------------
-
-
-class _Columns:
-    """Named blocks of columns of the per-query count matrix."""
-
-    def __init__(self) -> None:
-        self.blocks: dict[Any, tuple[int, tuple[int, ...]]] = {}
-        self.width = 0
-
-    def add(self, key: Any, shape: tuple[int, ...]) -> int:
-        self.blocks[key] = (self.width, shape)
-        self.width += int(np.prod(shape))
-        return self.blocks[key][0]
-
-    def take(self, sums: np.ndarray, key: Any) -> np.ndarray:
-        start, shape = self.blocks[key]
-        return sums[:, start : start + int(np.prod(shape))].reshape(sums.shape[0], *shape)
 
 
 def _sparse(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> Any:
@@ -246,81 +249,89 @@ def agreement(
         raise RankPolarsError(f"ci must be between 0 and 1, got {ci!r}")
     if not isinstance(n_resamples, int) or n_resamples < 1:
         raise RankPolarsError(f"n_resamples must be a positive integer, got {n_resamples!r}")
-    frame, grades = long_judgments(judgments, schema, judges)
-    names = sorted(frame[J].unique().to_list(), key=str)
+    frame, grades, names = long_judgments(judgments, schema, judges)
     if len(names) < 2:
         raise RankPolarsError(f"agreement needs two judges or more; the judgments have {len(names)} "
                               f"({', '.join(map(repr, names))})")
     values = np.asarray(grades, dtype=np.float64)
-    k = values.size
-    pairs = pair_counts(frame)
-    coincide = coincidence_counts(frame)
-    fl_items, fl_totals = fleiss_counts(frame, len(names))
-    queries = pl.concat([pairs.select(Q), coincide.select(Q)]).unique().sort(Q)
-    index = queries.with_columns(pl.int_range(pl.len()).alias("__rp_row"))
-    cols = _Columns()
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-
-    def block(table: pl.DataFrame, key: Any, shape: tuple[int, ...], cells: pl.Expr, value: str) -> None:
-        start = cols.add(key, shape)
-        rows = table.join(index, on=Q, how="inner")
-        parts.append((rows["__rp_row"].to_numpy(), (start + rows.select(cells).to_series()).to_numpy(),
-                      rows[value].to_numpy()))
-
+    k, raters = values.size, len(names)
+    items = per_item(frame, names, as_schema(schema).judged("query"))
+    pairs = pair_counts(items, names)
+    # the queries with an item two judges judged: the bootstrap's units; one block of columns
+    # per (pair of judges, m): its K x K confusion counts on that query's items judged m times
+    index = pairs.select(pl.col(Q).unique().sort()).with_columns(pl.int_range(pl.len()).alias("__rp_row"))
     chosen = list(combinations(names, 2))
-    for a, b in chosen:
-        block(pairs.filter((pl.col("a") == a) & (pl.col("b") == b)), (a, b), (k, k), pl.col("ca") * k + pl.col("cb"), "n")
-    sizes = range(2, len(names) + 1)
-    for m in sizes:
-        block(coincide.filter(pl.col("m") == m), ("alpha", m), (k, k), pl.col(C) * k + pl.col("k"), "p")
-    block(fl_items, "fleiss_items", (1,), pl.repeat(0, pl.len()), "items")
-    block(fl_items, "fleiss_squares", (1,), pl.repeat(0, pl.len()), "squares")
-    block(fl_totals, "fleiss_totals", (k,), pl.col(C), "n")
-    rows, cells, counts = (np.concatenate(p) for p in zip(*parts)) if parts else (np.zeros(0, int),) * 3
-    matrix = _sparse(rows, cells, counts, (max(index.height, 1), cols.width))
+    sizes = range(2, raters + 1)
+    blocks = {(a, b, m): i for i, (a, b, m) in enumerate((a, b, m) for a, b in chosen for m in sizes)}
+    keyed = pairs.join(pl.DataFrame({"a": [a for a, _, _ in blocks], "b": [b for _, b, _ in blocks],
+                                     "m": [m for _, _, m in blocks], "__rp_block": list(blocks.values())},
+                                    schema_overrides={"m": pairs.schema["m"]}), on=["a", "b", "m"])
+    keyed = keyed.join(index, on=Q)
+    cells = (keyed["__rp_block"] * (k * k) + keyed["ca"] * k + keyed["cb"]).to_numpy()
+    matrix = _sparse(keyed["__rp_row"].to_numpy(), cells, keyed["n"].to_numpy(), (max(index.height, 1), len(blocks) * k * k))
     whole = np.asarray(matrix.sum(axis=0)).reshape(1, -1)
-    resampled = _resampled(matrix, index.height, n_resamples, seed) if index.height else np.full((n_resamples, cols.width), np.nan)
+    resampled = (_resampled(matrix, index.height, n_resamples, seed) if index.height
+                 else np.full((n_resamples, matrix.shape[1]), np.nan))
+
+    def block(sums: np.ndarray, a: str, b: str, m: int) -> np.ndarray:
+        start = blocks[a, b, m] * k * k
+        return sums[:, start : start + k * k].reshape(sums.shape[0], k, k)
+
+    def confusion(sums: np.ndarray, a: str, b: str) -> np.ndarray:
+        return sum(block(sums, a, b, m) for m in sizes)
 
     out: list[dict[str, Any]] = []
 
-    def emit(judges_label: str, statistic: str, compute: Any, items: int) -> None:
-        value = float(compute(whole)[0]) if items else float("nan")
+    def emit(judges_label: str, statistic: str, compute: Any, n_items: int) -> None:
+        value = float(compute(whole)[0]) if n_items else float("nan")
         low = high = float("nan")
         if np.isfinite(value):
             draws = compute(resampled)
             low, high = percentile_ci(draws[np.isfinite(draws)], ci)
         out.append({"judges": judges_label, "statistic": statistic, "value": value, "ci_low": low, "ci_high": high,
-                    "items": items})
+                    "items": n_items})
 
     for a, b in chosen:
-        label = f"{a}|{b}"
-        o_pair = (a, b)
-        used = np.flatnonzero((cols.take(whole, o_pair)[0].sum(axis=0) + cols.take(whole, o_pair)[0].sum(axis=1)) > 0)
-        items = int(cols.take(whole, o_pair).sum())
+        o = confusion(whole, a, b)[0]
+        used = np.flatnonzero(o.sum(axis=0) + o.sum(axis=1) > 0)  # the grades this pair used
+        n_items = int(o.sum())
 
-        def confusion(s: np.ndarray, key: tuple = o_pair, used: np.ndarray = used) -> np.ndarray:
-            return cols.take(s, key)[:, used][:, :, used]
+        def used_confusion(s: np.ndarray, a: str = a, b: str = b, used: np.ndarray = used) -> np.ndarray:
+            return confusion(s, a, b)[:, used][:, :, used]
 
-        def coincidences(s: np.ndarray, key: tuple = o_pair) -> np.ndarray:
-            o = cols.take(s, key)
+        def coincidences(s: np.ndarray, a: str = a, b: str = b) -> np.ndarray:
+            o = confusion(s, a, b)
             return o + o.transpose(0, 2, 1)
 
         for weight, name in (("none", "cohen_kappa"), ("linear", "cohen_kappa_linear"), ("quadratic", "cohen_kappa_quadratic")):
-            emit(label, name, lambda s, w=weight, f=confusion: cohen(f(s), w), items)
+            emit(f"{a}|{b}", name, lambda s, w=weight, f=used_confusion: cohen(f(s), w), n_items)
         for level in ("nominal", "ordinal", "interval"):
-            emit(label, f"krippendorff_alpha_{level}", lambda s, lv=level, f=coincidences: krippendorff(f(s), values, lv), items)
-        emit(label, "fleiss_kappa", lambda s, f=coincidences: _fleiss_of_pairs(f(s)), items)
+            emit(f"{a}|{b}", f"krippendorff_alpha_{level}",
+                 lambda s, lv=level, f=coincidences: krippendorff(f(s), values, lv), n_items)
+        emit(f"{a}|{b}", "fleiss_kappa", lambda s, f=coincidences: _fleiss_of_pairs(f(s)), n_items)
 
     def all_coincidences(s: np.ndarray) -> np.ndarray:
-        return sum(cols.take(s, ("alpha", m)) / (m - 1.0) for m in sizes)
+        # an item judged m times: its m(m-1) ordered pairs of grades, each weighing 1 / (m - 1)
+        total = np.zeros((s.shape[0], k, k))
+        for a, b in chosen:
+            for m in sizes:
+                o = block(s, a, b, m)
+                total += (o + o.transpose(0, 2, 1)) / (m - 1.0)
+        return total
 
-    paired_items = int(frame.group_by(Q, I).len().filter(pl.col("len") >= 2).height)
+    def all_fleiss(s: np.ndarray) -> np.ndarray:
+        # the items every judge judged: the pairs of grades of their C(J, 2) pairs of judges
+        o = sum(block(s, a, b, raters) for a, b in chosen)
+        n_items = o.sum(axis=(1, 2)) / (raters * (raters - 1) / 2.0)
+        squares = raters * n_items + 2.0 * np.trace(o, axis1=1, axis2=2)
+        totals = (o.sum(axis=2) + o.sum(axis=1)) / (raters - 1.0)
+        return fleiss(n_items, squares, totals, raters)
+
+    paired = int(items.filter(pl.col("m") >= 2).height)
     for level in ("nominal", "ordinal", "interval"):
         emit("all", f"krippendorff_alpha_{level}", lambda s, lv=level: krippendorff(all_coincidences(s), values, lv),
-             paired_items)
-    emit("all", "fleiss_kappa", lambda s: fleiss(cols.take(s, "fleiss_items")[:, 0], cols.take(s, "fleiss_squares")[:, 0],
-                                                 cols.take(s, "fleiss_totals"), len(names)),
-         int(whole[0, cols.blocks["fleiss_items"][0]]))
+             paired)
+    emit("all", "fleiss_kappa", all_fleiss, int(items.filter(pl.col("m") == raters).height))
     table = pl.DataFrame(out, schema={"judges": pl.String, "statistic": pl.String, "value": pl.Float64,
                                       "ci_low": pl.Float64, "ci_high": pl.Float64, "items": pl.Int64})
     return table.with_columns(pl.col("value", "ci_low", "ci_high").fill_nan(None))
@@ -359,9 +370,10 @@ def grade_confusion(judgments: Source, *, judges: Sequence[str] | None = None, s
     │ llm|people ┆ 2.0     ┆ 2.0     ┆ 1     │
     └────────────┴─────────┴─────────┴───────┘
     """
-    frame, grades = long_judgments(judgments, schema, judges)
+    frame, grades, names = long_judgments(judgments, schema, judges)
     values = pl.Series(grades, dtype=pl.Float64)
-    counts = pair_counts(frame).group_by("a", "b", "ca", "cb").agg(pl.col("n").sum().alias("items"))
+    items = per_item(frame, names, as_schema(schema).judged("query"))
+    counts = pair_counts(items, names).group_by("a", "b", "ca", "cb").agg(pl.col("n").sum().alias("items"))
     return (counts.select(_pair_label(), values.gather(counts["ca"]).alias("grade_a"),
                           values.gather(counts["cb"]).alias("grade_b"), "items")
             .sort("judges", "grade_a", "grade_b"))
@@ -393,8 +405,8 @@ def agreement_per_query(judgments: Source, *, judges: Sequence[str] | None = Non
     └────────────┴───────┴─────────────┴───────┴───────┘
     """
     mapping = as_schema(schema)
-    frame, _ = long_judgments(judgments, mapping, judges)
-    counts = pair_counts(frame)
+    frame, _, names = long_judgments(judgments, mapping, judges)
+    counts = pair_counts(per_item(frame, names, mapping.judged("query")), names)
     keys = ["a", "b", Q]
     rows = counts.group_by(*keys, pl.col("ca").alias(C)).agg(pl.col("n").sum().alias("row"))
     cols = counts.group_by(*keys, pl.col("cb").alias(C)).agg(pl.col("n").sum().alias("col"))

@@ -164,17 +164,21 @@ def judgments_of(source: Source, schema: Schema | None = None, *, judge: str | N
     return out.select(*cols, pl.col(column))
 
 
-def check_judgments(frame: pl.DataFrame, query: str, item: str, relevance: str, judge: str) -> pl.DataFrame:
-    """Numeric, non-null grades and one grade per (query, item, judge), or an error naming a few."""
+def check_judgments(frame: pl.DataFrame, query: str, item: str, relevance: str, judge: str,
+                    duplicates: bool = True) -> pl.DataFrame:
+    """Numeric, non-null grades and one grade per (query, item, judge), or an error naming a few
+    (``duplicates=False``: the caller counts the repeats in a group-by of its own)."""
     dtype = frame.schema[relevance]
     if not (dtype.is_numeric() or dtype == pl.Boolean):
         raise RankPolarsError(f"qrels: column {relevance!r} must be numeric, got {dtype}")
-    for col, role in ((query, "query id"), (item, "item id"), (relevance, "relevance grade"), (judge, "judge")):
-        nulls = frame.filter(pl.col(col).is_null())
+    roles = ((query, "query id"), (item, "item id"), (relevance, "relevance grade"), (judge, "judge"))
+    counted = frame.select(pl.col(col).null_count() for col, _ in roles).row(0)
+    for (col, role), count in zip(roles, counted):
+        nulls = frame.filter(pl.col(col).is_null()) if count else frame.clear()
         if nulls.height:
             raise RankPolarsError(f"qrels: column {col!r} ({role}) has {nulls.height} null values, e.g. in queries "
                                   f"{examples(nulls[query].unique().sort(nulls_last=True).to_list())}")
-    twice = frame.group_by(query, item, judge).len().filter(pl.col("len") > 1)
+    twice = frame.group_by(query, item, judge).len().filter(pl.col("len") > 1) if duplicates else frame.clear()
     if twice.height:
         raise RankPolarsError(f"qrels: {twice.height} (query, item) pairs are judged twice by one judge, e.g. in queries "
                               f"{examples(twice[query].unique().sort().to_list())}; keep one grade per judge")
