@@ -681,8 +681,7 @@ def report_html(
     run: Any, metrics: Sequence[str], *, comparison: pl.DataFrame | None = None, qrels: Any = None,
     by: str = "model", baseline: str | None = None, missing: str = "zero", engine: str = "polars",
     columns: dict[str, str] | Schema | None = None, title: str = "Comparison", max_k: int = 20, confidence: float = 0.95,
-    order: str = "auto", qrels_label: str | None = None, segments: pl.DataFrame | None = None,
-    series: pl.DataFrame | None = None, **compare_kwargs: Any,
+    order: str = "auto", qrels_label: str | None = None, **compare_kwargs: Any,
 ) -> str:
     """Compare (unless ``comparison`` is given) and return the HTML report as a string
     (``confidence``: the level of the means' intervals, and of compare's own when it runs;
@@ -691,8 +690,6 @@ def report_html(
 
     Without a ``baseline`` compare runs every pair of versions and the page shows every pair;
     with one, its header says each version is compared with that baseline only.
-    ``segments``: ``compare(..., segments=[...])``'s table, shown as a section; ``series``:
-    ``track``'s series, a chart per metric with its band (:mod:`rank_polars.report_segments`).
     """
     correction = compare_kwargs.pop("correction", None if comparison is not None else "holm")
     if comparison is None:
@@ -705,13 +702,7 @@ def report_html(
         raise RankPolarsError("nothing to report: the comparison is empty (only one version?)")
     data = report_data(run, metrics, comparison=comparison, qrels=qrels, by=by, missing=missing, engine=engine,
                        columns=columns, max_k=max_k, confidence=confidence, order=order, qrels_label=qrels_label)
-    page = render(comparison, data, title=title, correction=correction)
-    if segments is not None or series is not None:  # the monitoring sections, before the footer
-        from rank_polars.report_segments import sections
-
-        extra = sections(segments=segments, series=series, metrics=[str(m) for m in metrics], by=by)
-        page = page.replace("<footer>", f"{extra}\n<footer>", 1)
-    return page
+    return render(comparison, data, title=title, correction=correction)
 
 
 def write_report(path: str | Path, run: Any, metrics: Sequence[str], **kwargs: Any) -> Path:

@@ -4,8 +4,10 @@
   significant losses in red;
 * :func:`series_chart`: one line per version over time with its interval as a band (an SVG
   polygon under the line), from ``track``'s series;
-* :func:`sections`: both as sections of :func:`rank_polars.report.report_html`'s page;
-  :func:`series_page`: a page of its own (``rank-polars track --report``).
+* :func:`report_html`: :func:`rank_polars.report.report_html`'s page with both as sections
+  (``rank-polars compare --segment ... --report``); :func:`series_page`: a page of its own
+  (``rank-polars track --report``).  The report imports nothing from here: this module builds
+  on it.
 
 Self-contained SVG and HTML, as the rest of the report: no scripts, no network.
 """
@@ -19,6 +21,7 @@ from typing import Any, Sequence
 import polars as pl
 
 from rank_polars.report import CSS, PALETTE, _Axes, _esc, _nice_ticks, _num, legend
+from rank_polars.report import report_html as comparison_page
 
 _SEGMENT_COLUMNS = [("metric", "metric", "text"), ("segment", "segment", "text"), ("value", "value", "text"),
                     ("baseline", "baseline", "text"), ("version", "version", "text"), ("n_queries", "queries", "text"),
@@ -107,6 +110,16 @@ def sections(*, segments: pl.DataFrame | None = None, series: pl.DataFrame | Non
     return "\n".join(out)
 
 
+def report_html(run: Any, metrics: Sequence[Any], *, segments: pl.DataFrame | None = None,
+                series: pl.DataFrame | None = None, by: str = "model", time: str = "date", **kwargs: Any) -> str:
+    """:func:`rank_polars.report.report_html` (its keyword arguments) with the segment table
+    (``segments``: ``compare(..., segments=[...])``'s rows) and the charts over time (``series``:
+    ``track``'s) as sections before the footer."""
+    page = comparison_page(run, metrics, by=by, **kwargs)
+    extra = sections(segments=segments, series=series, metrics=[str(m) for m in metrics], by=by, time=time)
+    return page.replace("<footer>", f"{extra}\n<footer>", 1)
+
+
 def series_page(series: pl.DataFrame, metrics: Sequence[str], *, by: Sequence[str] | str = "model",
                 time: str = "date", title: str = "Over time") -> str:
     """A self-contained page of ``track``'s series: one chart per metric (``by``: its first column)."""
@@ -118,4 +131,4 @@ def series_page(series: pl.DataFrame, metrics: Sequence[str], *, by: Sequence[st
             '<footer>Self-contained: no scripts, no network. Made with rank-polars.</footer></body></html>\n')
 
 
-__all__ = ["sections", "segment_table", "series_chart", "series_page"]
+__all__ = ["report_html", "sections", "segment_table", "series_chart", "series_page"]

@@ -205,7 +205,7 @@ def test_the_command_reads_the_time_role_from_the_project_file(log, tmp_path, mo
 
 
 def test_the_report_shows_the_series_with_its_bands(log, tmp_path):
-    from rank_polars.report import report_html
+    from rank_polars.report_segments import report_html
 
     series = rp.track(log, METRICS, store=tmp_path / "store")
     page = report_html(log, METRICS, baseline="v1", series=series)

@@ -131,9 +131,12 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
 
         emit(table, fmt, output, force=force, footer=where_it_loses(table))
         if report:
-            write_html_report(report, loaded.run, loaded.metrics, None, force=force, display=display, qrels=loaded.qrels,
-                              by=by, baseline=baseline, missing=missing, engine=engine, columns=loaded.mapping,
-                              title=f"{Path(run).name}: {', '.join(metrics)}", segments=table, order=order)
+            from rank_polars.report_segments import report_html
+
+            with display.phase("writing the report"):
+                write_file(report, report_html(loaded.run, loaded.metrics, segments=table, qrels=loaded.qrels, by=by,
+                                               baseline=baseline, missing=missing, engine=engine, columns=loaded.mapping,
+                                               title=f"{Path(run).name}: {', '.join(metrics)}", order=order), force=force)
             click.echo(f"wrote the report to {report}", err=True)
         return
     family = test in ("tukey", "randomized-tukey")  # adjusted over the pairs, not by --correction
