@@ -1,0 +1,2 @@
+-- written by tests/test_dbt.py
+SELECT * FROM {{ ref('search_log') }} WHERE market = 'us'
