@@ -232,18 +232,19 @@ def leaderboard_agreement(
 
 def _flips(long: pl.DataFrame, column: str, by: str, query: str, label: str, a: str, b: str, pair: str,
            alpha: float, higher: bool) -> list[dict[str, Any]]:
-    """Each pair of versions' paired t-test verdict under judges ``a`` and ``b``."""
+    """Each pair of versions' paired t-test verdict under judges ``a`` and ``b`` (one pivot per
+    judge; a pair's differences are two columns of it)."""
+    tables = {who: (long.filter((pl.col(column) == who) & (pl.col("metric") == label))
+                    .with_columns(pl.col(by).cast(pl.String)).pivot(on=by, index=query, values="value"))
+              for who in (a, b)}
+    versions = sorted(set(tables[a].columns[1:]) & set(tables[b].columns[1:]))
+    values = {who: tables[who].select(versions).to_numpy() for who in (a, b)}
     rows = []
-    tables = {}
-    for who in (a, b):
-        wide = (long.filter((pl.col(column) == who) & (pl.col("metric") == label))
-                .pivot(on=by, index=query, values="value"))
-        tables[who] = wide
-    versions = sorted(set(tables[a].columns[1:]) & set(tables[b].columns[1:]), key=str)
-    for va, vb in combinations(versions, 2):
-        row: dict[str, Any] = {"judges": pair, "metric": label, "version_a": va, "version_b": vb}
+    for i, j in combinations(range(len(versions)), 2):
+        row: dict[str, Any] = {"judges": pair, "metric": label, "version_a": versions[i], "version_b": versions[j]}
         for who, side in ((a, "a"), (b, "b")):
-            d = tables[who].select((pl.col(str(va)) - pl.col(str(vb))).alias("d")).drop_nulls()["d"].to_numpy()
+            d = values[who][:, i] - values[who][:, j]
+            d = d[~np.isnan(d)]  # the queries both versions have a value on
             diff = float(d.mean()) if d.size else math.nan
             pvalue = paired_t_p(d)
             row |= {f"diff_{side}": diff, f"p_{side}": pvalue, f"verdict_{side}": _verdict(diff, pvalue, alpha, higher)}
