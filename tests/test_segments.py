@@ -136,3 +136,11 @@ def test_the_command_prints_the_segments_and_where_the_candidate_loses(log, tmp_
     assert "ndcg@10, v3 against v1: loses in country=fr" in shown.stdout
     page = (tmp_path / "r.html").read_text()
     assert 'id="segments"' in page and page.count('<tr class="loss">') >= 1
+
+
+def test_a_lower_is_better_metric_loses_where_it_rises(log):
+    out = rp.compare(log, ["fallout@3"], baseline="v1", segments=["country"])
+    fr = out.filter((pl.col("version") == "v3") & (pl.col("value") == "fr")).row(0, named=True)
+    assert fr["higher_is_better"] is False and fr["diff"] > 0  # fall-out rose where v3 broke
+    assert fr["loss"] == pytest.approx(fr["diff"]) and fr["significant"]
+    assert out.row(0, named=True)["value"] == "fr"  # the worst loss first
