@@ -196,9 +196,10 @@ def _counts(measure: Measure, value: d.Node, ideal: bool, r: CountLike | None,
     if n is None and applies["n"]:
         what = ("N, the judged non-relevant judgments" if n_key in reads
                 else "the judgments graded 0 (R at rel <= 0, or a gain of grade 0)")
+        alone = r is None and r_key in reads and not any(_reads_zeros(agg) for key, agg in reads.items() if key != r_key)
         raise RankPolarsError(f"{measure.name} reads {what}, and ideal= (the ideal ranking) need not hold the grade-0 "
                               "judgments: pass n=, their number (rp.with_judgments' num_nonrel; n=0 when ideal= "
-                              "holds every judgment)")
+                              f"holds every judgment){', or r=, R itself' if alone else ''}")
     return counts, None if n is None else count_expr(n, "n")
 
 
