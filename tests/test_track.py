@@ -212,3 +212,17 @@ def test_the_report_shows_the_series_with_its_bands(log, tmp_path):
     section = page[page.index('<section id="series">'):page.index("<footer>")]
     assert section.count("<svg") == 2 and section.count('class="band"') == 2 * 3
     assert section.count('<path class="series"') == 2 * 3
+
+
+def test_a_single_file_is_partitioned_by_its_time_column(log, tmp_path, calls):
+    log.write_parquet(tmp_path / "all.parquet")
+    series = rp.track(tmp_path / "all.parquet", ["ndcg@10"], store=tmp_path / "store", ci=None)
+    assert len(calls) == 6 and series.height == 18
+    want = rp.evaluate(log.filter(pl.col("date").dt.day() == 3), ["ndcg@10"], by="model")
+    assert_frame_equal(series.filter(pl.col("date").dt.day() == 3).drop("date"), want, check_exact=True)
+    rp.track(tmp_path / "all.parquet", ["ndcg@10"], store=tmp_path / "store")
+    assert len(calls) == 6
+    (tmp_path / "more").mkdir()
+    log.filter(pl.col("date").dt.day() == 3).write_parquet(tmp_path / "more" / "again.parquet")
+    with pytest.raises(RankPolarsError, match="date=2026-11-03 is in more than one place"):
+        rp.track([tmp_path / "all.parquet", tmp_path / "more" / "again.parquet"], ["ndcg@10"], store=tmp_path / "store")

@@ -136,7 +136,7 @@ def paired(per: pl.DataFrame, by: str, query: str, labels: Sequence[str], pairs:
             dropped += rows.height - kept.height
             frames.append(kept)
     if filled or dropped:
-        warn(f"segments: {filled} (query, metric) pairs scored 0 for the version lacking the query, {dropped} left "
+        warn(f"pairing the versions by query: {filled} (query, metric) pairs scored 0 for the version lacking the query, {dropped} left "
              "out (a query one version lacks on a lower-is-better metric, with missing='skip', or a value the "
              "metric leaves undefined)", CoverageWarning)
     schema = {"baseline": dtype, "version": dtype, "metric": pl.String, query: per.schema[query],

@@ -30,6 +30,7 @@ import json
 import os
 import re
 import shutil
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -96,9 +97,11 @@ _HIVE = re.compile(r"^([^=/\\]+)=(.*)$")
 def partitions(source: Any, time: str) -> list[Partition]:
     """The partitions of ``source`` by the ``time`` column.
 
-    * a folder: its ``<time>=<value>`` sub-folders (hive partitions), or else each Parquet file,
-      its name without extension as the value;
-    * a glob or a list of paths: each file's ``<time>=<value>`` folder, or its name;
+    * a folder: its ``<time>=<value>`` sub-folders (hive partitions);
+    * a glob or a list of paths: each file's ``<time>=<value>`` folder;
+    * a file outside such a folder: each value of its column ``time`` (fingerprinted by the file's
+      stat and the value: a changed file evaluates its values again), or, without that column, the
+      file itself, its name without extension as the value;
     * a DataFrame or LazyFrame: each value of the column ``time``.
     """
     if isinstance(source, (pl.DataFrame, pl.LazyFrame)):
@@ -109,23 +112,45 @@ def partitions(source: Any, time: str) -> list[Partition]:
         raise RankPolarsError("track: the log must be a folder of partitions, a glob or a list of Parquet files, or a "
                               f"Polars DataFrame / LazyFrame with a {time!r} column; got {type(source).__name__}")
     groups: dict[str, list[Path]] = {}
+    inside: list[Partition] = []  # the values of the time column of files outside a <time>= folder
     for p in paths:
         files = files_of(p)
         if not files:
             raise RankPolarsError(f"track: no Parquet file at {str(p)!r}")
         root = Path(p) if Path(p).is_dir() else None
         for f in files:
-            groups.setdefault(_value_of(f, time, root), []).append(f)
-    return [Partition(v, [str(f) for f in sorted(fs)], _stat(fs)) for v, fs in sorted(groups.items())]
+            value = _value_of(f, time, root)
+            if value is None:
+                inside += _file_partitions(f, time)
+            else:
+                groups.setdefault(value, []).append(f)
+    out = [Partition(v, [str(f) for f in sorted(fs)], _stat(fs)) for v, fs in groups.items()] + inside
+    twice = sorted(v for v, n in Counter(p.value for p in out).items() if n > 1)
+    if twice:
+        raise RankPolarsError(f"track: the partition {time}={twice[0]} is in more than one place (folders or files "
+                              "of the log): give each value once")
+    return sorted(out, key=lambda p: p.value)
 
 
-def _value_of(file: Path, time: str, root: Path | None) -> str:
+def _value_of(file: Path, time: str, root: Path | None) -> str | None:
     parts = file.relative_to(root).parts[:-1] if root is not None else file.parts[:-1]
     for part in reversed(parts):
         m = _HIVE.match(part)
         if m and m.group(1) == time:
             return m.group(2)
-    return file.stem
+    return None
+
+
+def _file_partitions(file: Path, time: str) -> list[Partition]:
+    """A file outside a ``<time>=`` folder: one partition per value of its time column, or the file."""
+    lf = pl.scan_parquet(file)
+    if time not in lf.collect_schema().names():
+        return [Partition(file.stem, [str(file)], _stat([file]))]
+    values = lf.select(pl.col(time).cast(pl.String).unique().sort()).collect()[time]
+    if values.null_count():
+        raise RankPolarsError(f"track: column {time!r} of {str(file)!r} has null values: every row needs its partition")
+    stat = _stat([file])
+    return [Partition(v, lf.filter(pl.col(time).cast(pl.String) == v).drop(time), f"{stat}:{v}") for v in values]
 
 
 def _frame_partitions(frame: pl.LazyFrame, time: str) -> list[Partition]:
