@@ -49,8 +49,9 @@ def track(
     ----------
     source
         The log, partitioned by ``time``: a folder of hive partitions (``log/date=2026-11-27/...``),
-        a glob or list of Parquet files (each file's ``date=`` folder, or its name, is its value),
-        or a DataFrame / LazyFrame with the time column.
+        a glob or list of Parquet files (each file's ``date=`` folder is its value; a file outside
+        one is split by its time column, or is one partition named after the file), or a
+        DataFrame / LazyFrame with the time column.
     metrics, qrels, missing, engine, schema
         As for :func:`rank_polars.evaluate` (``engine``: ``"polars"`` or ``"duckdb"``, the same numbers).
     by
