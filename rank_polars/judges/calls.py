@@ -107,9 +107,9 @@ def assumed_relevant(run: pl.LazyFrame, judgments: pl.LazyFrame, query: str, ite
     run = run.with_columns(pl.col(c).cast(t) for c, t in casts.items())
     judged = judgments.select(query, item, pl.col(relevance).cast(pl.Float64)).with_columns(
         pl.col(c).cast(t) for c, t in casts.items())
-    shown = run.select(query, item).unique()
-    unjudged = (shown.join(judged.select(query).unique(), on=query, how="semi")
-                .join(judged, on=[query, item], how="anti"))
+    # the anti-join first: the unjudged rows are few, the shown rows many
+    unjudged = (run.select(query, item).join(judged.select(query).unique(), on=query, how="semi")
+                .join(judged, on=[query, item], how="anti").unique())
     top = judged.select(top_grade(pl.col(relevance)).alias(relevance))
     return pl.concat([judged, unjudged.join(top, how="cross")], how="vertical_relaxed").collect()
 
