@@ -93,9 +93,11 @@ class GateResult:
             lines.append(f"| {r['metric']} | {r['segment']} | {r['value']} | {r['n_queries']} | "
                          f"{r['mean_baseline']:.4f} | {r['mean_candidate']:.4f} | {r['diff']:+.4f} | "
                          f"{r['margin']:.4f} | {interval} | {p} | {r['status']} |")
+        hidden = len(bad) - shown.join(bad, on=["metric", "segment", "value"], how="semi", nulls_equal=True).height
+        verb = "regressing" if self.require == "no-regression" else "failing"
         if t.height > shown.height:
-            lines += ["", f"{t.height - shown.height} more rows, none "
-                      f"{'regressing' if self.require == 'no-regression' else 'failing'}."]
+            lines += ["", f"{t.height - shown.height} more rows, "
+                      f"{f'{hidden} of them {verb} (see the JSON or the table)' if hidden else f'none {verb}'}."]
         return "\n".join(lines) + "\n"
 
 
