@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import rank_polars as rp
 from rank_polars.formula.listform import list_expr
+from rank_polars.formula.tree import Agg, walk
 from rank_polars.measures.base import FamilyMeasure
 from rank_polars.measures import MEASURES, parse
 
@@ -66,6 +67,45 @@ def test_namespace_equals_evaluate(log):
     for name in SPECS:
         for a, b in zip(joined[name], joined[f"{name}_list"]):
             assert a == pytest.approx(b, abs=1e-12), name
+
+
+# the specs whose formula reads the top grade of every judgment (err without max=): no query's
+# judgments hold it, so they take no ideal=
+GLOBAL = {s for s in SPECS if any(isinstance(n, Agg) and n.level == "global" for n in walk(parse(s).value()))}
+
+
+@settings(max_examples=15, deadline=None)
+@given(log=logs(), extra=st.lists(st.sampled_from([0.0, 0.0, 1.0, 2.0, 3.0]), min_size=0, max_size=3))
+def test_every_formula_with_the_judgments_equals_evaluate_with_qrels(log, extra):
+    """Every spec compiled with ``ideal=`` (and ``n=`` where the formula reads the grade-0
+    judgments) over the rows ``with_judgments`` attaches gives ``evaluate(qrels=)``: the grades
+    of the log read as judgments (a negative one unjudged), a null grade for every other shown
+    item, and ``extra`` judged items of each query that no ranking shows."""
+    from rank_polars.errors import RankPolarsError
+
+    qrels = pl.concat([
+        log.filter(pl.col("relevance") >= 0).select("query", "item", "relevance"),
+        log.select("query").unique().join(pl.DataFrame({"item": [f"x{j}" for j in range(len(extra))], "relevance": extra},
+                                                       schema={"item": pl.String, "relevance": pl.Float64}), how="cross"),
+    ])
+    if qrels.height == 0:
+        return
+    names = [s for s in SPECS if s not in GLOBAL]
+    attached = rp.with_judgments(log, qrels)
+    forms = []
+    for name in names:
+        try:
+            forms.append(list_expr(parse(name), pl.col("relevance").sort_by("position"), ideal="ideal").alias(name))
+        except RankPolarsError:  # it reads the grade-0 judgments, which the ideal ranking leaves out
+            forms.append(list_expr(parse(name), pl.col("relevance").sort_by("position"), ideal="ideal",
+                                   n="num_nonrel").alias(name))
+    got = attached.group_by("query").agg(forms)
+    want = rp.evaluate(log.drop("relevance"), names, qrels=qrels, per_query=True)
+    joined = want.join(got, on="query", suffix="_list")
+    assert joined.height == want.height == got.height
+    for name in names:
+        for a, b in zip(joined[name], joined[f"{name}_list"]):
+            assert b == pytest.approx(a, abs=1e-12), name
 
 
 def test_namespace_methods_match_functions():
