@@ -244,3 +244,26 @@ def test_the_ideal_alone_and_given_as_grades():
     with pytest.raises(pl.exceptions.PolarsError, match="ideal= is null for a ranking"):
         pl.DataFrame({"relevance": [1], "ideal": [None]}, schema={"relevance": pl.Int64, "ideal": pl.List(pl.Int64)}).select(
             pl.col("relevance").ranking.ndcg(ideal="ideal"))
+
+
+def test_the_readmes_namespace_route_gives_evaluates_numbers(tmp_path, monkeypatch):
+    """The README's second Python block (with_judgments and the namespace), run on the sample's
+    run and judgments, gives the evaluate call its last line names."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    code = re.findall(r"```python\n(.*?)```", readme, flags=re.S)[1].strip().splitlines()
+    run, qrels = rp.datasets.split_judgments(rp.datasets.sample_log())
+    (tmp_path / "logs").mkdir()
+    run.write_parquet(tmp_path / "logs" / "part-0.parquet")
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"pl": pl, "rp": rp}
+    exec("\n".join(code[:-2]), namespace)  # noqa: S102
+    got = eval(code[-2], namespace).sort("model")  # noqa: S307
+    assert code[-1].startswith("# the numbers of rp.evaluate(")
+    want = eval(code[-1].removeprefix("# the numbers of "), namespace)  # noqa: S307
+    assert got["queries"].to_list() == want["queries"].to_list() == [200, 200]
+    for name in ("ndcg@10", "ap"):
+        assert got[name].to_list() == pytest.approx(want[name].to_list(), abs=1e-12)
