@@ -8,6 +8,10 @@ delegates, so the two cannot disagree and a new metric function appears here by 
         pl.col("relevance").sort_by("position").ranking.ndcg(10)
     )
 
+With judgments in their own table, :func:`rank_polars.with_judgments` attaches them to the log and
+the methods that read them take the query's ideal ranking (``ranking.ndcg(10, ideal="ideal")``;
+``r=``, ``n=``: see :mod:`rank_polars.formula.exprs`), for ``evaluate(qrels=)``'s numbers.
+
 >>> import polars as pl, rank_polars as rp
 >>> pl.DataFrame({"relevance": [0, 1, 2]}).select(pl.col("relevance").ranking.ndcg(3).round(4))
 shape: (1, 1)
