@@ -10,9 +10,11 @@
 --
 -- Example: SELECT model, query, dcg(list(relevance ORDER BY position), 10) AS dcg
 --          FROM logs GROUP BY ALL;
--- __rp_dcg: the formula, with every argument rank_eval passes (k, gain, discount).
+-- __rp_dcg(s, n_ret, ...): the formula over the ranking's rows s, a list of {rank, grade} structs
+--   in rank order holding at least every row whose grade is not NULL, and n_ret, the number
+--   retrieved; with every argument rank_eval passes (k, gain, discount).
 --
 -- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO __rp_dcg(l, k := NULL, gain := 'linear', discount := 'log2') AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('dcg: k must be NULL or a positive integer') WHEN gain IS NULL OR lower(gain) NOT IN ('linear', 'exp') THEN error('dcg: gain must be one of linear, exp') WHEN discount IS NULL OR lower(discount) NOT IN ('log2', 'jarvelin') THEN error('dcg: discount must be one of log2, jarvelin') ELSE COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END THEN (CAST(CASE WHEN (g1 > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN g1 ELSE (POWER(CAST(2.0 AS DOUBLE), g1) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN (LN((i1 + CAST(1.0 AS DOUBLE))) / LN(2.0)) ELSE CASE WHEN (i1 <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE (LN(i1) / LN(2.0)) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END;
-CREATE OR REPLACE MACRO dcg(l, k := NULL, gain := 'linear', discount := 'log2') AS __rp_dcg(l, k := k, gain := gain, discount := discount);
+CREATE OR REPLACE MACRO __rp_dcg(s, n_ret, k := NULL, gain := 'linear', discount := 'log2') AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('dcg: k must be NULL or a positive integer') WHEN gain IS NULL OR lower(gain) NOT IN ('linear', 'exp') THEN error('dcg: gain must be one of linear, exp') WHEN discount IS NULL OR lower(discount) NOT IN ('log2', 'jarvelin') THEN error('dcg: discount must be one of log2, jarvelin') ELSE COALESCE(list_sum(list_transform(s, lambda x1, i1: CASE WHEN CASE WHEN (k IS NULL) THEN TRUE ELSE (x1.rank <= k) END THEN (CAST(CASE WHEN (x1.grade > CAST(0.0 AS DOUBLE)) THEN CASE WHEN (lower(gain) = 'linear') THEN x1.grade ELSE (POWER(CAST(2.0 AS DOUBLE), x1.grade) - CAST(1.0 AS DOUBLE)) END ELSE CAST(0.0 AS DOUBLE) END AS DOUBLE) / CASE WHEN (lower(discount) = 'log2') THEN (LN((x1.rank + CAST(1.0 AS DOUBLE))) / LN(2.0)) ELSE CASE WHEN (x1.rank <= CAST(2.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE (LN(x1.rank) / LN(2.0)) END END) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) END;
+CREATE OR REPLACE MACRO dcg(l, k := NULL, gain := 'linear', discount := 'log2') AS __rp_dcg(list_transform(l, lambda g_, i_: {'rank': i_, 'grade': CAST(g_ AS DOUBLE)}), len(l), k := k, gain := gain, discount := discount);

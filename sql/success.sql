@@ -10,10 +10,12 @@
 --
 -- Example: SELECT model, query, success(list(relevance ORDER BY position), 10) AS success
 --          FROM logs GROUP BY ALL;
--- __rp_success: the formula, with every argument rank_eval passes (k, rel).
+-- __rp_success(s, n_ret, ...): the formula over the ranking's rows s, a list of {rank, grade} structs
+--   in rank order holding at least every row whose grade is not NULL, and n_ret, the number
+--   retrieved; with every argument rank_eval passes (k, rel).
 --
 -- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.
-CREATE OR REPLACE MACRO __rp_success(l, k := NULL, rel := NULL) AS
-CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('success: k must be NULL or a positive integer') ELSE CASE WHEN (COALESCE(list_sum(list_transform(CAST(l AS DOUBLE[]), lambda g1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (g1 > CAST(0.0 AS DOUBLE)) ELSE (g1 >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (i1 <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END END;
-CREATE OR REPLACE MACRO success(l, k := NULL, rel := NULL) AS __rp_success(l, k := k, rel := rel);
-CREATE OR REPLACE MACRO hit(l, k := NULL, rel := NULL) AS __rp_success(l, k := k, rel := rel);
+CREATE OR REPLACE MACRO __rp_success(s, n_ret, k := NULL, rel := NULL) AS
+CASE WHEN k IS NOT NULL AND (k < 1 OR k <> floor(k)) THEN error('success: k must be NULL or a positive integer') ELSE CASE WHEN (COALESCE(list_sum(list_transform(s, lambda x1, i1: CASE WHEN (CASE WHEN (rel IS NULL) THEN (x1.grade > CAST(0.0 AS DOUBLE)) ELSE (x1.grade >= rel) END AND CASE WHEN (k IS NULL) THEN TRUE ELSE (x1.rank <= k) END) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END)), 0.0) > CAST(0.0 AS DOUBLE)) THEN CAST(1.0 AS DOUBLE) ELSE CAST(0.0 AS DOUBLE) END END;
+CREATE OR REPLACE MACRO success(l, k := NULL, rel := NULL) AS __rp_success(list_transform(l, lambda g_, i_: {'rank': i_, 'grade': CAST(g_ AS DOUBLE)}), len(l), k := k, rel := rel);
+CREATE OR REPLACE MACRO hit(l, k := NULL, rel := NULL) AS __rp_success(list_transform(l, lambda g_, i_: {'rank': i_, 'grade': CAST(g_ AS DOUBLE)}), len(l), k := k, rel := rel);

@@ -39,7 +39,7 @@ CREATE OR REPLACE MACRO __rp_metric_pairs(args) AS list_transform(list_filter(st
 CREATE OR REPLACE MACRO __rp_metric_synonyms(m, pairs) AS list_transform(pairs, lambda e: {'key': CASE WHEN m || ':' || e.key = 'ndcg:dcg' THEN 'gain' ELSE e.key END, 'value': CASE WHEN m || ':' || e.key = 'ndcg:dcg' THEN coalesce(MAP {'log2': 'linear', 'exp-log2': 'exp'}[lower(e.value)], e.value) ELSE e.value END, 'sep': e.sep});
 CREATE OR REPLACE MACRO __rp_metric_final(name, base, m, pairs, params, cuts, kinds) AS CASE
   WHEN coalesce(base, '') = '' THEN error('rank_eval: cannot parse metric name ' || '''' || name || '''' || '; expected NAME[(PARAM=VALUE, ...)][@K]')
-  WHEN m IS NULL AND list_contains(['11pt_avg', 'abandonment', 'alpha-dcg', 'alpha-ndcg', 'alpha_dcg', 'alpha_ndcg', 'ap_ia', 'auc', 'bing', 'catalog_coverage', 'click_rr', 'clicks', 'coverage_error', 'ctr', 'distributional_coverage', 'entropy', 'err-ia', 'err_ia', 'exposure_gini', 'g', 'gini', 'impressions', 'infap', 'iprec', 'iprec_at_recall', 'iprec_avg', 'last_click_rr', 'map-ia', 'map_ia', 'ndcg_rel', 'nerr-ia', 'nerr_ia', 'nnrbp', 'nrbp', 'num_nonrel_judged_ret', 'num_q', 'num_rel', 'num_rel_ret', 'num_ret', 'numq', 'numrel', 'numrelret', 'numret', 'p-ia', 'p_ia', 'rbp_resid', 'rndcg', 'roc_auc', 'set_ap', 'set_f', 'set_map', 'set_p', 'set_r', 'set_recall', 'setap', 'setf', 'setp', 'setr', 'strec', 'strecall', 'utility'], base) THEN error('rank_eval: ' || '''' || name || '''' || ' has no SQL macro (it reads more than one ranked list of grades, or a table beside the run); rp.to_sql or evaluate(engine=''duckdb'') compute it in SQL')
+  WHEN m IS NULL AND list_contains(['11pt_avg', 'abandonment', 'alpha-dcg', 'alpha-ndcg', 'alpha_dcg', 'alpha_ndcg', 'ap_ia', 'auc', 'bing', 'bpm', 'catalog_coverage', 'click_rr', 'clicks', 'coverage_error', 'ctr', 'distributional_coverage', 'entropy', 'err-ia', 'err_ia', 'exposure_gini', 'g', 'gini', 'impressions', 'infap', 'insq', 'inst', 'iprec', 'iprec_at_recall', 'iprec_avg', 'last_click_rr', 'map-ia', 'map_ia', 'ndcg_rel', 'nerr-ia', 'nerr10', 'nerr11', 'nerr8', 'nerr9', 'nerr_ia', 'nnrbp', 'nrbp', 'num_nonrel_judged_ret', 'num_q', 'num_rel', 'num_rel_ret', 'num_ret', 'numq', 'numrel', 'numrelret', 'numret', 'p-ia', 'p_ia', 'rbp_resid', 'rndcg', 'roc_auc', 'sdcg', 'set_ap', 'set_f', 'set_map', 'set_p', 'set_r', 'set_recall', 'setap', 'setf', 'setp', 'setr', 'strec', 'strecall', 'utility'], base) THEN error('rank_eval: ' || '''' || name || '''' || ' has no SQL macro (it reads more than one ranked list of grades, or a table beside the run); rp.to_sql or evaluate(engine=''duckdb'') compute it in SQL')
   WHEN m IS NULL THEN error('rank_eval: unknown metric ' || '''' || name || '''' || '; the macros compute ap, bpref, cg, dcg, err, f1, fallout, gm_bpref, gm_map, hits, idcg, judged, ndcg, p, r, rbp, rprec, rr, success, unj')
   WHEN list_bool_or(list_transform(pairs, lambda e: NOT e.sep)) THEN error('rank_eval: ' || '''' || name || '''' || ': a parameter should be written NAME=VALUE')
   WHEN len(list_distinct(list_transform(params, lambda e: e.key))) < len(params) THEN error('rank_eval: ' || '''' || name || '''' || ': a parameter is given twice')
@@ -66,28 +66,29 @@ __rp_read AS (
          MAP {'cg': MAP {'gain': 'linear|exp'}, 'dcg': MAP {'gain': 'linear|exp', 'discount': 'log2|jarvelin', 'gains': '!', 'ties': '!'}, 'idcg': MAP {'gain': 'linear|exp', 'discount': 'log2|jarvelin', 'ideal': 'judgments|run', 'ideal_cut': 'k|list', 'gains': '!'}, 'ndcg': MAP {'gain': 'linear|exp', 'discount': 'log2|jarvelin', 'ideal': 'judgments|run', 'ideal_cut': 'k|list', 'gains': '!', 'ties': '!'}, 'ap': MAP {'rel': '#', 'denom': 'r|min|found'}, 'gm_map': MAP {'rel': '#', 'denom': 'r|min|found'}, 'rr': MAP {'rel': '#'}, 'p': MAP {'rel': '#', 'relative': '?', 'ties': '!'}, 'r': MAP {'rel': '#', 'ties': '!'}, 'f1': MAP {'rel': '#'}, 'success': MAP {'rel': '#'}, 'hits': MAP {'rel': '#', 'ties': '!'}, 'fallout': MAP {'rel': '#'}, 'rprec': MAP {'rel': '#', 'mult': '#'}, 'bpref': MAP {'rel': '#'}, 'gm_bpref': MAP {'rel': '#'}, 'err': MAP {'max': '#'}, 'rbp': MAP {'p': '#', 'rel': '#', 'gain': 'binary|graded'}, 'judged': MAP {}, 'unj': MAP {}}[m] AS kinds
   FROM __rp_pairs)
 SELECT list(__rp_metric_final(name, sp.base, m, pairs, params, cuts, kinds) ORDER BY idx) AS specs FROM __rp_read;
--- __rp_value(m, l, ideal, n_ret, top): the parsed metric m (of __rp_metrics) over one ranked list l,
--- with the query's judged grades ideal (NULL: the list's own), the number retrieved and the top
--- grade of every judgment (ERR's scale).
-CREATE OR REPLACE MACRO __rp_value(m, l, ideal, n_ret, top) AS CASE
-  WHEN m.measure IN ('cg') THEN __rp_cg(l, k := m.k, gain := coalesce(m.params['gain'], 'linear'))
-  WHEN m.measure IN ('dcg') THEN __rp_dcg(l, k := m.k, gain := coalesce(m.params['gain'], 'linear'), discount := coalesce(m.params['discount'], 'log2'))
-  WHEN m.measure IN ('idcg') THEN __rp_idcg(l, k := m.k, gain := coalesce(m.params['gain'], 'linear'), discount := coalesce(m.params['discount'], 'log2'), ideal_cut := coalesce(m.params['ideal_cut'], 'k'), ideal := CASE WHEN coalesce(m.params['ideal'], 'judgments') = 'judgments' THEN ideal END, n_ret := n_ret)
-  WHEN m.measure IN ('ndcg') THEN __rp_ndcg(l, k := m.k, gain := coalesce(m.params['gain'], 'linear'), discount := coalesce(m.params['discount'], 'log2'), ideal_cut := coalesce(m.params['ideal_cut'], 'k'), ideal := CASE WHEN coalesce(m.params['ideal'], 'judgments') = 'judgments' THEN ideal END, n_ret := n_ret)
-  WHEN m.measure IN ('ap', 'gm_map') THEN __rp_ap(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), denom := coalesce(m.params['denom'], 'r'), ideal := CASE WHEN TRUE THEN ideal END)
-  WHEN m.measure IN ('rr') THEN __rp_rr(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE))
-  WHEN m.measure IN ('p') THEN __rp_p(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), relative := coalesce(m.params['relative'], 'false'), ideal := CASE WHEN TRUE THEN ideal END, n_ret := n_ret)
-  WHEN m.measure IN ('r') THEN __rp_recall(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), ideal := CASE WHEN TRUE THEN ideal END)
-  WHEN m.measure IN ('f1') THEN __rp_f1(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), ideal := CASE WHEN TRUE THEN ideal END, n_ret := n_ret)
-  WHEN m.measure IN ('success') THEN __rp_success(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE))
-  WHEN m.measure IN ('hits') THEN __rp_hits(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE))
-  WHEN m.measure IN ('fallout') THEN __rp_fallout(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), ideal := CASE WHEN TRUE THEN ideal END)
-  WHEN m.measure IN ('rprec') THEN __rp_rprec(l, rel := CAST(m.params['rel'] AS DOUBLE), mult := coalesce(CAST(m.params['mult'] AS DOUBLE), 1.0), ideal := CASE WHEN TRUE THEN ideal END)
-  WHEN m.measure IN ('bpref', 'gm_bpref') THEN __rp_bpref(l, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), ideal := CASE WHEN TRUE THEN ideal END)
-  WHEN m.measure IN ('err') THEN __rp_err(l, k := m.k, max := coalesce(CAST(m.params['max'] AS DOUBLE), top, 1.0), ideal := CASE WHEN TRUE THEN ideal END)
-  WHEN m.measure IN ('rbp') THEN __rp_rbp(l, k := m.k, p := coalesce(CAST(m.params['p'] AS DOUBLE), 0.8), rel := CAST(m.params['rel'] AS DOUBLE), gain := coalesce(m.params['gain'], 'binary'), ideal := CASE WHEN TRUE THEN ideal END)
-  WHEN m.measure IN ('judged') THEN __rp_judged(l, k := m.k, n_ret := n_ret)
-  WHEN m.measure IN ('unj') THEN __rp_unj(l, k := m.k, n_ret := n_ret)
+-- __rp_value(m, s, ideal, n_ret, top): the parsed metric m (of __rp_metrics) over one ranking's rows
+-- s (its {rank, grade} structs, every row with a grade), with the query's judged grades ideal (the
+-- ranking's own without judgments), the number retrieved and the top grade of every judgment (ERR's
+-- scale).  A measure reading no row below its cutoff gets the rows down to it only.
+CREATE OR REPLACE MACRO __rp_value(m, s, ideal, n_ret, top) AS CASE
+  WHEN m.measure IN ('cg') THEN __rp_cg(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k, gain := coalesce(m.params['gain'], 'linear'))
+  WHEN m.measure IN ('dcg') THEN __rp_dcg(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k, gain := coalesce(m.params['gain'], 'linear'), discount := coalesce(m.params['discount'], 'log2'))
+  WHEN m.measure IN ('idcg') THEN __rp_idcg(s, n_ret, k := m.k, gain := coalesce(m.params['gain'], 'linear'), discount := coalesce(m.params['discount'], 'log2'), ideal_cut := coalesce(m.params['ideal_cut'], 'k'), ideal := CASE WHEN coalesce(m.params['ideal'], 'judgments') = 'judgments' THEN ideal ELSE list_transform(s, lambda y: y.grade) END)
+  WHEN m.measure IN ('ndcg') THEN __rp_ndcg(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k, gain := coalesce(m.params['gain'], 'linear'), discount := coalesce(m.params['discount'], 'log2'), ideal_cut := coalesce(m.params['ideal_cut'], 'k'), ideal := CASE WHEN coalesce(m.params['ideal'], 'judgments') = 'judgments' THEN ideal ELSE list_transform(s, lambda y: y.grade) END)
+  WHEN m.measure IN ('ap', 'gm_map') THEN __rp_ap(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), denom := coalesce(m.params['denom'], 'r'), ideal := CASE WHEN TRUE THEN ideal ELSE list_transform(s, lambda y: y.grade) END)
+  WHEN m.measure IN ('rr') THEN __rp_rr(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE))
+  WHEN m.measure IN ('p') THEN __rp_p(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), relative := coalesce(m.params['relative'], 'false'), ideal := CASE WHEN TRUE THEN ideal ELSE list_transform(s, lambda y: y.grade) END)
+  WHEN m.measure IN ('r') THEN __rp_recall(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), ideal := CASE WHEN TRUE THEN ideal ELSE list_transform(s, lambda y: y.grade) END)
+  WHEN m.measure IN ('f1') THEN __rp_f1(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), ideal := CASE WHEN TRUE THEN ideal ELSE list_transform(s, lambda y: y.grade) END)
+  WHEN m.measure IN ('success') THEN __rp_success(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE))
+  WHEN m.measure IN ('hits') THEN __rp_hits(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE))
+  WHEN m.measure IN ('fallout') THEN __rp_fallout(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), ideal := CASE WHEN TRUE THEN ideal ELSE list_transform(s, lambda y: y.grade) END)
+  WHEN m.measure IN ('rprec') THEN __rp_rprec(s, n_ret, rel := CAST(m.params['rel'] AS DOUBLE), mult := coalesce(CAST(m.params['mult'] AS DOUBLE), 1.0), ideal := CASE WHEN TRUE THEN ideal ELSE list_transform(s, lambda y: y.grade) END)
+  WHEN m.measure IN ('bpref', 'gm_bpref') THEN __rp_bpref(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k, rel := CAST(m.params['rel'] AS DOUBLE), ideal := CASE WHEN TRUE THEN ideal ELSE list_transform(s, lambda y: y.grade) END)
+  WHEN m.measure IN ('err') THEN __rp_err(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k, max := coalesce(CAST(m.params['max'] AS DOUBLE), top, 1.0), ideal := CASE WHEN TRUE THEN ideal ELSE list_transform(s, lambda y: y.grade) END)
+  WHEN m.measure IN ('rbp') THEN __rp_rbp(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k, p := coalesce(CAST(m.params['p'] AS DOUBLE), 0.8), rel := CAST(m.params['rel'] AS DOUBLE), gain := coalesce(m.params['gain'], 'binary'), ideal := CASE WHEN TRUE THEN ideal ELSE list_transform(s, lambda y: y.grade) END)
+  WHEN m.measure IN ('judged') THEN __rp_judged(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k)
+  WHEN m.measure IN ('unj') THEN __rp_unj(CASE WHEN m.k IS NULL THEN s ELSE list_filter(s, lambda y: y.rank <= m.k) END, n_ret, k := m.k)
 END;
 CREATE OR REPLACE MACRO __rp_examples(ids) AS array_to_string(list_transform(list_slice(list_sort(list_distinct(ids)), 1, 5), lambda v: '''' || CAST(v AS VARCHAR) || ''''), ', ');
 CREATE OR REPLACE MACRO __rp_rankings(t, judgments, metrics, "by", query, item, "position", score, relevance, missing) AS TABLE
@@ -98,7 +99,7 @@ __rp_run AS (
          struct_pack(*COLUMNS(lambda c: c = query)) AS qs,
          COLUMNS(lambda c: c = query) AS q,
          COLUMNS(lambda c: c = item) AS i,
-         CAST(COLUMNS(lambda c: c = coalesce(score, "position")) AS DOUBLE) AS o,
+         COLUMNS(lambda c: c = coalesce(score, "position")) AS o,
          COLUMNS(lambda c: c = CASE WHEN judgments IS NULL THEN relevance ELSE query END) AS lab
   FROM __rp_src),
 __rp_qrels AS (
@@ -108,61 +109,63 @@ __rp_qrels AS (
          CAST(COLUMNS(lambda c: c = relevance) AS DOUBLE) AS grade
   FROM query_table(coalesce(judgments, t)) WHERE judgments IS NOT NULL),
 __rp_rows AS (
-  SELECT r.g, r.qs, r.q, r.i, r.o, CASE WHEN judgments IS NULL THEN CAST(r.lab AS DOUBLE) ELSE j.grade END AS grade
+  SELECT r.g, r.qs, r.q, r.i,
+         CASE WHEN score IS NULL THEN CAST(CAST(r.o AS BIGINT) AS DOUBLE) ELSE CAST(r.o AS DOUBLE) END AS o,
+         CASE WHEN judgments IS NULL THEN CAST(r.lab AS DOUBLE) ELSE j.grade END AS grade
   FROM __rp_run AS r LEFT JOIN __rp_qrels AS j ON r.q = j.q AND r.i = j.i),
-__rp_lists AS (
+__rp_lists AS MATERIALIZED (
   SELECT g, q, any_value(qs) AS qs,
-         list(grade ORDER BY CASE WHEN score IS NULL THEN o ELSE -o END,
-                             CASE WHEN score IS NULL THEN NULL ELSE CAST(i AS VARCHAR) END DESC) AS l,
-         list(o ORDER BY o) FILTER (WHERE score IS NULL) AS ps,
-         count(*) AS n_ret, min(o) AS lo, max(o) AS hi,
+         list({'rank': o, 'grade': grade} ORDER BY o) FILTER (WHERE score IS NULL AND grade IS NOT NULL) AS by_position,
+         list(grade ORDER BY o DESC, CAST(i AS VARCHAR) DESC) FILTER (WHERE score IS NOT NULL) AS by_score,
+         list(hash(i)) FILTER (WHERE grade >= 0) AS judged_items,
+         count(*) AS n_ret, min(o) AS lo, count_if(o BETWEEN 1 AND 127) AS low_n,
+         bit_count(bit_or(CASE WHEN o BETWEEN 1 AND 127 THEN CAST(1 AS HUGEINT) << CAST(o - 1 AS INTEGER) END)) AS low_bits,
+         list(o) FILTER (WHERE o > 127) AS high,
          count_if(o IS NULL OR isnan(o)) AS bad_order,
          count_if(judgments IS NULL AND (grade IS NULL OR isnan(grade) OR isinf(grade))) AS bad_label,
          count_if(judgments IS NULL AND i IS NULL AND grade >= 0) AS bad_item,
          max(grade) FILTER (WHERE grade > 0) AS top
   FROM __rp_rows GROUP BY g, q),
-__rp_repeats AS (
-  SELECT DISTINCT q FROM __rp_rows WHERE grade >= 0 AND i IS NOT NULL GROUP BY g, q, i HAVING count(*) > 1),
-__rp_judged AS (
-  SELECT q, any_value(qs) AS qs, list(grade) AS ideal,
+__rp_judged AS MATERIALIZED (
+  SELECT q, any_value(qs) AS qs, list(grade) AS ideal, list(hash(i)) AS items, max(grade) FILTER (WHERE grade > 0) AS top,
          count_if(i IS NULL) AS bad_item, count_if(grade IS NULL OR isnan(grade) OR isinf(grade)) AS bad_grade
   FROM __rp_qrels GROUP BY q),
-__rp_qrepeats AS (
-  SELECT DISTINCT q FROM __rp_qrels WHERE i IS NOT NULL GROUP BY q, i HAVING count(*) > 1 AND max(grade) >= 0),
 __rp_checks AS (
   SELECT CASE
     WHEN missing IS NULL OR missing NOT IN ('zero', 'skip') THEN error('rank_eval: ' || 'missing := must be ''zero'' or ''skip''')
     WHEN list_contains(CAST("by" AS VARCHAR[]), query) OR list_contains(CAST("by" AS VARCHAR[]), item) THEN error('rank_eval: ' || 'by := names the query or item column; group by other columns')
     WHEN (SELECT len(json_keys(to_json(any_value(g)))) FROM __rp_lists) <> len(list_distinct("by")) + 1 THEN error('rank_eval: ' || 'a column of by := ' || CAST("by" AS VARCHAR) || ' is not in the log, or is named twice')
-    WHEN (SELECT count_if(q IS NULL) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'column ''' || query || ''' (query) has null query ids in the log')
     WHEN (SELECT count_if(q IS NULL) FROM __rp_judged) > 0 THEN error('rank_eval: ' || 'judgments: column ''' || query || ''' (query) has null query ids')
-    WHEN (SELECT sum(bad_order) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'column ''' || coalesce(score, "position") || ''' has null' || CASE WHEN score IS NULL THEN '' ELSE ' or NaN' END || ' values, queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE bad_order > 0)) FROM __rp_lists))
-    WHEN score IS NULL AND (SELECT count_if(lo < 1) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'column ''' || "position" || ''' has positions below 1 (1 = first), queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE lo < 1)) FROM __rp_lists))
-    WHEN score IS NULL AND (SELECT count_if(len(list_distinct(ps)) < n_ret) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'duplicate positions within a ranking (column ''' || "position" || '''), queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE len(list_distinct(ps)) < n_ret)) FROM __rp_lists) || '; keep one row per position, or rank by score := ')
-    WHEN (SELECT sum(bad_label) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'column ''' || relevance || ''' (relevance) has null or NaN relevance labels or infinite ones, queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE bad_label > 0)) FROM __rp_lists))
-    WHEN (SELECT sum(bad_item) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'column ''' || item || ''' (item) has null item ids on labelled rows, queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE bad_item > 0)) FROM __rp_lists))
-    WHEN (SELECT count(*) FROM __rp_repeats) > 0 THEN error('rank_eval: ' || 'duplicate items within a ranking (column ''' || item || '''), queries ' || (SELECT __rp_examples(list(q)) FROM __rp_repeats) || '; keep one row per query and item')
     WHEN (SELECT sum(bad_item) FROM __rp_judged) > 0 THEN error('rank_eval: ' || 'judgments: column ''' || item || ''' (item) has null item ids, queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE bad_item > 0)) FROM __rp_judged))
     WHEN (SELECT sum(bad_grade) FROM __rp_judged) > 0 THEN error('rank_eval: ' || 'judgments: column ''' || relevance || ''' has null or NaN grades or infinite ones, queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE bad_grade > 0)) FROM __rp_judged))
-    WHEN (SELECT count(*) FROM __rp_qrepeats) > 0 THEN error('rank_eval: ' || 'judgments: duplicate judgments (a query and item twice), queries ' || (SELECT __rp_examples(list(q)) FROM __rp_qrepeats))
+    WHEN (SELECT count_if(list_unique(items) < len(items)) FROM __rp_judged) > 0 THEN error('rank_eval: ' || 'judgments: duplicate judgments (a query and item twice), queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE list_unique(items) < len(items))) FROM __rp_judged))
+    WHEN (SELECT count_if(q IS NULL) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'column ''' || query || ''' (query) has null query ids in the log')
+    WHEN (SELECT sum(bad_order) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'column ''' || coalesce(score, "position") || ''' has null' || CASE WHEN score IS NULL THEN '' ELSE ' or NaN' END || ' values, queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE bad_order > 0)) FROM __rp_lists))
+    WHEN score IS NULL AND (SELECT count_if(lo < 1) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'column ''' || "position" || ''' has positions below 1 (1 = first), queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE lo < 1)) FROM __rp_lists))
+    WHEN score IS NULL AND (SELECT count_if(low_bits < low_n OR len(list_distinct(high)) < len(high)) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'duplicate positions within a ranking (column ''' || "position" || '''), queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE low_bits < low_n OR len(list_distinct(high)) < len(high))) FROM __rp_lists) || '; keep one row per position, or rank by score := ')
+    WHEN (SELECT sum(bad_label) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'column ''' || relevance || ''' (relevance) has null or NaN relevance labels or infinite ones, queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE bad_label > 0)) FROM __rp_lists))
+    WHEN (SELECT sum(bad_item) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'column ''' || item || ''' (item) has null item ids on labelled rows, queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE bad_item > 0)) FROM __rp_lists))
+    WHEN (SELECT count_if(list_unique(judged_items) < len(judged_items)) FROM __rp_lists) > 0 THEN error('rank_eval: ' || 'duplicate items within a ranking (column ''' || item || '''), queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE list_unique(judged_items) < len(judged_items))) FROM __rp_lists) || '; keep one row per query and item')
     ELSE TRUE END AS ok),
 __rp_groups AS (SELECT DISTINCT g FROM __rp_lists),
 __rp_expected AS (
   SELECT gr.g, j.q, j.qs FROM __rp_groups AS gr CROSS JOIN __rp_judged AS j WHERE missing = 'zero'),
 __rp_top AS (
   SELECT CASE WHEN judgments IS NULL THEN (SELECT max(top) FROM __rp_lists)
-              ELSE (SELECT max(grade) FILTER (WHERE grade > 0) FROM __rp_qrels) END AS top),
+              ELSE (SELECT max(top) FROM __rp_judged) END AS top),
 __rp_universe AS (
   SELECT coalesce(x.g, e.g) AS g, coalesce(x.q, e.q) AS q, coalesce(x.qs, e.qs) AS qs,
-         CASE WHEN x.n_ret IS NULL THEN [] WHEN score IS NOT NULL OR x.hi = x.n_ret THEN x.l
-              ELSE list_transform(range(1, CAST(x.hi AS BIGINT) + 1), lambda r: x.l[list_position(x.ps, r)]) END AS l,
+         CASE WHEN score IS NULL THEN coalesce(x.by_position, [])
+              ELSE list_filter(list_transform(coalesce(x.by_score, []), lambda g_, k_: {'rank': CAST(k_ AS DOUBLE), 'grade': g_}),
+                               lambda y: y.grade IS NOT NULL) END AS s,
          coalesce(x.n_ret, 0) AS n_ret, x.n_ret IS NOT NULL AS shown, j.ideal
   FROM __rp_lists AS x FULL JOIN __rp_expected AS e ON x.g IS NOT DISTINCT FROM e.g AND x.q = e.q
   LEFT JOIN __rp_judged AS j ON j.q = coalesce(x.q, e.q)
   WHERE judgments IS NULL OR j.q IS NOT NULL)
 SELECT u.g, u.q, u.qs, s.specs,
        list_transform(s.specs, lambda m: CASE WHEN NOT u.shown AND m.best THEN NULL
-                                             ELSE __rp_value(m, u.l, u.ideal, u.n_ret, p.top) END) AS vals
+                                             ELSE __rp_value(m, u.s, coalesce(u.ideal, list_transform(u.s, lambda y: y.grade)),
+                                                             u.n_ret, p.top) END) AS vals
 FROM __rp_universe AS u
 CROSS JOIN __rp_metrics(metrics) AS s
 CROSS JOIN __rp_top AS p CROSS JOIN __rp_checks AS c

@@ -46,10 +46,14 @@ from rank_polars.measures import _CUT, _PARAM_SYNONYMS, MEASURES, REGISTRY
 from rank_polars.errors import MetricNameError
 from rank_polars.measures.base import GM_FLOOR, Measure, flag
 
-LIST = "l"
-GRADES = f"CAST({LIST} AS DOUBLE[])"
-# the judgments the judgment aggregates read: the query's judged grades, or the list itself
-JUDGMENTS = f"CAST(COALESCE(ideal, {LIST}) AS DOUBLE[])"
+LIST = "l"  # the public macros' list of grades in rank order
+# The measure macros read the ranking as ROWS, a list of {rank, grade} in rank order
+# holding at least every row whose grade is not NULL (a row with a NULL grade, unjudged, adds 0
+# to every aggregate: the plan's contributing rows), and N_RET, the number retrieved.
+ROWS, N_RET = "s", "n_ret"
+OWN_GRADES = f"list_transform({ROWS}, lambda x0: x0.grade)"
+# the judgments the judgment aggregates read: the query's judged grades, or the list's own
+JUDGMENTS = f"CAST(COALESCE(ideal, {OWN_GRADES}) AS DOUBLE[])"
 
 
 def _ideal(grades: str) -> str:
@@ -209,7 +213,7 @@ def _compiles(measure: type[Measure], values: dict[str, Any]) -> bool:
     """Whether the spec with these parameter values compiles to a list form."""
     try:
         d.to_sql(_build(measure, {"k": 5 if measure.SUPPORTS_CUTOFF else None, **values}),
-                 _leaf(None, None, "rank", GRADES, 0))
+                 _leaf(None, 0))
     except TypeError:
         return False
     except MetricNameError:
@@ -319,7 +323,19 @@ def formula(measure: type[Measure], opts: Sequence[Option], refused: list[tuple[
 
 # ----------------------------------------------------------------------------- SQL
 
-def _leaf(grade: str | None, rank: str | None, rank_col: str, base: str, depth: int) -> Callable[[d.Node], str]:
+@dataclasses.dataclass(frozen=True)
+class _Scope:
+    """Where a lambda over a list reads a row: its grade, its rank (``rank`` over the ranking's
+    rows, ``irank`` over the ideal ranking), its index in the list and the list itself."""
+
+    grade: str
+    rank: str
+    index: str
+    rank_col: str
+    base: str
+
+
+def _leaf(scope: _Scope | None, depth: int) -> Callable[[d.Node], str]:
     def leaf(n: d.Node) -> str:
         if isinstance(n, d.Col):
             if n.name.startswith("$"):
@@ -327,35 +343,42 @@ def _leaf(grade: str | None, rank: str | None, rank_col: str, base: str, depth: 
             if n.name.startswith("?"):
                 return f"({n.name[1:]})"
             if n.name == "n_ret":
-                return f"COALESCE(n_ret, len({LIST}))"
-            if grade is None or rank is None:
+                return N_RET
+            if scope is None:
                 raise TypeError(f"column {n.name!r} used outside a list scan")
-            if n.name == rank_col:
-                return rank
+            if n.name == scope.rank_col:
+                return scope.rank
             if n.name == "grade":
-                return grade
+                return scope.grade
             if n.name == "judged":
-                return f"({grade} IS NOT NULL AND {grade} >= 0)"
+                return f"({scope.grade} IS NOT NULL AND {scope.grade} >= 0)"
             raise TypeError(f"column {n.name!r} is not available in a ranked list")
         if isinstance(n, d.Cum):
-            if grade is None or rank is None:
-                raise TypeError("a running sum used outside a list scan")
-            return _scan("sum", n.arg, f"list_slice({base}, 1, {rank})", rank_col, depth + 1)
+            if scope is None or scope.rank_col != "rank":
+                raise TypeError("a running sum used outside a scan of the ranking")
+            return _rows("sum", n.arg, f"list_slice({scope.base}, 1, {scope.index})", depth + 1)
         if isinstance(n, d.Agg):
             if n.level == "rows":
-                return _scan(n.kind, n.arg, GRADES, "rank", depth + 1)
-            # the ideal ranking: of the query's judgments, or of the list's own items (ideal=run)
-            source = GRADES if n.source == "run" else JUDGMENTS
-            return _scan(n.kind, n.arg, _ideal(source), "irank", depth + 1)
+                return _rows(n.kind, n.arg, ROWS, depth + 1)
+            # the ideal ranking: of the query's judgments, or of the ranking's own items (ideal=run)
+            source = f"CAST({OWN_GRADES} AS DOUBLE[])" if n.source == "run" else JUDGMENTS
+            g, i = f"g{depth + 1}", f"i{depth + 1}"
+            base = _ideal(source)
+            return _reduce(n.kind, base, f"{g}, {i}", n.arg, _Scope(g, i, i, "irank", base), depth + 1)
         raise TypeError(f"cannot compile {n!r}")
 
     return leaf
 
 
-def _scan(kind: str, arg: d.Node, base: str, rank_col: str, depth: int) -> str:
-    g, i = f"g{depth}", f"i{depth}"
-    body = d.to_sql(arg, _leaf(g, i, rank_col, base, depth))
-    return f"COALESCE(list_{kind}(list_transform({base}, lambda {g}, {i}: {body})), 0.0)"
+def _rows(kind: str, arg: d.Node, base: str, depth: int) -> str:
+    """``arg`` summed (or maxed) over the ranking's rows ``base``: a lambda over its structs."""
+    x, i = f"x{depth}", f"i{depth}"
+    return _reduce(kind, base, f"{x}, {i}", arg, _Scope(f"{x}.grade", f"{x}.rank", i, "rank", base), depth)
+
+
+def _reduce(kind: str, base: str, params: str, arg: d.Node, scope: _Scope, depth: int) -> str:
+    body = d.to_sql(arg, _leaf(scope, depth))
+    return f"COALESCE(list_{kind}(list_transform({base}, lambda {params}: {body})), 0.0)"
 
 
 def list_args(tree: d.Node) -> list[str]:
@@ -377,7 +400,7 @@ def _global(tree: d.Node) -> bool:
 def scalar_body(measure: type[Measure], opts: Sequence[Option], macro: str) -> str:
     refused: list[tuple[str, str]] = []
     tree = formula(measure, opts, refused)
-    sql = d.to_sql(tree, _leaf(None, None, "rank", GRADES, 0))
+    sql = d.to_sql(tree, _leaf(None, 0))
     checks = [c for c in (opt.check(macro) for opt in opts) if c is not None]
     checks += [(cond, message.replace("'", "''")) for cond, message in refused]
     if _global(tree) and any(o.name == "max" for o in opts):
@@ -403,18 +426,22 @@ def internal(name: str) -> str:
     return f"__rp_{name}"
 
 
-def _signature(opts: Sequence[Option], extra: Sequence[str]) -> str:
-    return ", ".join([LIST, *(f"{o.name} := {o.sql_default}" for o in opts), *(f"{a} := NULL" for a in extra)])
+def _signature(first: Sequence[str], opts: Sequence[Option], extra: Sequence[str]) -> str:
+    return ", ".join([*first, *(f"{o.name} := {o.sql_default}" for o in opts), *(f"{a} := NULL" for a in extra)])
+
+
+# The public macro's list as the measure macro's rows: rank = index, every grade kept
+AS_ROWS = f"list_transform({LIST}, lambda g_, i_: {{'rank': i_, 'grade': CAST(g_ AS DOUBLE)}})"
 
 
 def scalar_file(name: str, aliases: Sequence[str] = ()) -> str:
     func = getattr(exprs, _EXPRS.get(name, name))
     measure = REGISTRY[name]
     own = measure_options(measure)
-    own_extra = list_args(formula(measure, own))
+    own_extra = [a for a in list_args(formula(measure, own)) if a != N_RET]
     opts = options(func, measure)
     extra = list_args(formula(measure, opts))
-    args = _signature(opts, extra)
+    args = _signature([LIST], opts, extra)
     lines = [
         f"-- {name}: {_first_paragraph(func.__doc__)}",
         f"-- Formula: {_first_paragraph(measure.__doc__)}",
@@ -432,7 +459,8 @@ def scalar_file(name: str, aliases: Sequence[str] = ()) -> str:
     for alias in aliases:
         lines.append(f"-- Alias: {alias}(...) is the same macro.")
     call_args = f"list(relevance ORDER BY position){', 10' if any(o.name == 'k' for o in opts) else ''}"
-    passed = ", ".join([LIST, *(f"{a} := {a}" for a in [*(o.name for o in opts), *extra])])
+    n_ret = f"COALESCE({N_RET}, len({LIST}))" if N_RET in extra else f"len({LIST})"
+    passed = ", ".join([AS_ROWS, n_ret, *(f"{a} := {a}" for a in [*(o.name for o in opts), *extra] if a != N_RET)])
     lines += [
         "--",
         f"-- Example: SELECT model, query, {name}({call_args}) AS {name}",
@@ -441,10 +469,12 @@ def scalar_file(name: str, aliases: Sequence[str] = ()) -> str:
     if "ideal" in extra:
         lines.append(f"--          {name}(l, ideal := grades) with grades the query's judged grades (see tables.sql).")
     lines += [
-        f"-- {internal(name)}: the formula, with every argument rank_eval passes ({', '.join(o.name for o in own)}).",
+        f"-- {internal(name)}({ROWS}, {N_RET}, ...): the formula over the ranking's rows {ROWS}, a list of {{rank, grade}} structs",
+        "--   in rank order holding at least every row whose grade is not NULL, and n_ret, the number",
+        f"--   retrieved; with every argument rank_eval passes ({', '.join(o.name for o in own)}).",
         "--",
         "-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.",
-        f"CREATE OR REPLACE MACRO {internal(name)}({_signature(own, own_extra)}) AS",
+        f"CREATE OR REPLACE MACRO {internal(name)}({_signature([ROWS, N_RET], own, own_extra)}) AS",
         f"{scalar_body(measure, own, name)};",
         f"CREATE OR REPLACE MACRO {name}({args}) AS {internal(name)}({passed});",
     ]
@@ -594,12 +624,19 @@ SELECT list(__rp_metric_final(name, sp.base, m, pairs, params, cuts, kinds) ORDE
 """
 
 
+def _cut_at_k(measure: type[Measure]) -> bool:
+    """Whether the measure reads no row below its cutoff (``Measure.depth``): ``rank_eval`` then
+    hands it the rows down to k only."""
+    return measure.SUPPORTS_CUTOFF and measure(7).depth() == 7
+
+
 def dispatch_sql() -> str:
-    """``__rp_value(m, l, ideal, n_ret, top)``: the value of the parsed metric ``m`` over one list."""
+    """``__rp_value(m, s, ideal, n_ret, top)``: the value of the parsed metric ``m`` over one ranking."""
     whens: dict[str, list[str]] = {}  # one branch per call: gm_map's is ap's
     for name, (macro, cls) in supported().items():
         own = measure_options(cls)
-        args = [LIST]
+        rows = f"CASE WHEN m.k IS NULL THEN {ROWS} ELSE list_filter({ROWS}, lambda y: y.rank <= m.k) END"
+        args = [rows if _cut_at_k(cls) else ROWS, N_RET]
         for o in own:
             given = f"m.params[{_text(o.name)}]"
             if o.name == "k":
@@ -611,20 +648,18 @@ def dispatch_sql() -> str:
             else:
                 value = f"CAST({given} AS DOUBLE)" if o.default is None else f"coalesce(CAST({given} AS DOUBLE), {o.default!r})"
             args.append(f"{o.name} := {value}")
-        extra = list_args(formula(cls, own))
-        if "ideal" in extra:
-            # ideal=run (ndcg, idcg): the ranked list's own items, which ideal := NULL reads
+        if "ideal" in list_args(formula(cls, own)):
+            # ideal=run (ndcg, idcg): the ranking's own items, which ideal := NULL reads
             choice = (f"coalesce(m.params[{_text(_IDEAL_SOURCE)}], 'judgments') = 'judgments'"
                       if _IDEAL_SOURCE in cls.PARAMS else "TRUE")
-            args.append(f"ideal := CASE WHEN {choice} THEN ideal END")
-        if "n_ret" in extra:
-            args.append("n_ret := n_ret")
+            args.append(f"ideal := CASE WHEN {choice} THEN ideal ELSE list_transform({ROWS}, lambda y: y.grade) END")
         whens.setdefault(f"{internal(macro)}({', '.join(args)})", []).append(name)
     cases = "\n".join(f"  WHEN m.measure IN ({', '.join(map(_text, names))}) THEN {call}" for call, names in whens.items())
-    return ("-- __rp_value(m, l, ideal, n_ret, top): the parsed metric m (of __rp_metrics) over one ranked list l,\n"
-            "-- with the query's judged grades ideal (NULL: the list's own), the number retrieved and the top\n"
-            "-- grade of every judgment (ERR's scale).\n"
-            f"CREATE OR REPLACE MACRO __rp_value(m, l, ideal, n_ret, top) AS CASE\n{cases}\nEND;\n")
+    return ("-- __rp_value(m, s, ideal, n_ret, top): the parsed metric m (of __rp_metrics) over one ranking's rows\n"
+            "-- s (its {rank, grade} structs, every row with a grade), with the query's judged grades ideal (the\n"
+            "-- ranking's own without judgments), the number retrieved and the top grade of every judgment (ERR's\n"
+            "-- scale).  A measure reading no row below its cutoff gets the rows down to it only.\n"
+            f"CREATE OR REPLACE MACRO __rp_value(m, s, ideal, n_ret, top) AS CASE\n{cases}\nEND;\n")
 
 
 TABLES_DOC = """\
@@ -678,39 +713,47 @@ def _examples(table: str, where: str | None = None) -> str:
     return f"(SELECT __rp_examples({ids}) FROM {table})"
 
 
-# The checks, in the order evaluate reports them: (condition, message), SQL over the CTEs below.
+# Positions 1..127 as the bits of one 128-bit integer per ranking (as the DuckDB engine's
+# positions_distinct_sql): as many bits as rows there means no repeat; the few positions
+# beyond are compared as a list.
+_REPEATED_POSITION = "low_bits < low_n OR len(list_distinct(high)) < len(high)"
+
+# The checks, the judgments' first (a repeated judgment repeats the rows it joins): (condition,
+# message), SQL over the CTEs below.
 _CHECKS = (
     ("missing IS NULL OR missing NOT IN ('zero', 'skip')", "'missing := must be ''zero'' or ''skip'''"),
     ("list_contains(CAST(\"by\" AS VARCHAR[]), query) OR list_contains(CAST(\"by\" AS VARCHAR[]), item)",
      "'by := names the query or item column; group by other columns'"),
     ("(SELECT len(json_keys(to_json(any_value(g)))) FROM __rp_lists) <> len(list_distinct(\"by\")) + 1",
      "'a column of by := ' || CAST(\"by\" AS VARCHAR) || ' is not in the log, or is named twice'"),
-    ("(SELECT count_if(q IS NULL) FROM __rp_lists) > 0", "'column ''' || query || ''' (query) has null query ids in the log'"),
     ("(SELECT count_if(q IS NULL) FROM __rp_judged) > 0",
      "'judgments: column ''' || query || ''' (query) has null query ids'"),
-    ("(SELECT sum(bad_order) FROM __rp_lists) > 0",
-     "'column ''' || coalesce(score, \"position\") || ''' has null' || CASE WHEN score IS NULL THEN '' ELSE ' or NaN' END "
-     f"|| ' values, queries ' || {_examples('__rp_lists', 'bad_order > 0')}"),
-    ("score IS NULL AND (SELECT count_if(lo < 1) FROM __rp_lists) > 0",
-     f"'column ''' || \"position\" || ''' has positions below 1 (1 = first), queries ' || {_examples('__rp_lists', 'lo < 1')}"),
-    ("score IS NULL AND (SELECT count_if(len(list_distinct(ps)) < n_ret) FROM __rp_lists) > 0",
-     "'duplicate positions within a ranking (column ''' || \"position\" || '''), queries ' || "
-     f"{_examples('__rp_lists', 'len(list_distinct(ps)) < n_ret')} || '; keep one row per position, or rank by score := '"),
-    ("(SELECT sum(bad_label) FROM __rp_lists) > 0",
-     "'column ''' || relevance || ''' (relevance) has null or NaN relevance labels or infinite ones, queries ' || "
-     f"{_examples('__rp_lists', 'bad_label > 0')}"),
-    ("(SELECT sum(bad_item) FROM __rp_lists) > 0",
-     f"'column ''' || item || ''' (item) has null item ids on labelled rows, queries ' || {_examples('__rp_lists', 'bad_item > 0')}"),
-    ("(SELECT count(*) FROM __rp_repeats) > 0",
-     f"'duplicate items within a ranking (column ''' || item || '''), queries ' || {_examples('__rp_repeats')} "
-     "|| '; keep one row per query and item'"),
     ("(SELECT sum(bad_item) FROM __rp_judged) > 0",
      f"'judgments: column ''' || item || ''' (item) has null item ids, queries ' || {_examples('__rp_judged', 'bad_item > 0')}"),
     ("(SELECT sum(bad_grade) FROM __rp_judged) > 0",
      "'judgments: column ''' || relevance || ''' has null or NaN grades or infinite ones, queries ' || "
      f"{_examples('__rp_judged', 'bad_grade > 0')}"),
-    ("(SELECT count(*) FROM __rp_qrepeats) > 0",
-     f"'judgments: duplicate judgments (a query and item twice), queries ' || {_examples('__rp_qrepeats')}"),
+    ("(SELECT count_if(list_unique(items) < len(items)) FROM __rp_judged) > 0",
+     "'judgments: duplicate judgments (a query and item twice), queries ' || "
+     f"{_examples('__rp_judged', 'list_unique(items) < len(items)')}"),
+    ("(SELECT count_if(q IS NULL) FROM __rp_lists) > 0", "'column ''' || query || ''' (query) has null query ids in the log'"),
+    ("(SELECT sum(bad_order) FROM __rp_lists) > 0",
+     "'column ''' || coalesce(score, \"position\") || ''' has null' || CASE WHEN score IS NULL THEN '' ELSE ' or NaN' END "
+     f"|| ' values, queries ' || {_examples('__rp_lists', 'bad_order > 0')}"),
+    ("score IS NULL AND (SELECT count_if(lo < 1) FROM __rp_lists) > 0",
+     f"'column ''' || \"position\" || ''' has positions below 1 (1 = first), queries ' || {_examples('__rp_lists', 'lo < 1')}"),
+    (f"score IS NULL AND (SELECT count_if({_REPEATED_POSITION}) FROM __rp_lists) > 0",
+     "'duplicate positions within a ranking (column ''' || \"position\" || '''), queries ' || "
+     f"{_examples('__rp_lists', _REPEATED_POSITION)} || '; keep one row per position, or rank by score := '"),
+    ("(SELECT sum(bad_label) FROM __rp_lists) > 0",
+     "'column ''' || relevance || ''' (relevance) has null or NaN relevance labels or infinite ones, queries ' || "
+     f"{_examples('__rp_lists', 'bad_label > 0')}"),
+    ("(SELECT sum(bad_item) FROM __rp_lists) > 0",
+     f"'column ''' || item || ''' (item) has null item ids on labelled rows, queries ' || {_examples('__rp_lists', 'bad_item > 0')}"),
+    ("(SELECT count_if(list_unique(judged_items) < len(judged_items)) FROM __rp_lists) > 0",
+     "'duplicate items within a ranking (column ''' || item || '''), queries ' || "
+     f"{_examples('__rp_lists', 'list_unique(judged_items) < len(judged_items)')} "
+     "|| '; keep one row per query and item'"),
 )
 
 # One list of grades per (group, query) in rank order, the query's judged grades, and each
@@ -724,7 +767,7 @@ __rp_run AS (
          struct_pack(*COLUMNS(lambda c: c = query)) AS qs,
          COLUMNS(lambda c: c = query) AS q,
          COLUMNS(lambda c: c = item) AS i,
-         CAST(COLUMNS(lambda c: c = coalesce(score, "position")) AS DOUBLE) AS o,
+         COLUMNS(lambda c: c = coalesce(score, "position")) AS o,
          COLUMNS(lambda c: c = CASE WHEN judgments IS NULL THEN relevance ELSE query END) AS lab
   FROM __rp_src),
 __rp_qrels AS (
@@ -734,27 +777,27 @@ __rp_qrels AS (
          CAST(COLUMNS(lambda c: c = relevance) AS DOUBLE) AS grade
   FROM query_table(coalesce(judgments, t)) WHERE judgments IS NOT NULL),
 __rp_rows AS (
-  SELECT r.g, r.qs, r.q, r.i, r.o, CASE WHEN judgments IS NULL THEN CAST(r.lab AS DOUBLE) ELSE j.grade END AS grade
+  SELECT r.g, r.qs, r.q, r.i,
+         CASE WHEN score IS NULL THEN CAST(CAST(r.o AS BIGINT) AS DOUBLE) ELSE CAST(r.o AS DOUBLE) END AS o,
+         CASE WHEN judgments IS NULL THEN CAST(r.lab AS DOUBLE) ELSE j.grade END AS grade
   FROM __rp_run AS r LEFT JOIN __rp_qrels AS j ON r.q = j.q AND r.i = j.i),
-__rp_lists AS (
+__rp_lists AS MATERIALIZED (
   SELECT g, q, any_value(qs) AS qs,
-         list(grade ORDER BY CASE WHEN score IS NULL THEN o ELSE -o END,
-                             CASE WHEN score IS NULL THEN NULL ELSE CAST(i AS VARCHAR) END DESC) AS l,
-         list(o ORDER BY o) FILTER (WHERE score IS NULL) AS ps,
-         count(*) AS n_ret, min(o) AS lo, max(o) AS hi,
+         list({{'rank': o, 'grade': grade}} ORDER BY o) FILTER (WHERE score IS NULL AND grade IS NOT NULL) AS by_position,
+         list(grade ORDER BY o DESC, CAST(i AS VARCHAR) DESC) FILTER (WHERE score IS NOT NULL) AS by_score,
+         list(hash(i)) FILTER (WHERE grade >= 0) AS judged_items,
+         count(*) AS n_ret, min(o) AS lo, count_if(o BETWEEN 1 AND 127) AS low_n,
+         bit_count(bit_or(CASE WHEN o BETWEEN 1 AND 127 THEN CAST(1 AS HUGEINT) << CAST(o - 1 AS INTEGER) END)) AS low_bits,
+         list(o) FILTER (WHERE o > 127) AS high,
          count_if(o IS NULL OR isnan(o)) AS bad_order,
          count_if(judgments IS NULL AND (grade IS NULL OR isnan(grade) OR isinf(grade))) AS bad_label,
          count_if(judgments IS NULL AND i IS NULL AND grade >= 0) AS bad_item,
          max(grade) FILTER (WHERE grade > 0) AS top
   FROM __rp_rows GROUP BY g, q),
-__rp_repeats AS (
-  SELECT DISTINCT q FROM __rp_rows WHERE grade >= 0 AND i IS NOT NULL GROUP BY g, q, i HAVING count(*) > 1),
-__rp_judged AS (
-  SELECT q, any_value(qs) AS qs, list(grade) AS ideal,
+__rp_judged AS MATERIALIZED (
+  SELECT q, any_value(qs) AS qs, list(grade) AS ideal, list(hash(i)) AS items, max(grade) FILTER (WHERE grade > 0) AS top,
          count_if(i IS NULL) AS bad_item, count_if(grade IS NULL OR isnan(grade) OR isinf(grade)) AS bad_grade
   FROM __rp_qrels GROUP BY q),
-__rp_qrepeats AS (
-  SELECT DISTINCT q FROM __rp_qrels WHERE i IS NOT NULL GROUP BY q, i HAVING count(*) > 1 AND max(grade) >= 0),
 __rp_checks AS (
   SELECT CASE
 {chr(10).join(_check(c, m) for c, m in _CHECKS)}
@@ -764,18 +807,20 @@ __rp_expected AS (
   SELECT gr.g, j.q, j.qs FROM __rp_groups AS gr CROSS JOIN __rp_judged AS j WHERE missing = 'zero'),
 __rp_top AS (
   SELECT CASE WHEN judgments IS NULL THEN (SELECT max(top) FROM __rp_lists)
-              ELSE (SELECT max(grade) FILTER (WHERE grade > 0) FROM __rp_qrels) END AS top),
+              ELSE (SELECT max(top) FROM __rp_judged) END AS top),
 __rp_universe AS (
   SELECT coalesce(x.g, e.g) AS g, coalesce(x.q, e.q) AS q, coalesce(x.qs, e.qs) AS qs,
-         CASE WHEN x.n_ret IS NULL THEN [] WHEN score IS NOT NULL OR x.hi = x.n_ret THEN x.l
-              ELSE list_transform(range(1, CAST(x.hi AS BIGINT) + 1), lambda r: x.l[list_position(x.ps, r)]) END AS l,
+         CASE WHEN score IS NULL THEN coalesce(x.by_position, [])
+              ELSE list_filter(list_transform(coalesce(x.by_score, []), lambda g_, k_: {{'rank': CAST(k_ AS DOUBLE), 'grade': g_}}),
+                               lambda y: y.grade IS NOT NULL) END AS s,
          coalesce(x.n_ret, 0) AS n_ret, x.n_ret IS NOT NULL AS shown, j.ideal
   FROM __rp_lists AS x FULL JOIN __rp_expected AS e ON x.g IS NOT DISTINCT FROM e.g AND x.q = e.q
   LEFT JOIN __rp_judged AS j ON j.q = coalesce(x.q, e.q)
   WHERE judgments IS NULL OR j.q IS NOT NULL)
 SELECT u.g, u.q, u.qs, s.specs,
        list_transform(s.specs, lambda m: CASE WHEN NOT u.shown AND m.best THEN NULL
-                                             ELSE __rp_value(m, u.l, u.ideal, u.n_ret, p.top) END) AS vals
+                                             ELSE __rp_value(m, u.s, coalesce(u.ideal, list_transform(u.s, lambda y: y.grade)),
+                                                             u.n_ret, p.top) END) AS vals
 FROM __rp_universe AS u
 CROSS JOIN __rp_metrics(metrics) AS s
 CROSS JOIN __rp_top AS p CROSS JOIN __rp_checks AS c
