@@ -234,3 +234,17 @@ def test_spark_reads_one_judge_of_a_spark_dataframe(spark_session: Any) -> None:
     assert got["p@1"].to_list() == [0.0, 1.0]
     with pytest.raises(rp.RankPolarsError, match="holds 2 judges"):
         rp.evaluate(LOG, "p@1", qrels=qrels, by="model", engine="spark", spark=spark_session)
+
+
+def test_a_stream_of_judgments_is_read_once_with_or_without_judges() -> None:
+    """An Arrow RecordBatchReader can be read once: with a judge column it is read and filtered, without
+    one it is read and handed on (not read a second time by the engines)."""
+    import pyarrow as pa
+
+    def stream(frame: pl.DataFrame) -> pa.RecordBatchReader:
+        table = frame.to_arrow()
+        return pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
+
+    assert rp.evaluate(LOG, "p@1", qrels=stream(TWO), judge="llm", by="model")["p@1"].to_list() == [0.0, 1.0]
+    people = TWO.filter(pl.col("judge") == "people").drop("judge")
+    assert rp.evaluate(LOG, "p@1", qrels=stream(people), by="model")["p@1"].to_list() == [1.0, 0.0]

@@ -93,10 +93,40 @@ def read(source: Source, schema: Schema) -> tuple[Any, str | None]:
         if os.path.isfile(path):
             from rank_polars.io.subtopics import looks_like_subtopic_qrels
 
-            if rio.detect_format(path, None, "qrels") in ("trec", "qrels") or looks_like_subtopic_qrels(path):
+            fmt = rio.detect_format(path, None, "qrels")
+            if fmt in ("trec", "qrels") or looks_like_subtopic_qrels(path):
                 return source, None  # their formats have no judge field: read as before
+            if fmt in ("csv", "tsv") and judge not in _header(path, "," if fmt == "csv" else "\t"):
+                return source, None  # read once, by the readers, as before
+    elif (names_of := _columns(source)) is not None and judge not in names_of:
+        return source, None  # a frame without the column: left as it is (not converted twice)
     resolved = resolve(source, "qrels", numeric, names)
     return resolved, judge if judge in lazy(resolved).collect_schema().names() else None
+
+
+def _header(path: str, separator: str) -> list[str]:
+    """A CSV/TSV file's column names, from its first line only."""
+    try:
+        return pl.read_csv(path, separator=separator, n_rows=0, infer_schema=False, glob=False).columns
+    except pl.exceptions.PolarsError:  # the reader names the fault when it reads the file
+        return []
+
+
+def _columns(source: object) -> list[str] | None:
+    """The column names of a frame-like source without reading its rows; None when they cannot
+    be known without reading it (a stream: it is then read once, here)."""
+    if isinstance(source, pl.LazyFrame):
+        return source.collect_schema().names()
+    if isinstance(source, pl.DataFrame):
+        return source.columns
+    if isinstance(source, Mapping):  # a pytrec_eval dict {query: {item: grade}}: no judge
+        return []
+    names = getattr(source, "column_names", None)  # a pyarrow Table or RecordBatch
+    if isinstance(names, list):
+        return names
+    if type(source).__module__.startswith("pandas."):  # its columns and named index levels
+        return [str(c) for c in source.columns] + [str(n) for n in source.index.names if n is not None]
+    return None
 
 
 def judges_in(source: Any, judge: str) -> list[str]:
@@ -132,7 +162,7 @@ def one_judge(qrels: Source | None, schema: Schema, judge: str | None) -> Source
         if judge is not None:
             raise RankPolarsError(f"judge={judge!r}: the judgments have no judge column {schema.judged('judge')!r}; "
                                   "name it with schema=rp.Schema(judge='...'), or give {judge: judgments}")
-        return qrels  # as before: the readers read it once more, with their own checks
+        return source  # as given, or read once here (a stream cannot be read twice)
     judges = judges_in(source, column)
     if judge is None:
         if len(judges) > 1:
