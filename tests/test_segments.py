@@ -117,9 +117,23 @@ def test_bad_segments_are_refused(log):
         rp.compare(log, ["ndcg@10"], baseline="v1", segments=["country"], min_queries=1)
     with pytest.raises(RankPolarsError, match="paired t test"):
         rp.compare(log, ["ndcg@10"], baseline="v1", segments=["country"], test="wilcoxon")
-    moving = log.with_columns(pl.when(pl.col("position") == 1).then(pl.lit("xx")).otherwise("country").alias("country"))
+    moving = log.with_columns(pl.when(pl.col("model") == "v2").then(pl.lit("xx")).otherwise("country").alias("country"))
     with pytest.raises(DataError, match="segment 'country': 500 queries have more than one value, e.g. 'd01-q0001'"):
         rp.compare(moving, ["ndcg@10"], baseline="v1", segments=["country"])
+    # without a position column every row is read: a value that varies within a ranking is refused too
+    inside = log.with_columns(pl.when(pl.col("position") == 2).then(pl.lit("xx")).otherwise("country").alias("country"))
+    by_score = inside.with_columns((-pl.col("position")).alias("score")).drop("position")
+    with pytest.raises(DataError, match="segment 'country': 500 queries have more than one value"):
+        rp.compare(by_score, ["ndcg@10"], baseline="v1", segments=["country"])
+
+
+def test_a_ranking_without_a_first_row_still_has_its_segment(log):
+    # a query whose rankings start at position 2 is read from all of its rows, not left without a value
+    shifted = log.with_columns(pl.when(pl.col("query") == "d01-q0007").then(pl.col("position") + 1)
+                               .otherwise("position").alias("position"))
+    out = rp.compare(shifted, ["ndcg@10"], baseline="v1", segments=["country"], min_queries=2)
+    assert out["value"].null_count() == 0
+    assert out.filter(pl.col("segment") == "country")["n_queries"].sum() == 2 * 500
 
 
 def test_the_command_prints_the_segments_and_where_the_candidate_loses(log, tmp_path):

@@ -217,7 +217,8 @@ def gate(
     if schema is not None:
         evaluate_kwargs["schema"] = schema
     per = evaluate(log, given, qrels=qrels, by=by, per_query=True, missing=missing, engine=engine, **evaluate_kwargs)
-    segments_of = segment_map(log, segs, query) if segs else per.select(query).unique()
+    position = as_schema(schema, position=evaluate_kwargs.get("position")).column("position")
+    segments_of = segment_map(log, segs, query, position, per[query]) if segs else per.select(query).unique()
     better = {label: bool(getattr(spec, "HIGHER_IS_BETTER", True)) for label, spec in outputs}
     return gate_values(per, segments_of, segs, by=by, query=query, baseline=baseline, candidate=candidate,
                        margin=margin, better=better, alpha=alpha, test=test, correction=correction, require=require,

@@ -56,12 +56,16 @@ def check_segments(segments: Any, min_queries: Any, by: str, query: str, empty: 
     return list(segments)
 
 
-def segment_map(run: Source, segments: Sequence[str], query: str) -> pl.DataFrame:
+def segment_map(run: Source, segments: Sequence[str], query: str, position: str | None = None,
+                queries: pl.Series | None = None) -> pl.DataFrame:
     """One row per query of ``run`` with its value of each segment column (as text; null stays null).
 
     A query with two values of a segment (``country`` that differs between versions, or between
-    two rows of one ranking) is an error naming the segment and a few queries: the segment
-    must describe the query, or its value per version would be paired with the other's.
+    two rankings) is an error naming the segment and a few queries: the segment must describe the
+    query, or its value per version would be paired with the other's.  With ``position`` (a
+    column of the log) the values are read from each ranking's first row (``position == 1``: a
+    tenth of a log of ten results, the rows every version has), and then from every row of the
+    ``queries`` (the evaluated ones) that have no such row; without it, from every row.
 
     Examples
     --------
@@ -84,7 +88,14 @@ def segment_map(run: Source, segments: Sequence[str], query: str) -> pl.DataFram
         if column not in names:
             raise RankPolarsError(f"segments: no column {column!r} in the log{did_you_mean(column, names) or ''}; "
                                   f"columns are {examples(names, 12)}")
-    table = lf.select(query, *segments).unique().collect().sort(query, nulls_last=True)
+    first = position is not None and position in names
+    table = (lf.filter(pl.col(position) == 1) if first else lf).select(query, *segments).unique().collect()
+    if first and queries is not None:
+        rest = queries.filter(~queries.is_in(table[query].implode())).unique()
+        if rest.len():  # rankings without a position 1 (and judged queries no version showed)
+            extra = lf.filter(pl.col(query).is_in(rest.cast(table.schema[query]).implode()))
+            table = pl.concat([table, extra.select(query, *segments).unique().collect()])
+    table = table.sort(query, nulls_last=True)
     if table[query].n_unique() < table.height:
         counts = table.group_by(query).agg(pl.col(s).n_unique() for s in segments)
         for s in segments:
@@ -282,7 +293,9 @@ def compare_segments(
     per = evaluate(run, given, qrels=qrels, by=by, per_query=True, missing=missing,  # type: ignore[arg-type]
                    engine=engine, **evaluate_kwargs)  # type: ignore[arg-type]
     better = {label: bool(getattr(spec, "HIGHER_IS_BETTER", True)) for label, spec in outputs}
-    return segment_values(per, segment_map(run, segments, query), segments, by=by, query=query, baseline=baseline,
+    position = as_schema(schema, position=evaluate_kwargs.get("position")).column("position")
+    return segment_values(per, segment_map(run, segments, query, position, per[query]), segments, by=by, query=query,
+                          baseline=baseline,
                           better=better, correction=correction, alpha=alpha, confidence=confidence, missing=missing,
                           min_queries=min_queries)
 
