@@ -546,7 +546,8 @@ def parser_sql() -> str:
     table = supported()
     aliases = {alias: name for name, (_, cls) in table.items()
                for alias in (cls.NAME, *cls.ALIASES) if REGISTRY.get(alias) is cls}
-    kinds = {name: _map({p: _text(_param_kind(cls, p, measure_options(cls))) for p in cls.PARAMS}) or "MAP {}"
+    kinds = {name: _map({p: _text(kind) for p in cls.PARAMS
+                         if (kind := _param_kind(cls, p, measure_options(cls))) != "!"})
              for name, (_, cls) in table.items()}
     cutoff = [name for name, (_, cls) in table.items() if cls.SUPPORTS_CUTOFF]
     synonyms = {f"{cls.NAME}:{key}": (new, words) for (cls, key), (new, words) in _PARAM_SYNONYMS.items()
@@ -555,7 +556,6 @@ def parser_sql() -> str:
     spelled = "|".join(f"(?:{pattern})" for pattern, *_ in _SPELLED_SQL)
     whens = " ".join(f"WHEN regexp_full_match(base, '{pattern}') THEN {{'base': {measure.format(cuts=cuts)}, "
                      f"'args': {args}, 'cutoff': {at}}}" for pattern, measure, args, at in _SPELLED_SQL)
-    elsewhere = sorted(n for n in REGISTRY if n not in aliases)
     renamed = " ".join(f"WHEN m || ':' || e.key = {_text(k)} THEN {_text(new)}" for k, (new, _) in synonyms.items())
     reworded = " ".join(f"WHEN m || ':' || e.key = {_text(k)} THEN coalesce({_map({a: _text(b) for a, b in words.items()})}"
                         "[lower(e.value)], e.value)" for k, (_, words) in synonyms.items())
@@ -567,17 +567,15 @@ def parser_sql() -> str:
     words = ", ".join(_text(w) for w in (*_TRUE, *_FALSE))
     checks = [
         ("coalesce(base, '') = ''", f"'rank_eval: cannot parse metric name ' || {_quoted('name')} || '; expected NAME[(PARAM=VALUE, ...)][@K]'"),
-        (f"m IS NULL AND list_contains({_list(elsewhere)}, base)",
-         f"{named} || ' has no SQL macro (it reads more than one ranked list of grades, or a table beside the run); "
-         "rp.to_sql or evaluate(engine=''duckdb'') compute it in SQL'"),
-        ("m IS NULL", f"'rank_eval: unknown metric ' || {_quoted('name')} || '; the macros compute {', '.join(sorted(table))}'"),
+        ("m IS NULL", f"'rank_eval: ' || {_quoted('name')} || ' is not a measure the SQL macros compute (they compute "
+                      f"{', '.join(sorted(table))}); rp.to_sql or evaluate(engine=''duckdb'') compute in SQL every measure "
+                      "rank_polars knows, those reading more than one ranked list (a table beside the run) too'"),
         ("list_bool_or(list_transform(pairs, lambda e: NOT e.sep))", f"{named} || ': a parameter should be written NAME=VALUE'"),
         ("len(list_distinct(list_transform(params, lambda e: e.key))) < len(params)", f"{named} || ': a parameter is given twice'"),
         ("len(list_filter(cuts, lambda c: c IS NOT NULL)) > 1", f"{named} || ': the cutoff is given twice'"),
         ("list_bool_or(list_transform(params, lambda e: kinds[e.key] IS NULL))",
-         f"{named} || ': unknown parameter; ' || m || ' takes ' || coalesce(NULLIF(array_to_string(map_keys(kinds), ', '), ''), 'none')"),
-        ("list_bool_or(list_transform(params, lambda e: kinds[e.key] = '!'))",
-         f"{named} || ': a parameter the SQL macros cannot express (a gain map, ties=average); rp.to_sql computes it'"),
+         f"{named} || ': unknown parameter, or one the SQL macros cannot express (a gain map, ties=average: rp.to_sql "
+         "computes those); ' || m || ' takes ' || coalesce(NULLIF(array_to_string(map_keys(kinds), ', '), ''), 'none') || ' here'"),
         ("list_bool_or(list_transform(params, lambda e: kinds[e.key] = '#' AND NOT coalesce(isfinite(TRY_CAST(e.value AS DOUBLE)), false)))",
          f"{named} || ': a numeric parameter is not a finite number'"),
         (f"list_bool_or(list_transform(params, lambda e: kinds[e.key] = '?' AND lower(e.value) NOT IN ({words})))",
