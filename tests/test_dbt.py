@@ -184,9 +184,9 @@ def integration_files() -> dict[str, str]:
         files[f"models/{view}.sql"] = f"-- written by tests/test_dbt.py\nSELECT * FROM {{{{ ref('search_log') }}}} WHERE {where}\n"
     tests = []
     for name in MODELS:
-        tests.append(f"  - name: {name}\n    data_tests:\n      - matches_expected:\n"
-                     f"          keys: {keys(name)!r}\n"
-                     f"          metrics: {(['queries'] if MODELS[name][0] == 'evaluate' else []) + labels(name)!r}\n")
+        tests.append(f"  - name: {name}\n    data_tests:\n      - matches_expected:\n          arguments:\n"
+                     f"            keys: {keys(name)!r}\n"
+                     f"            metrics: {(['queries'] if MODELS[name][0] == 'evaluate' else []) + labels(name)!r}\n")
     files["models/schema.yml"] = "# written by tests/test_dbt.py (python -m tests.test_dbt)\nversion: 2\nmodels:\n" + "".join(tests)
     return files
 
@@ -246,13 +246,28 @@ def test_the_fixtures_have_what_they_promise() -> None:
 
 # ------------------------------------------------------------------------------- dbt build
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The integration project copied to a temporary folder (its target/ and dbt_packages/ stay
-    out of the repository), the package installed from dbt/ as a local path, and built once."""
-    pytest.importorskip("dbt.adapters.duckdb")
+def _dbt(project: Path, *args: str) -> tuple[Any, str]:
+    """``dbt <args>`` in ``project``, in this process (dbt's startup is paid once per call): its
+    result, and the text of the events it logged (where a compilation error's message is)."""
     from dbt.cli.main import dbtRunner
 
+    said: list[str] = []
+    cwd = os.getcwd()
+    os.chdir(project)  # dbt reads packages and profiles relative to the working directory
+    try:
+        result = dbtRunner(callbacks=[lambda event: said.append(event.info.msg)]).invoke(
+            [*args, "--quiet", "--no-use-colors", "--project-dir", str(project), "--profiles-dir", str(project)])
+    finally:
+        os.chdir(cwd)
+    return result, "\n".join(said)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The integration project copied to a temporary folder (its target/ and dbt_packages/ stay
+    out of the repository), the package installed from dbt/ as a local path, and built once
+    (seeds, models, data tests) in a DuckDB file beside it."""
+    pytest.importorskip("dbt.adapters.duckdb")
     tmp = tmp_path_factory.mktemp("dbt")
     project = tmp / "integration_tests"
     shutil.copytree(PROJECT, project, ignore=shutil.ignore_patterns("target", "dbt_packages", "logs", "*.duckdb"))
@@ -260,23 +275,22 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     (project / "profiles.yml").write_text(
         "rank_polars_integration_tests:\n  target: duckdb\n  outputs:\n    duckdb:\n"
         f"      type: duckdb\n      path: {tmp / 'warehouse.duckdb'}\n      threads: 2\n")
-    cwd = os.getcwd()
-    os.chdir(project)
-    try:
-        args = ["--quiet", "--no-use-colors"]
-        for command in (["deps"], ["build", "--profiles-dir", str(project)]):
-            result = dbtRunner().invoke([*command, *args, "--project-dir", str(project)])
-            assert result.success, f"dbt {command[0]} failed: {result.exception or result.result}"
-    finally:
-        os.chdir(cwd)
-    yield tmp / "warehouse.duckdb"
+    for command in ("deps", "build"):
+        result, said = _dbt(project, command)
+        assert result.success, f"dbt {command} failed: {result.exception}\n{said[-3000:]}"
+    yield project
+
+
+@pytest.fixture(scope="module")
+def built(project: Path) -> Path:
+    return project.parent / "warehouse.duckdb"
 
 
 def test_dbt_build_passes_its_data_tests(built: Path) -> None:
     # the build (seeds, every model, the matches_expected test of each) succeeded; the tests ran
     import duckdb
 
-    with duckdb.connect(str(built), read_only=True) as con:
+    with duckdb.connect(str(built)) as con:  # dbt-duckdb holds it open in this process, read-write
         tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     assert set(MODELS) <= tables
 
@@ -288,8 +302,8 @@ def test_model_equals_evaluate(built: Path, name: str) -> None:
 
     log, judgments = fixtures()
     want = reference(name, log, judgments)
-    with duckdb.connect(str(built), read_only=True) as con:
-        got = con.execute(f'SELECT * FROM "{name}"').pl()
+    with duckdb.connect(str(built)) as con:
+        got = con.sql(f'SELECT * FROM "{name}"').pl()
     key = keys(name)
     columns = [c for c in want.columns if c not in key]
     assert sorted(got.columns) == sorted([*key, *columns])
@@ -303,6 +317,27 @@ def test_model_equals_evaluate(built: Path, name: str) -> None:
                 assert math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12), (name, column, a, b)
     for column in key:
         assert got[column].cast(pl.String).to_list() == want[column].cast(pl.String).to_list()
+
+
+
+
+BAD = {
+    "unknown": ("['ndcg@10', 'ndgc@10']", "metric 'ndgc@10': unknown metric"),
+    "combination": ("['ndcg(gain=exp, discount=jarvelin)@10']", "does not compute ndcg with discount=jarvelin and gain=exp"),
+    "cutoff": ("['map@0']", "cutoff k must be a positive integer, got 0"),
+    "number": ("['P(rel=two)@5']", "parameter rel=two is not a number"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_a_bad_metric_is_refused_when_dbt_compiles(project: Path, case: str) -> None:
+    # refused by the package's parser with the metric named, not SQL that fails (or computes) later
+    metrics, message = BAD[case]
+    sql = f"{{{{ rank_polars.evaluate(ref('search_log'), metrics={metrics}, query='search_id', item='sku', " \
+          "position='slot', relevance='grade') }}"
+    result, said = _dbt(project, "compile", "--inline", sql)
+    assert not result.success
+    assert message in said, said[-2000:]
 
 
 if __name__ == "__main__":
