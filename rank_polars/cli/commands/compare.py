@@ -10,7 +10,7 @@ import polars as pl
 
 from rank_polars.presentation import comparison_display, groups, verdict
 from rank_polars.progress import NoProgress, Progress
-from rank_polars.cli.loading import load
+from rank_polars.cli.loading import check_column, load
 from rank_polars.schema import Schema
 from rank_polars.cli.options import engine_option, metric_input_options, metric_option, missing_option, order_option, output_options, progress_option, schema, tables
 from rank_polars.cli.output import check_file, check_output, emit, write_file
@@ -113,8 +113,10 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
         raise click.UsageError("--pairs all compares every pair of versions; leave --baseline out")
     fmt = check_output(output, fmt, force)
     check_file(report, force, "report file")
-    loaded = load(run, qrels, format_in, qrels_format, schema(), [by, *segments], order,
+    loaded = load(run, qrels, format_in, qrels_format, schema(), [by], order,
                   metrics, tables(history, catalog, features, subtopics))
+    for column in segments:
+        check_column(loaded.schema, column, "run", "--segment")
     corr = None if correction == "none" else correction
     if baseline is not None:  # the command line gives text: a version in a numeric (or date) column is a number
         baseline = as_column_type(baseline, loaded.schema.get(by))
