@@ -63,7 +63,7 @@ def ideal_expr(ideal: IdealLike) -> pl.Expr:
     if isinstance(ideal, pl.Expr):
         return ideal
     if isinstance(ideal, str):
-        return pl.col(ideal).first()
+        return pl.col(ideal)
     if isinstance(ideal, pl.Series) or (isinstance(ideal, Sequence) and not isinstance(ideal, (bytes, bytearray))):
         return pl.lit(pl.Series([pl.Series(ideal, dtype=pl.Float64)]))
     raise TypeError(f"ideal= takes a List column's name, an expression or a sequence of grades, got {type(ideal).__name__}")
@@ -211,8 +211,8 @@ def list_expr(measure: Measure, relevance: IntoExpr, *, ideal: IdealLike | None 
     ``ideal`` R and the grade-0 judgments (:func:`count_expr`).  Without any of them the list
     carries its own judgments.
 
-    Everything the formula reads is packed into one list per ranking, ``[R, N, null ideal?,
-    length of the ideal, *ideal, *grades]`` (the parts given), and the formula is compiled once
+    Everything the formula reads is packed into one list per ranking, ``[R, N or the grade-0
+    judgments, length of the ideal, *ideal (sorted), *grades]`` (the parts given), and the formula is compiled once
     inside ``list.eval`` over it: Polars evaluates an expression once per reference in a
     ``group_by`` (and ``list.eval``), so each leaf reading the grades sorted the user's list
     again (nDCG@10 with the ideal read it six times); the packed list is read once.
@@ -224,21 +224,22 @@ def list_expr(measure: Measure, relevance: IntoExpr, *, ideal: IdealLike | None 
     slot = dict(zip(counts, range(len(header))))
     if ideal is not None:
         given = ideal_expr(ideal).first().cast(pl.List(pl.Float64))
-        header += [given.is_null().cast(pl.Float64), given.list.len().fill_null(0).cast(pl.Float64)]
-        parts = [*header, pl.coalesce(given, pl.lit([], dtype=pl.List(pl.Float64))),
-                 relevance.cast(pl.Float64).implode()]
-        packed = pl.concat_list(parts)
+        # sorted here, once per ranking by a list kernel: inside list.eval the sort ran once per
+        # reference to a judgment's grade; its length null for a null list (refused in the eval)
+        header.append(given.list.len().cast(pl.Float64))
+        ranked = pl.coalesce(given, pl.lit([], dtype=pl.List(pl.Float64))).list.sort(descending=True, nulls_last=True)
+        packed = pl.concat_list([*header, ranked, relevance.cast(pl.Float64).implode()])
     else:
         packed = pl.concat_list([*header, relevance.cast(pl.Float64).implode()]) if header else \
             relevance.cast(pl.Float64).implode()
     e, h = pl.element(), len(header)
     if ideal is not None:
-        size = e.get(h - 1).cast(pl.Int64)
+        size = e.get(h - 1).cast(pl.Int64).fill_null(0)
         judged = e.slice(h, size)
         if zeros is not None:  # the grade-0 judgments ideal= leaves out (n=), after the ideal's grades
             judged = judged.append(pl.repeat(0.0, e.get(len(counts)).cast(pl.Int64)))
         grades = e.slice(pl.lit(h, pl.Int64) + size)
-        absent: pl.Expr | None = e.get(h - 2)
+        absent: pl.Expr | None = e.get(h - 1).is_null().cast(pl.Int64)
     else:
         grades = e.slice(h) if h else e
         judged, absent = grades, None
@@ -247,9 +248,10 @@ def list_expr(measure: Measure, relevance: IntoExpr, *, ideal: IdealLike | None 
 
     def ordered(source: pl.Expr, order: d.Node) -> pl.Expr:
         """Judgments in ideal order: by ``order`` descending (``irank``'s order is the grade;
-        gain maps and G order by a mapped gain)."""
+        gain maps and G order by a mapped gain).  ``ideal=`` comes sorted by grade (the grade-0
+        judgments of ``n=`` after it: no grade above 0 follows them)."""
         if isinstance(order, d.Col) and order.name == "grade" and not isinstance(order, d.IRank):
-            return source.sort(descending=True, nulls_last=True)
+            return source if ideal is not None and source is judged else source.sort(descending=True, nulls_last=True)
         key = d.to_polars(order, scope(source, None, {}, source.len()))
         return source.sort_by(key, descending=True, nulls_last=True)
 
