@@ -96,6 +96,26 @@ class Plan:
         families are asked: the metric pass then holds no row)."""
         return self.contributes.key() != d.Lit(False).key() or self.reads_n_ret()
 
+    def cum_levels(self) -> list[dict[str, d.Node]]:
+        """The running sums in the order the engines compute them: a level's arguments read
+        only the running sums of earlier levels (a C/W/L weight is a running sum of a function
+        of the running gain).
+
+        >>> from rank_polars.measures import parse
+        >>> [sorted(level) for level in build_plan([("inst", parse("inst"))]).cum_levels()]
+        [['_c0'], ['_c1', '_c2']]
+        """
+        levels: list[dict[str, d.Node]] = []
+        done: set[str] = set()
+        left = dict(self.cums)
+        while left:
+            level = {n: a for n, a in left.items()
+                     if not any(isinstance(c, d.Col) and c.name in left for c in d.walk(a))}
+            levels.append(level)
+            done |= set(level)
+            left = {n: a for n, a in left.items() if n not in done}
+        return levels
+
     def judgments_need_n_ret(self) -> bool:
         return d.reads(self.judgment_aggs.values(), N_RET)
 

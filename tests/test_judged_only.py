@@ -15,7 +15,6 @@ import polars as pl
 import pytest
 import pytrec_eval
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import rank_polars as rp
 from rank_polars.errors import MetricNameError, RankPolarsError

@@ -70,7 +70,7 @@ def test_dcg_and_ndcg_agree_with_scikit_learn(queries, k):
 def orders(rows: list[tuple[float, int]]) -> list[list[int]]:
     """The grades in every order the scores allow (ties in any order), each order once per permutation."""
     groups = [[g for s, g in rows if s == score] for score in sorted({s for s, _ in rows}, reverse=True)]
-    return [sum(map(list, perm), []) for perm in itertools.product(*(itertools.permutations(g) for g in groups))]
+    return [list(itertools.chain(*perm)) for perm in itertools.product(*(itertools.permutations(g) for g in groups))]
 
 
 def mean_over_orders(rows: list[tuple[float, int]], value) -> float:
@@ -87,7 +87,7 @@ def test_precision_recall_hits_and_dcg_are_the_mean_over_the_ties_orders(queries
         relevant = sum(g > 0 for _, g in rows)
         want = {
             metrics[0]: mean_over_orders(rows, lambda o: sum(g > 0 for g in o[:k]) / k),
-            metrics[1]: mean_over_orders(rows, lambda o: sum(g > 0 for g in o[:k]) / relevant) if relevant else 0.0,
+            metrics[1]: mean_over_orders(rows, lambda o, r=relevant: sum(g > 0 for g in o[:k]) / r) if relevant else 0.0,
             metrics[2]: mean_over_orders(rows, lambda o: sum(g > 0 for g in o[:k])),
             metrics[3]: mean_over_orders(rows, lambda o: math.fsum(g / math.log2(i + 2) for i, g in enumerate(o[:k]))),
         }

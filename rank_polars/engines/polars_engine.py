@@ -449,9 +449,9 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
     for name, icum in d.ideal_cums([*plan.row_aggs.values(), *plan.cums.values()]).items():
         judg, jkeys = (qrels, [Q]) if qrels is not None else (labelled, keys)
         rows = _join_ideal_cum(rows, judg, jkeys, name, icum)
-    if plan.cums:
+    for level in plan.cum_levels():  # a running sum may read an earlier one
         rows = rows.with_columns(
-            compile_expr(arg).cum_sum().over(keys, order_by=RANK).alias(name) for name, arg in plan.cums.items()
+            compile_expr(arg).cum_sum().over(keys, order_by=RANK).alias(name) for name, arg in level.items()
         )
     in_pass = [c for c in checks if c not in repeats]
     counts = [e.alias(check_column(c)) for c, e in zip(in_pass, stat_exprs(in_pass))]

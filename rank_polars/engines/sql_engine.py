@@ -576,8 +576,10 @@ def per_query_query(
         rowx = rowx.replace(f"SELECT r.*{picked} FROM", f"SELECT r.*{picked}{''.join(icum_cols)} FROM", 1)
         rowx += "".join(icum_joins)
     window = f"PARTITION BY {_cols(keys)} ORDER BY {quote(RANK)} ASC NULLS FIRST ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
-    cums = "".join(f", SUM({compile_expr(arg)}) OVER ({window}) AS {quote(n)}" for n, arg in plan.cums.items())
-    q.add(ROWX, f"SELECT *{cums} FROM ({rowx}) AS x")
+    for i, level in enumerate(plan.cum_levels()):  # a running sum may read an earlier one
+        cums = "".join(f", SUM({compile_expr(arg)}) OVER ({window}) AS {quote(n)}" for n, arg in level.items())
+        rowx = f"SELECT *{cums} FROM ({rowx}) AS x{i or ''}"
+    q.add(ROWX, rowx if plan.cums else f"SELECT * FROM ({rowx}) AS x")
 
     # the repeats of validate.repeat_checks: rows of the whole run at a contributing row's
     # position (or with its item), a semi-join against the contributing rows

@@ -296,6 +296,48 @@ def floor(x: Operand) -> Node:
     return Func("floor", (wrap(x),))
 
 
+_SHIFT = 10  # the recurrences move the argument past 10, where the series below hold to ~1e-15
+
+
+def digamma(x: Operand) -> Node:
+    """ψ(x) for x > 0, as a formula (the C/W/L measures' sums of 1/i: H(n) = ψ(n + 1) + γ):
+    ψ(x) = ψ(x + 10) − Σ_{j<10} 1/(x + j), and ψ(y) by its asymptotic series for y ≥ 10
+    (error below 1e-14).
+
+    >>> import math, polars as pl
+    >>> value = pl.select(to_polars(digamma(Lit(1.0)), lambda n: None)).item()
+    >>> abs(value + 0.5772156649015329) < 1e-14
+    True
+    """
+    x = wrap(x)
+    y = x + float(_SHIFT)
+    series = ln(y) - 0.5 / y - 1.0 / (12.0 * power(y, 2.0)) + 1.0 / (120.0 * power(y, 4.0)) \
+        - 1.0 / (252.0 * power(y, 6.0)) + 1.0 / (240.0 * power(y, 8.0)) - 1.0 / (132.0 * power(y, 10.0))
+    for j in range(_SHIFT):
+        series = series - 1.0 / (x + float(j))
+    return series
+
+
+def trigamma(x: Operand) -> Node:
+    """ψ₁(x) = Σ_{i≥0} 1/(x + i)² for x > 0, as a formula (the C/W/L measures' sums of
+    1/(i + a)² over a range of ranks are differences of it): the first 10 terms, then the
+    asymptotic series at x + 10 (error below 1e-15).
+
+    >>> import math, polars as pl
+    >>> value = pl.select(to_polars(trigamma(Lit(1.0)), lambda n: None)).item()
+    >>> abs(value - math.pi ** 2 / 6) < 1e-14
+    True
+    """
+    x = wrap(x)
+    y = x + float(_SHIFT)
+    series = 1.0 / y + 1.0 / (2.0 * power(y, 2.0)) + 1.0 / (6.0 * power(y, 3.0)) - 1.0 / (30.0 * power(y, 5.0)) \
+        + 1.0 / (42.0 * power(y, 7.0)) - 1.0 / (30.0 * power(y, 9.0)) + 5.0 / (66.0 * power(y, 11.0)) \
+        - 691.0 / (2730.0 * power(y, 13.0))
+    for j in range(_SHIFT):
+        series = series + 1.0 / power(x + float(j), 2.0)
+    return series
+
+
 def safe_div(num: Node, den: Operand) -> Node:
     """``num / den``, and 0 where ``den`` is 0 (the documented 0/0 convention of every metric)."""
     den = wrap(den)
