@@ -32,7 +32,7 @@ import polars as pl
 from rank_polars import io as rio
 from rank_polars.errors import RankPolarsError
 from rank_polars.inputs import Columns, judgments_as_log, lazy, resolve
-from rank_polars.judges.table import judge_names, one_judge
+from rank_polars.judges.table import one_judge, per_judge
 from rank_polars.measures import parse_all
 from rank_polars.schema import Schema
 
@@ -60,12 +60,12 @@ def _by_judge(evaluate: Evaluate, call: dict[str, Any], schema: Schema) -> pl.Da
     by = [call["by"]] if isinstance(call["by"], str) else list(call["by"] or [])
     if column in by:
         raise RankPolarsError(f"by_judge=True adds the column {column!r}: it cannot also be a 'by' column")
-    source, judges = judge_names(call, schema)
-    if not judges:
+    parts = per_judge(call["qrels"], schema)
+    if not parts:
         raise RankPolarsError("by_judge=True: the judgments have no row, so no judge to evaluate under")
-    tables = [evaluate(**{**call, "qrels": source, "judge": who, "by_judge": False}) for who in judges]
-    return pl.concat([t.select(pl.lit(who, pl.String).alias(column), pl.all()) for who, t in zip(judges, tables)],
-                     how="vertical_relaxed")
+    tables = [evaluate(**{**call, "qrels": rows, "by_judge": False}).select(pl.lit(who, pl.String).alias(column), pl.all())
+              for who, rows in parts.items()]
+    return pl.concat(tables, how="vertical_relaxed")
 
 
 def top_grade(grades: pl.Expr) -> pl.Expr:

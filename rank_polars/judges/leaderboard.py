@@ -34,7 +34,7 @@ import polars as pl
 from rank_polars.errors import RankPolarsError
 from rank_polars.evaluate import evaluate
 from rank_polars.inputs import Source
-from rank_polars.judges.table import judge_names
+from rank_polars.judges.table import per_judge
 from rank_polars.measures import MetricLike, parse_all
 from rank_polars.schema import Schema, as_schema
 from rank_polars.stats.tests import paired_t_p
@@ -177,7 +177,8 @@ def leaderboard_agreement(
     if not isinstance(by, str):
         raise RankPolarsError(f"by must be one column name (the versions), got {by!r}")
     mapping = as_schema(schema)
-    source, names = judge_names({"qrels": judgments}, mapping, judges)
+    parts = per_judge(judgments, mapping, judges)
+    names = list(parts)
     if len(names) < 2:
         raise RankPolarsError(f"leaderboard_agreement compares judges: the judgments have {len(names)}")
     outputs = parse_all(metrics)
@@ -185,9 +186,9 @@ def leaderboard_agreement(
     higher = {label: spec.HIGHER_IS_BETTER for label, spec in outputs}
     column = mapping.judged("judge")
     query = mapping.column("query")
-    per = pl.concat([evaluate(log, metrics, qrels=source, judge=who, by=by, per_query=True, missing=missing,
-                              engine=engine, schema=mapping).select(pl.lit(who).alias(column), pl.all())
-                     for who in names], how="vertical_relaxed")
+    per = pl.concat([evaluate(log, metrics, qrels=rows, by=by, per_query=True, missing=missing, engine=engine,
+                              schema=mapping).select(pl.lit(who).alias(column), pl.all())
+                     for who, rows in parts.items()], how="vertical_relaxed")
     long = per.unpivot(labels, index=[column, by, query], variable_name="metric")
     means = long.group_by(column, "metric", by).agg(pl.col("value").mean())
     rankings = []

@@ -215,13 +215,24 @@ def check_judgments(frame: pl.DataFrame, query: str, item: str, relevance: str, 
     return frame.with_columns(pl.col(relevance).cast(pl.Float64))
 
 
-def judge_names(call: Mapping[str, Any], schema: Schema, judges: Sequence[str] | None = None) -> tuple[Any, list[str]]:
-    """The judgments of ``call`` read once, and their judges (``by_judge``)."""
-    source, column = read(call["qrels"], schema)
+def per_judge(qrels: Source, schema: Schema, judges: Sequence[str] | None = None) -> dict[str, Any]:
+    """Each judge's judgments without the judge column (``by_judge``, the leaderboards), in the
+    order of ``judges`` (default: every judge, sorted): read and split once, so that each judge's
+    evaluation reads its own rows only (a Spark DataFrame is filtered in Spark)."""
+    source, column = read(qrels, schema)
     if column is None:
         raise RankPolarsError(f"by_judge=True: the judgments have no judge column {schema.judged('judge')!r}; "
                               "name it with schema=rp.Schema(judge='...'), or give {judge: judgments}")
-    return source, list(judges) if judges is not None else judges_in(source, column)
+    have = judges_in(source, column)
+    unknown = [j for j in judges or [] if j not in have]
+    if unknown:
+        raise RankPolarsError(f"judges: {unknown[0]!r} is not among the judges of column {column!r}: {examples(have, 8)}")
+    chosen = list(judges) if judges is not None else have
+    if _is_spark(source):
+        return {who: _only(source, column, who) for who in chosen}
+    parts = lazy(source).filter(pl.col(column).is_in(chosen)).collect().partition_by(column, as_dict=True,
+                                                                                     include_key=False)
+    return {who: parts[(who,)] for who in chosen}
 
 
-__all__ = ["check_judgments", "judge_names", "judges_in", "judgments_of", "one_judge", "read"]
+__all__ = ["check_judgments", "judges_in", "judgments_of", "one_judge", "per_judge", "read"]
