@@ -234,6 +234,9 @@ def test_spark_reads_one_judge_of_a_spark_dataframe(spark_session: Any) -> None:
     assert got["p@1"].to_list() == [0.0, 1.0]
     with pytest.raises(rp.RankPolarsError, match="holds 2 judges"):
         rp.evaluate(LOG, "p@1", qrels=qrels, by="model", engine="spark", spark=spark_session)
+    table = rp.evaluate(LOG, "p@1", qrels=qrels, by="model", by_judge=True, engine="spark", spark=spark_session)
+    assert table.select("judge", "model", "p@1").rows() == [("llm", "a", 0.0), ("llm", "b", 1.0),
+                                                            ("people", "a", 1.0), ("people", "b", 0.0)]
 
 
 def test_a_stream_of_judgments_is_read_once_with_or_without_judges() -> None:

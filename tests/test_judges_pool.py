@@ -136,6 +136,12 @@ def test_ranks_by_score_are_trec_evals_order(tt: types.SimpleNamespace, log: pl.
     assert _pairs(rp.pool(log.drop("position"), depth=depth)) == _flat(want)
 
 
+def test_one_version_without_by() -> None:
+    log = pl.DataFrame({"query": ["q1", "q1", "q2"], "item": ["x", "y", "x"], "position": [1, 2, 1]})
+    got = rp.pool(log, depth=1, by=None)
+    assert got.select("query", "item", "versions").rows() == [("q1", "x", 1), ("q2", "x", 1)]
+
+
 def test_the_queue_of_one_judge_and_the_refusals() -> None:
     log = pl.DataFrame({"model": ["a", "a", "b"], "query": ["q1"] * 3, "item": ["x", "y", "z"], "position": [1, 2, 1]})
     two = pl.DataFrame({"query": ["q1", "q1"], "item": ["x", "z"], "relevance": [1, 0], "judge": ["people", "llm"]})
