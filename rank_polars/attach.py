@@ -178,8 +178,9 @@ def with_judgments(
            .join(per_query, on=q, how="inner"))
     if missing == "zero":
         keys = [*by_cols, q]
-        expected = run.select(by_cols).unique().join(per_query, how="cross") if by_cols else per_query
-        absent = expected.join(run.select(keys).unique(), on=keys, how="anti", nulls_equal=True)
+        present = run.select(keys).unique()  # one pass over the log's keys; the groups from its rankings
+        expected = present.select(by_cols).unique().join(per_query, how="cross") if by_cols else per_query
+        absent = expected.join(present, on=keys, how="anti", nulls_equal=True)
         out = pl.concat([out, absent], how="diagonal")
     return out.collect() if isinstance(log, pl.DataFrame) else out
 
