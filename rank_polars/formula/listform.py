@@ -99,8 +99,8 @@ def _checked(value: pl.Expr, grades: pl.Expr, measure: Measure, relevance: pl.Ex
              judged: pl.Expr | None, absent: pl.Expr | None) -> pl.Expr:
     """``value``, or an error naming the column where the list's grades, the judged grades of
     ``ideal=`` or the value are not finite numbers (``evaluate`` refuses both:
-    :func:`rank_polars.validate.check_values`), or where ``ideal=`` is null (``absent``: a
-    ranking without judgments, which ``evaluate`` leaves out).
+    :func:`rank_polars.validate.check_values`), or where ``ideal=``, ``r=`` or ``n=`` is null
+    (``absent``: their nulls; a ranking without judgments, which ``evaluate`` leaves out).
 
     Polars reads NaN above every number, so a NaN grade counted as relevant (ap of [1, NaN]
     was 1) and -inf as unjudged: refused, as ``evaluate`` refuses such labels.  Nulls pass
@@ -111,19 +111,22 @@ def _checked(value: pl.Expr, grades: pl.Expr, measure: Measure, relevance: pl.Ex
     # not share a subexpression, and the check reading ``value`` again doubled the cost
     top = grades.max() if judged is None else pl.max_horizontal(grades.max(), judged.max())
     parts = [value.alias("value"), (~grades.is_finite()).sum().alias("bad"), top.alias("top")]
-    if judged is not None and absent is not None:
-        parts += [(~judged.is_finite()).sum().alias("bad_ideal"), absent.alias("absent")]
+    if absent is not None:
+        parts.append(absent.alias("absent"))
+    if judged is not None:
+        parts.append((~judged.is_finite()).sum().alias("bad_ideal"))
     fields = pl.struct(*parts)
     value, bad, top = pl.field("value"), pl.field("bad"), pl.field("top")
     message = pl.when(bad > 0).then(
         pl.concat_str(pl.lit(f"{where}: a grade is NaN or infinite ("), bad.cast(pl.String),
                       pl.lit(" such grade in the list); grades must be finite numbers (a null grade is an unjudged item)")))
-    if judged is not None:
+    if absent is not None:
         message = message.when(pl.field("absent") > 0).then(
             # the data in the message, so that no optimiser folds it to a constant (_refused)
-            pl.concat_str(pl.lit(f"{where}: ideal= is null for a ranking of "), grades.len().cast(pl.String),
+            pl.concat_str(pl.lit(f"{where}: ideal=, r= or n= is null for a ranking of "), grades.len().cast(pl.String),
                           pl.lit(" items: its query has no judgments, and evaluate leaves such queries out; "
                                  "filter them out (rp.with_judgments does), or give an empty list")))
+    if judged is not None:
         message = message.when(pl.field("bad_ideal") > 0).then(
             pl.concat_str(pl.lit(f"{where}: a grade of ideal= is NaN or infinite ("), pl.field("bad_ideal").cast(pl.String),
                           pl.lit(" such grade); judged grades must be finite numbers")))
@@ -212,8 +215,8 @@ def list_expr(measure: Measure, relevance: IntoExpr, *, ideal: IdealLike | None 
     carries its own judgments.
 
     Everything the formula reads is packed into one list per ranking, ``[R, N or the grade-0
-    judgments, length of the ideal, *ideal (sorted), *grades]`` (the parts given), and the formula is compiled once
-    inside ``list.eval`` over it: Polars evaluates an expression once per reference in a
+    judgments, length of the ideal, *ideal (sorted), *grades]`` (the parts given), and the
+    formula is compiled once inside ``list.eval`` over it: Polars evaluates an expression once per reference in a
     ``group_by`` (and ``list.eval``), so each leaf reading the grades sorted the user's list
     again (nDCG@10 with the ideal read it six times); the packed list is read once.
     """
@@ -239,10 +242,11 @@ def list_expr(measure: Measure, relevance: IntoExpr, *, ideal: IdealLike | None 
         if zeros is not None:  # the grade-0 judgments ideal= leaves out (n=), after the ideal's grades
             judged = judged.append(pl.repeat(0.0, e.get(len(counts)).cast(pl.Int64)))
         grades = e.slice(pl.lit(h, pl.Int64) + size)
-        absent: pl.Expr | None = e.get(h - 1).is_null().cast(pl.Int64)
     else:
         grades = e.slice(h) if h else e
-        judged, absent = grades, None
+        judged = grades
+    # a null R, N or ideal would read as none: refused (a query without judgments, which evaluate leaves out)
+    absent = e.head(h).null_count() if h else None
     length = grades.len()
     values = {key: e.get(i) for key, i in slot.items()}
 
