@@ -176,6 +176,21 @@ def test_the_command_tracks_and_writes_the_chart(log, tmp_path):
     assert page.count("<svg") == 2 and page.count('class="band"') == 2 * 3 and "date=" not in page
 
 
+def test_the_command_exits_1_on_bad_input_2_on_a_wrong_command_line(log, tmp_path):
+    folder = tmp_path / "log"
+    write_days(log, folder, [1])
+    base = ["track", str(folder), "--store", str(tmp_path / "store"), "-m", "ndcg@10"]
+    runner = CliRunner()
+    for args in (["--by", "modle"], ["-m", "ndcg@x"], ["--qrels", str(tmp_path / "none.parquet")]):
+        bad = runner.invoke(main, [*base, *args])
+        assert bad.exit_code == 1, bad.output  # FAILED, as bad input in every command
+        assert bad.stdout == "" and bad.stderr.startswith("error: ")
+    assert not (tmp_path / "store" / "summary").exists()
+    usage = runner.invoke(main, [*base, "--engine", "spark"])
+    assert usage.exit_code == 2 and "polars or duckdb" in usage.stderr
+    assert runner.invoke(main, [*base, "--window", "1w", "--ci-method", "exact"]).exit_code == 2
+
+
 def test_the_monitoring_page_runs(tmp_path, monkeypatch, capsys):
     """Every python block of docs/monitoring.md, in order, in one namespace (as markdown-exec's session)."""
     page = (ROOT / "docs" / "monitoring.md").read_text(encoding="utf-8")

@@ -1,11 +1,13 @@
 """Exit codes, one-line error messages, and the library's wording turned into the CLI's.
 
-Exit codes (also in ``docs/cli.md``):
+Exit codes, the same in every command (also in ``docs/cli.md``):
 
-* ``OK`` (0): done; ``validate`` found warnings at most.
-* ``FAILED`` (1): bad data or arguments (one ``error: ...`` line on stderr), or ``validate``
-  found errors.
-* ``USAGE`` (2): the command line itself is wrong (unknown option, bad choice): click's code.
+* ``OK`` (0): done; ``validate`` found warnings at most; ``gate``: the candidate passes.
+* ``FAILED`` (1): bad data or arguments (one ``error: ...`` line on stderr, nothing on stdout),
+  or the check a command makes failed: ``validate`` found errors, ``gate`` found a regression
+  (its summary on stdout, no ``error:`` line).
+* ``USAGE`` (2): the command line itself is wrong (unknown option, bad choice, a missing
+  required option): click's code.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from rank_polars.errors import RankPolarsError
 from rank_polars.presentation import did_you_mean
 
 OK = 0
-FAILED = 1
+FAILED = 1  # bad input in every command, and a failed check (validate's errors, gate's regression)
 USAGE = 2
 
 

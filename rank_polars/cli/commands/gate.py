@@ -1,8 +1,10 @@
-"""``rank-polars gate``: may the candidate ship?  Exit 0 when it passes, 1 when it regresses.
+"""``rank-polars gate``: may the candidate ship?  Exit 0 when it passes, 1 when it does not.
 
-Exit statuses (a CI job reads them): ``PASSED`` (0), ``REGRESSED`` (1), ``USAGE`` (2: the command
-line itself is wrong, click's), ``BAD_INPUT`` (3: the data or an argument is wrong, with one
-``error: ...`` line, so that a broken input never reads as a regression).
+Exit statuses (a CI job reads them) are every command's (:mod:`rank_polars.cli.errors`): ``OK``
+(0) the candidate passes; ``FAILED`` (1) it regresses, with the summary on stdout, or the data or
+an argument is wrong, with one ``error: ...`` line on stderr and nothing on stdout (no summary,
+no ``--json`` file: a job that must tell the two apart reads the verdict there); ``USAGE`` (2) the
+command line itself is wrong.
 """
 
 from __future__ import annotations
@@ -13,22 +15,11 @@ from typing import Any
 import click
 
 from rank_polars.cli.commands.compare import as_column_type
-from rank_polars.cli.errors import OK, cli_wording, expected_errors, one_line
+from rank_polars.cli.errors import FAILED, OK
 from rank_polars.cli.loading import check_column, load
 from rank_polars.cli.options import engine_option, metric_input_options, metric_option, missing_option, order_option, progress_option, schema, tables
 from rank_polars.cli.output import check_file, write_file
 from rank_polars.cli.progress import choose
-
-PASSED = OK
-REGRESSED = 1
-BAD_INPUT = 3
-
-
-class BadInput(click.ClickException):
-    """Bad data or arguments: exit ``BAD_INPUT``, not the ``REGRESSED`` a CI job acts on."""
-
-    exit_code = BAD_INPUT
-
 
 def margin_value(text: str) -> Any:
     """``--margin``: a number in the metric's units, or a percentage (``1%``).
@@ -69,8 +60,8 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
             catalog: str | None, features: str | None, subtopics: str | None) -> int:
     """Gate a release: does the candidate lose more than --margin on some metric or segment?
 
-    Prints the Markdown summary; exits 0 when the candidate passes, 1 when it regresses,
-    3 on bad input (2 for a wrong command line).
+    Prints the Markdown summary; exits 0 when the candidate passes, 1 when it regresses
+    (1 too on bad input, with an error line and no summary; 2 for a wrong command line).
 
     \b
     Example:
@@ -79,30 +70,24 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     """
     from rank_polars.monitor.gate import gate
 
-    try:
-        check_file(json_file, force, "JSON file")
-        check_file(markdown_file, force, "Markdown file")
-        loaded = load(run, qrels, format_in, qrels_format, schema(), [by], order, metrics,
-                      tables(history, catalog, features, subtopics))
-        for column in segments:
-            check_column(loaded.schema, column, "run", "--segment")
-        versions = {k: as_column_type(v, loaded.schema.get(by)) for k, v in (("baseline", baseline), ("candidate", candidate))}
-        kwargs: dict[str, Any] = {"order": order} if order != "auto" else {}
-        with choose(progress).phase(loaded.what("gating")):
-            result = gate(loaded.run, loaded.metrics, qrels=loaded.qrels, by=by, margin=margin_value(margin),
-                          segments=list(segments) or None, min_queries=min_queries, alpha=alpha, test=test,  # type: ignore[arg-type]
-                          correction=None if correction == "none" else correction, require=require,  # type: ignore[arg-type]
-                          engine=engine, missing=missing, schema=loaded.mapping, **versions, **kwargs)  # type: ignore[arg-type]
-    except click.UsageError:
-        raise
-    except click.ClickException as e:  # the loader's own errors (a missing column, an existing file)
-        raise BadInput(e.format_message()) from e
-    except expected_errors() as e:
-        raise BadInput(cli_wording(one_line(str(e)))) from e
+    # bad input raises: one error line and FAILED from the group (rank_polars.cli.app), as in every command
+    check_file(json_file, force, "JSON file")
+    check_file(markdown_file, force, "Markdown file")
+    loaded = load(run, qrels, format_in, qrels_format, schema(), [by], order, metrics,
+                  tables(history, catalog, features, subtopics))
+    for column in segments:
+        check_column(loaded.schema, column, "run", "--segment")
+    versions = {k: as_column_type(v, loaded.schema.get(by)) for k, v in (("baseline", baseline), ("candidate", candidate))}
+    kwargs: dict[str, Any] = {"order": order} if order != "auto" else {}
+    with choose(progress).phase(loaded.what("gating")):
+        result = gate(loaded.run, loaded.metrics, qrels=loaded.qrels, by=by, margin=margin_value(margin),
+                      segments=list(segments) or None, min_queries=min_queries, alpha=alpha, test=test,  # type: ignore[arg-type]
+                      correction=None if correction == "none" else correction, require=require,  # type: ignore[arg-type]
+                      engine=engine, missing=missing, schema=loaded.mapping, **versions, **kwargs)  # type: ignore[arg-type]
     summary = result.markdown()
     click.echo(summary, nl=False)
     if markdown_file:
         write_file(markdown_file, summary, force=force)
     if json_file:
         write_file(json_file, json.dumps(result.to_dict(), indent=1, default=str) + "\n", force=force)
-    return PASSED if result.passed else REGRESSED
+    return OK if result.passed else FAILED

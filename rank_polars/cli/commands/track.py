@@ -1,4 +1,8 @@
-"""``rank-polars track``: evaluate the partitions a store lacks, print the series of all it holds."""
+"""``rank-polars track``: evaluate the partitions a store lacks, print the series of all it holds.
+
+Exit statuses are every command's (:mod:`rank_polars.cli.errors`): ``OK`` (0), ``FAILED`` (1: bad
+data or arguments, one ``error: ...`` line), ``USAGE`` (2: the command line, ``--engine spark``).
+"""
 
 from __future__ import annotations
 
