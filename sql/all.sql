@@ -579,12 +579,16 @@ __rp_universe AS (
          coalesce(x.n_ret, 0) AS n_ret, x.n_ret IS NOT NULL AS shown, j.ideal
   FROM __rp_lists AS x FULL JOIN __rp_expected AS e ON x.g IS NOT DISTINCT FROM e.g AND x.q = e.q
   LEFT JOIN __rp_judged AS j ON j.q = coalesce(x.q, e.q)
-  WHERE judgments IS NULL OR j.q IS NOT NULL)
+  WHERE judgments IS NULL OR j.q IS NOT NULL),
+-- the judged grades sorted once per ranking (each measure sorts them again: then in linear time);
+-- without judgments the ranking's own
+__rp_sorted AS (
+  SELECT * REPLACE (list_sort(coalesce(ideal, list_transform(s, lambda y: y.grade)), 'DESC', 'NULLS LAST') AS ideal)
+  FROM __rp_universe)
 SELECT u.g, u.q, u.qs, s.specs,
        list_transform(s.specs, lambda m: CASE WHEN NOT u.shown AND m.best THEN NULL
-                                             ELSE __rp_value(m, u.s, coalesce(u.ideal, list_transform(u.s, lambda y: y.grade)),
-                                                             u.n_ret, p.top) END) AS vals
-FROM __rp_universe AS u
+                                             ELSE __rp_value(m, u.s, u.ideal, u.n_ret, p.top) END) AS vals
+FROM __rp_sorted AS u
 CROSS JOIN __rp_metrics(metrics) AS s
 CROSS JOIN __rp_top AS p CROSS JOIN __rp_checks AS c
 WHERE c.ok;
