@@ -45,6 +45,8 @@ class Plan:
     values: dict[str, d.Node] = field(default_factory=dict)
     row_aggs: dict[str, d.Agg] = field(default_factory=dict)
     cums: dict[str, d.Node] = field(default_factory=dict)
+    #: tree.TieMax: the largest value over the contributing rows of a row's tie, after the cums
+    tie_maxes: dict[str, d.Node] = field(default_factory=dict)
     judgment_aggs: dict[str, d.Agg] = field(default_factory=dict)
     global_aggs: dict[str, d.Agg] = field(default_factory=dict)
     contributes: d.Node = field(default_factory=lambda: d.Lit(False))
@@ -64,7 +66,7 @@ class Plan:
     def row_refs(self) -> set[str]:
         """Judgment/global aggregates that the row level reads (joined onto the rows)."""
         names: set[str] = set()
-        for node in [*self.row_aggs.values(), *self.cums.values()]:
+        for node in [*self.row_aggs.values(), *self.cums.values(), *self.tie_maxes.values()]:
             for n in d.walk(node):
                 if isinstance(n, d.Col) and (n.name in self.judgment_aggs or n.name in self.global_aggs):
                     names.add(n.name)
@@ -95,6 +97,12 @@ class Plan:
         the ranking's length (not so for ``evaluate``'s stand-in ``num_q`` when only measure
         families are asked: the metric pass then holds no row)."""
         return self.contributes.key() != d.Lit(False).key() or self.reads_n_ret()
+
+    def tie_columns(self) -> dict[str, d.TieSum]:
+        """The :class:`~rank_polars.formula.tree.TieSum` columns the rows carry: those the row
+        aggregates read, and the tie a :class:`~rank_polars.formula.tree.TieMax` groups by."""
+        return d.tie_sums([*self.row_aggs.values(), *self.cums.values(), *self.tie_maxes.values(),
+                           *([d.TIE] if self.tie_maxes else [])])
 
     def cum_levels(self) -> list[dict[str, d.Node]]:
         """The running sums in the order the engines compute them: a level's arguments read
@@ -144,6 +152,9 @@ def build_plan(outputs: Sequence[tuple[str, Measure]], families: Sequence[tuple[
         if isinstance(n, d.Cum):
             arg = rewrite(n.arg)
             return register(plan.cums, "c", d.Cum(arg).key(), arg)
+        if isinstance(n, d.TieMax):
+            arg = rewrite(n.arg)
+            return register(plan.tie_maxes, "t", d.TieMax(arg).key(), arg)
         if isinstance(n, d.BinOp):
             return d.BinOp(n.op, rewrite(n.left), rewrite(n.right))
         if isinstance(n, d.Func):

@@ -372,7 +372,7 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
     with the :data:`EXACT` column saying where each held (:func:`fixed_sum`); else in rank order.
     """
     keys = inputs.keys
-    ties = d.tie_sums(plan.row_aggs.values())  # carried with the rank (formula.tree.TieSum)
+    ties = plan.tie_columns()  # carried with the rank (formula.tree.TieSum)
     run = ranked_run(inputs, ties)
 
     judged = (pl.col(GRADE) >= 0).alias(JUDGED)
@@ -453,6 +453,9 @@ def per_query(plan: Plan, inputs: Inputs, uni: pl.DataFrame, checks: Sequence[st
         rows = rows.with_columns(
             compile_expr(arg).cum_sum().over(keys, order_by=RANK).alias(name) for name, arg in level.items()
         )
+    if plan.tie_maxes:  # after the running sums, which they may read (formula.tree.TieMax)
+        tie = [*keys, compile_expr(d.TIE)]
+        rows = rows.with_columns(compile_expr(arg).max().over(tie).alias(name) for name, arg in plan.tie_maxes.items())
     in_pass = [c for c in checks if c not in repeats]
     counts = [e.alias(check_column(c)) for c, e in zip(in_pass, stat_exprs(in_pass))]
     row_aggs = _grouped(rows, keys, plan.row_aggs, RANK, counts, exact)

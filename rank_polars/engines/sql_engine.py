@@ -482,7 +482,7 @@ def per_query_query(
         q.add(RUN, judged_run_cte(src))
     q.add(UNIVERSE, universe_sql(src, missing) if universe is None else f"SELECT * FROM {universe}")
 
-    ties = d.tie_sums(plan.row_aggs.values())
+    ties = plan.tie_columns()
     ranked = ranked_cte(src, ties)
     tied = "".join(f", r.{quote(c)}" for c in ties)  # carried with the rank (formula.tree.TieSum)
     if not src.run_labels:
@@ -579,7 +579,11 @@ def per_query_query(
     for i, level in enumerate(plan.cum_levels()):  # a running sum may read an earlier one
         cums = "".join(f", SUM({compile_expr(arg)}) OVER ({window}) AS {quote(n)}" for n, arg in level.items())
         rowx = f"SELECT *{cums} FROM ({rowx}) AS x{i or ''}"
-    q.add(ROWX, rowx if plan.cums else f"SELECT * FROM ({rowx}) AS x")
+    if plan.tie_maxes:  # after the running sums, which they may read (formula.tree.TieMax)
+        tie = f"PARTITION BY {_cols(keys)}, {compile_expr(d.TIE)}"
+        maxes = "".join(f", MAX({compile_expr(arg)}) OVER ({tie}) AS {quote(n)}" for n, arg in plan.tie_maxes.items())
+        rowx = f"SELECT *{maxes} FROM ({rowx}) AS xt"
+    q.add(ROWX, rowx if plan.cums or plan.tie_maxes else f"SELECT * FROM ({rowx}) AS x")
 
     # the repeats of validate.repeat_checks: rows of the whole run at a contributing row's
     # position (or with its item), a semi-join against the contributing rows

@@ -230,6 +230,23 @@ class TieSum(Node):
         return "__rp_tie_" + hashlib.md5(self.key().encode()).hexdigest()[:10]
 
 
+#: A row's tie, as a number: the mean ordinal rank of the rows tied with it (disjoint runs of
+#: ranks have distinct means); by position every row is a tie of its own.
+TIE = TieSum(Col("rank")) / TieSum(Lit(1.0))
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TieMax(Node):
+    """The largest ``arg`` over the contributing rows of this row's tie (:data:`TIE`), computed
+    after the running sums, which ``arg`` may read: ``TieMax(Cum(x))`` is the running sum of
+    ``x`` through the end of the row's tie (the relevant items scored at least as high)."""
+
+    arg: Node
+
+    def key(self) -> str:
+        return f"tiemax({self.arg.key()})"
+
+
 def tie_sums(nodes: Iterable[Node]) -> dict[str, TieSum]:
     """The :class:`TieSum` nodes of the trees, by column name (the engines add them to the
     ranked run).
@@ -385,7 +402,7 @@ def children(n: Node) -> tuple[Node, ...]:
         return n.args
     if isinstance(n, When):
         return (n.cond, n.then, n.otherwise)
-    if isinstance(n, (Cum, Agg, TieSum)):
+    if isinstance(n, (Cum, Agg, TieSum, TieMax)):
         return (n.arg,)
     if isinstance(n, IRank):
         return (n.order,)

@@ -83,7 +83,7 @@ from rank_polars.measures.iprec import IPrec, IPrecAvg
 from rank_polars.measures.others import ERR, RBP, Bpref, Judged
 from rank_polars.measures.rbp_resid import RBPResid
 from rank_polars.measures.rr import RR
-from rank_polars.measures.roc import AUC, CoverageError
+from rank_polars.measures.roc import AUC, CoverageError, LabelRankingLoss
 from rank_polars.measures.cwl import MEASURES as CWL
 from rank_polars.measures.set_based import F1, Fallout, Hits, Precision, Recall, RPrecision, Success
 from rank_polars.measures.sets import SetAP, SetF, SetP, SetR, Utility
@@ -96,7 +96,7 @@ MEASURES: tuple[type[Measure], ...] = (
     *DIVERSITY,  # ndeval's family
     *BEYOND_BY_NAME,  # beyond accuracy that need no table; the rest: NEED_TABLES
     *CLICKS.values(),  # online click metrics
-    AUC, CoverageError,  # scikit-learn's ranking metrics per query
+    AUC, CoverageError, LabelRankingLoss,  # scikit-learn's ranking metrics per query
     *CWL,  # the C/W/L family (cwl_eval)
 )
 

@@ -20,7 +20,12 @@ def _tie_count() -> d.Node:
 
 def _mid_rank() -> d.Node:
     """The mean of the ordinal ranks of the row's tie (the row's rank when no other row ties it)."""
-    return d.TieSum(d.RANK) / _tie_count()
+    return d.TIE
+
+
+def _last_of_tie() -> d.Node:
+    """The last ordinal rank of the row's tie: the items scored at least as high as the row."""
+    return _mid_rank() + (_tie_count() - 1.0) / 2.0
 
 
 class AUC(Measure):
@@ -87,5 +92,41 @@ class CoverageError(Measure):
     HIGHER_IS_BETTER = False
 
     def value(self) -> d.Node:
-        last_of_tie = _mid_rank() + (_tie_count() - 1.0) / 2.0
-        return d.row_max(d.when(self.relevant(), last_of_tie, 0.0))
+        return d.row_max(d.when(self.relevant(), _last_of_tie(), 0.0))
+
+
+class LabelRankingLoss(Measure):
+    """label_ranking_loss = (relevant, non-relevant) pairs with the relevant item scored no higher / (relevant x non-relevant items of the list).
+
+    scikit-learn's ``label_ranking_loss`` per ranking: the share of pairs the scores order
+    wrongly, a tie counting as wrong (where ``auc`` counts it half); 0 when the list has no
+    relevant or no non-relevant item, as scikit-learn.  Lower is better.  For a relevant item,
+    the non-relevant ones scored at least as high are the items through the end of its tie less
+    the relevant ones there (a running count through the tie,
+    :class:`~rank_polars.formula.tree.TieMax`).
+
+    >>> import polars as pl, rank_polars as rp
+    >>> run = pl.DataFrame({"query": ["q"] * 3, "item": list("abc"), "score": [0.25, 0.5, 0.5],
+    ...                     "relevance": [1, 0, 1]})
+    >>> rp.evaluate(run, ["label_ranking_loss", "auc"])  # label_ranking_loss([[1, 0, 1]], [[0.25, 0.5, 0.5]])
+    shape: (1, 3)
+    ┌─────────┬────────────────────┬──────┐
+    │ queries ┆ label_ranking_loss ┆ auc  │
+    │ ---     ┆ ---                ┆ ---  │
+    │ u32     ┆ f64                ┆ f64  │
+    ╞═════════╪════════════════════╪══════╡
+    │ 1       ┆ 1.0                ┆ 0.25 │
+    └─────────┴────────────────────┴──────┘
+    """
+
+    NAME = "label_ranking_loss"
+    PARAMS = {"rel": REL}
+    SUPPORTS_CUTOFF = False
+    HIGHER_IS_BETTER = False
+
+    def value(self) -> d.Node:
+        rel = self.relevant()
+        n_rel = d.row_sum(d.ind(rel))
+        relevant_through_tie = d.TieMax(d.Cum(d.ind(rel)))
+        wrong = d.row_sum(d.when(rel, _last_of_tie() - relevant_through_tie, 0.0))
+        return d.safe_div(wrong, n_rel * (d.N_RET - n_rel))
