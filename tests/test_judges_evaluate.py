@@ -251,3 +251,18 @@ def test_a_stream_of_judgments_is_read_once_with_or_without_judges() -> None:
     assert rp.evaluate(LOG, "p@1", qrels=stream(TWO), judge="llm", by="model")["p@1"].to_list() == [0.0, 1.0]
     people = TWO.filter(pl.col("judge") == "people").drop("judge")
     assert rp.evaluate(LOG, "p@1", qrels=stream(people), by="model")["p@1"].to_list() == [1.0, 0.0]
+
+
+def test_to_sqls_judges_and_bounds_run_in_spark_as_evaluate_computes_them(spark_session: Any) -> None:
+    log = LOG
+    some = TWO.filter(~((pl.col("judge") == "llm") & (pl.col("item") == "y")))  # y unjudged by the llm
+    spark_session.createDataFrame(log.to_pandas()).createOrReplaceTempView("judges_logs")
+    spark_session.createDataFrame(some.to_pandas()).createOrReplaceTempView("judges_judgments")
+    sql = rp.to_sql(["p@1", "ndcg@2"], table="judges_logs", qrels="judges_judgments", by="model",
+                    judge=["llm", "people"], bounds=True, dialect="spark")
+    got = pl.from_pandas(spark_session.sql(sql).toPandas())
+    want = rp.evaluate(log, ["p@1", "ndcg@2"], qrels=some, by="model", by_judge=True, bounds=True)
+    assert got.columns == want.columns
+    assert np.allclose(got.select(pl.exclude("judge", "model").cast(pl.Float64)).to_numpy(),
+                       want.select(pl.exclude("judge", "model").cast(pl.Float64)).to_numpy(), atol=TOL, rtol=0)
+    assert got.select("judge", "model").rows() == want.select("judge", "model").rows()
