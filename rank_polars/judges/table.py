@@ -167,7 +167,7 @@ def one_judge(qrels: Source | None, schema: Schema, judge: str | None) -> Source
     if judge is None:
         if len(judges) > 1:
             raise RankPolarsError(f"qrels: column {column!r} holds {len(judges)} judges ({examples(judges, 8)}): "
-                                  "choose one with judge='...', or evaluate under each with by_judge=True")
+                                  "choose one with judge='...' (or pass one judge's rows), or evaluate under each with by_judge=True")
         return _only(source, column, judges[0]) if judges else lazy(source).drop(column)
     if judge not in judges:
         raise RankPolarsError(f"judge={judge!r} is not among the judges of column {column!r}: {examples(judges, 8)}")
