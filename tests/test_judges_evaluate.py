@@ -266,3 +266,21 @@ def test_to_sqls_judges_and_bounds_run_in_spark_as_evaluate_computes_them(spark_
     assert np.allclose(got.select(pl.exclude("judge", "model").cast(pl.Float64)).to_numpy(),
                        want.select(pl.exclude("judge", "model").cast(pl.Float64)).to_numpy(), atol=TOL, rtol=0)
     assert got.select("judge", "model").rows() == want.select("judge", "model").rows()
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb", "sql"])
+def test_bounds_with_judgments_named_otherwise(engine: str) -> None:
+    """z (shown by b at 2) is unjudged: P@2 of b is 0 with it not relevant, 1/2 with it relevant."""
+    log = pl.DataFrame({"model": ["a", "a", "b", "b"], "sid": ["q1"] * 4, "item": ["x", "y", "y", "z"],
+                        "position": [1, 2, 1, 2]})
+    judged = pl.DataFrame({"qid": ["q1", "q1"], "item": ["x", "y"], "grade": [1, 0], "rater": ["p", "p"]})
+    schema = rp.Schema(query="sid", judgments=rp.Schema(query="qid", relevance="grade", judge="rater"))
+    args = {"by": "model", "schema": schema, "judge": "p", "bounds": True}
+    if engine == "sql":
+        con = duckdb.connect()
+        con.register("logs", log.to_arrow())
+        con.register("judged", judged.to_arrow())
+        got = con.sql(rp.to_sql(["p@2"], table="logs", qrels="judged", **args)).pl()
+    else:
+        got = rp.evaluate(log, ["p@2"], qrels=judged, engine=engine, **args)
+    assert got.select("model", "p@2_low", "p@2_high").rows() == [("a", 0.5, 0.5), ("b", 0.0, 0.5)]
