@@ -436,13 +436,14 @@ CREATE OR REPLACE MACRO unj(l, k := NULL, n_ret := NULL) AS __rp_unj(list_transf
 --      ranking's own (the ideal ranking and R from its labels).
 --   metrics: metric names as rank_polars.evaluate reads them (ndcg@10, ndcg(gain=exp)@10,
 --      p(rel=2)@5, rbp(p=0.9), map, mrr, P_5, ndcg_cut_10, recip_rank, gm_map, ...), each
---      with its own cutoff; default ['ndcg@10', 'map', 'mrr', 'p@10', 'recall@10'].
---   by: grouping columns, default [] (one row).
+--      with its own cutoff; default NULL: ['ndcg@k', 'map', 'mrr', 'p@k', 'recall@k'].
+--   by: grouping columns; [] one row; default NULL: by model when the log has a model column.
 --   query, item, position, relevance: the column names (defaults: their own names).
 --   score: a score column: rank by score descending, ties by item id (as text) descending
 --      (trec_eval); default NULL: rank by position (1 = first).
 --   missing: 'zero' (default) scores a judged query a group did not rank 0 (left out of the
 --      lower-is-better measures, such as fallout); 'skip' leaves it out.
+--   k: the cutoff of the default metrics (10).
 -- Bad data (null ids or positions, repeated positions, repeated judged items or judgments,
 -- NaN labels, an unknown metric) stops the query with an error naming the column and queries.
 --
@@ -513,7 +514,7 @@ CREATE OR REPLACE MACRO __rp_rankings(t, judgments, metrics, "by", query, item, 
 WITH
 __rp_src AS (SELECT *, NULL AS __rp_all FROM query_table(t)),
 __rp_run AS (
-  SELECT struct_pack(*COLUMNS(lambda c: list_contains(CAST("by" AS VARCHAR[]), c) OR c = '__rp_all')) AS g,
+  SELECT struct_pack(*COLUMNS(lambda c: list_contains(CAST(coalesce("by", ['model']) AS VARCHAR[]), c) OR c = '__rp_all')) AS g,
          struct_pack(*COLUMNS(lambda c: c = query)) AS qs,
          COLUMNS(lambda c: c = query) AS q,
          COLUMNS(lambda c: c = item) AS i,
@@ -552,7 +553,7 @@ __rp_checks AS (
   SELECT CASE
     WHEN missing IS NULL OR missing NOT IN ('zero', 'skip') THEN error('rank_eval: ' || 'missing := must be ''zero'' or ''skip''')
     WHEN list_contains(CAST("by" AS VARCHAR[]), query) OR list_contains(CAST("by" AS VARCHAR[]), item) THEN error('rank_eval: ' || 'by := names the query or item column; group by other columns')
-    WHEN (SELECT len(json_keys(to_json(any_value(g)))) FROM __rp_lists) <> len(list_distinct("by")) + 1 THEN error('rank_eval: ' || 'a column of by := ' || CAST("by" AS VARCHAR) || ' is not in the log, or is named twice')
+    WHEN "by" IS NOT NULL AND (SELECT len(json_keys(to_json(any_value(g)))) FROM __rp_lists) <> len(list_distinct("by")) + 1 THEN error('rank_eval: ' || 'a column of by := ' || CAST("by" AS VARCHAR) || ' is not in the log, or is named twice')
     WHEN (SELECT count_if(q IS NULL) FROM __rp_judged) > 0 THEN error('rank_eval: ' || 'judgments: column ''' || query || ''' (query) has null query ids')
     WHEN (SELECT sum(bad_item) FROM __rp_judged) > 0 THEN error('rank_eval: ' || 'judgments: column ''' || item || ''' (item) has null item ids, queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE bad_item > 0)) FROM __rp_judged))
     WHEN (SELECT sum(bad_grade) FROM __rp_judged) > 0 THEN error('rank_eval: ' || 'judgments: column ''' || relevance || ''' has null or NaN grades or infinite ones, queries ' || (SELECT __rp_examples(list(q) FILTER (WHERE bad_grade > 0)) FROM __rp_judged))
@@ -592,14 +593,14 @@ FROM __rp_sorted AS u
 CROSS JOIN __rp_metrics(metrics) AS s
 CROSS JOIN __rp_top AS p CROSS JOIN __rp_checks AS c
 WHERE c.ok;
-CREATE OR REPLACE MACRO rank_eval_per_query(t, judgments := NULL, metrics := ['ndcg@10', 'map', 'mrr', 'p@10', 'recall@10'], "by" := [], query := 'query', item := 'item', "position" := 'position', score := NULL, relevance := 'relevance', missing := 'zero') AS TABLE
+CREATE OR REPLACE MACRO rank_eval_per_query(t, judgments := NULL, metrics := NULL, "by" := NULL, query := 'query', item := 'item', "position" := 'position', score := NULL, relevance := 'relevance', missing := 'zero', k := 10) AS TABLE
 SELECT * EXCLUDE (__rp_all) FROM (
-  SELECT unnest(g), unnest(qs), unnest(from_json(to_json(map(metrics, vals)), '{' || array_to_string(list_transform(metrics, lambda m: to_json(m) || ': "DOUBLE"'), ', ') || '}'))
-  FROM __rp_rankings(t, judgments, metrics, "by", query, item, "position", score, relevance, missing))
+  SELECT unnest(g), unnest(qs), unnest(from_json(to_json(map(coalesce(metrics, ['ndcg@' || CAST(k AS VARCHAR), 'map', 'mrr', 'p@' || CAST(k AS VARCHAR), 'recall@' || CAST(k AS VARCHAR)]), vals)), '{' || array_to_string(list_transform(coalesce(metrics, ['ndcg@' || CAST(k AS VARCHAR), 'map', 'mrr', 'p@' || CAST(k AS VARCHAR), 'recall@' || CAST(k AS VARCHAR)]), lambda m: to_json(m) || ': "DOUBLE"'), ', ') || '}'))
+  FROM __rp_rankings(t, judgments, coalesce(metrics, ['ndcg@' || CAST(k AS VARCHAR), 'map', 'mrr', 'p@' || CAST(k AS VARCHAR), 'recall@' || CAST(k AS VARCHAR)]), "by", query, item, "position", score, relevance, missing))
 ORDER BY ALL;
-CREATE OR REPLACE MACRO rank_eval(t, judgments := NULL, metrics := ['ndcg@10', 'map', 'mrr', 'p@10', 'recall@10'], "by" := [], query := 'query', item := 'item', "position" := 'position', score := NULL, relevance := 'relevance', missing := 'zero') AS TABLE
+CREATE OR REPLACE MACRO rank_eval(t, judgments := NULL, metrics := NULL, "by" := NULL, query := 'query', item := 'item', "position" := 'position', score := NULL, relevance := 'relevance', missing := 'zero', k := 10) AS TABLE
 WITH
-__rp_pq AS (FROM __rp_rankings(t, judgments, metrics, "by", query, item, "position", score, relevance, missing)),
+__rp_pq AS (FROM __rp_rankings(t, judgments, coalesce(metrics, ['ndcg@' || CAST(k AS VARCHAR), 'map', 'mrr', 'p@' || CAST(k AS VARCHAR), 'recall@' || CAST(k AS VARCHAR)]), "by", query, item, "position", score, relevance, missing)),
 __rp_long AS (SELECT g, unnest(range(1, len(vals) + 1)) AS idx, unnest(vals) AS v, unnest(specs) AS m FROM __rp_pq),
 __rp_means AS (
   SELECT g, idx, CASE any_value(m.agg) WHEN 'sum' THEN coalesce(sum(v), 0.0)
@@ -610,5 +611,5 @@ __rp_counts AS (SELECT g, count(*) AS queries FROM __rp_pq GROUP BY g),
 __rp_wide AS (
   SELECT c.g, c.queries, list(a.v ORDER BY a.idx) AS vals
   FROM __rp_counts AS c JOIN __rp_means AS a ON c.g IS NOT DISTINCT FROM a.g GROUP BY c.g, c.queries)
-SELECT * EXCLUDE (__rp_all) FROM (SELECT unnest(g), queries, unnest(from_json(to_json(map(metrics, vals)), '{' || array_to_string(list_transform(metrics, lambda m: to_json(m) || ': "DOUBLE"'), ', ') || '}')) FROM __rp_wide)
+SELECT * EXCLUDE (__rp_all) FROM (SELECT unnest(g), queries, unnest(from_json(to_json(map(coalesce(metrics, ['ndcg@' || CAST(k AS VARCHAR), 'map', 'mrr', 'p@' || CAST(k AS VARCHAR), 'recall@' || CAST(k AS VARCHAR)]), vals)), '{' || array_to_string(list_transform(coalesce(metrics, ['ndcg@' || CAST(k AS VARCHAR), 'map', 'mrr', 'p@' || CAST(k AS VARCHAR), 'recall@' || CAST(k AS VARCHAR)]), lambda m: to_json(m) || ': "DOUBLE"'), ', ') || '}')) FROM __rp_wide)
 ORDER BY ALL;
