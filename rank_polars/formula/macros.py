@@ -1,22 +1,23 @@
 """Generate the DuckDB macro files in ``sql/`` from the metric specs.
 
-Each measure is one macro over a ranked list of grades, ``__rp_<name>(l, k, <every parameter
-SQL can hold>, ideal, r, n, n_ret)``, with exactly the semantics of the list-form engine
-(:mod:`rank_polars.formula.listform`): rank = list index, NULL or negative grades are
-unjudged.  The judgment aggregates (the ideal ranking, R, bpref's N, the top judged grade)
-read ``ideal`` (the query's judged grades) or, without it, the list itself; ``r`` and ``n``
-stand for R and N; ``n_ret`` for the number retrieved (default: the list's length).  The
-public macro (``ndcg(l, k := NULL, ...)``) takes the arguments of the
-:mod:`rank_polars.formula.exprs` function of the same name and calls it.
+Each measure is one macro over a ranking, ``__rp_<name>(s, n_ret, k, <every parameter a list
+can express>, ideal, r, n)``: ``s`` holds the ranking's rows as ``{rank, grade}`` structs in
+rank order (at least every row whose grade is not NULL: an unjudged row adds 0 to every
+aggregate, the plan's contributing rows), ``n_ret`` is the number retrieved.  The judgment
+aggregates (the ideal ranking, R, bpref's N, the top judged grade) read ``ideal`` (the query's
+judged grades) or, without it, the ranking's own grades; ``r`` and ``n`` stand for R and N.
+The public macro (``ndcg(l, k := NULL, ...)``) takes a list of grades in rank order and the
+arguments of the :mod:`rank_polars.formula.exprs` function of the same name, and calls it
+with rank = list index: the semantics of the list-form engine (:mod:`rank_polars.formula.listform`).
 
 The formula is the spec's :meth:`~rank_polars.measures.base.Measure.value` tree compiled by
 :func:`rank_polars.formula.tree.to_sql`, the compiler the SQL engine and ``rp.to_sql`` use;
 only the leaves are new:
 
-``rank``/``irank`` -> the lambda's index, ``grade`` -> the lambda's element,
-``Cum(x)`` -> ``list_sum`` of ``x`` over ``list_slice(list, 1, i)``,
-row aggregates -> ``list_sum``/``list_max`` of ``list_transform`` over the list,
-judgment aggregates -> the same over ``list_sort(COALESCE(ideal, list), 'DESC', 'NULLS LAST')``.
+``rank`` -> the row's ``rank`` field, ``irank`` -> the index in the sorted judgments,
+``grade`` -> the element's grade, ``Cum(x)`` -> ``list_sum`` of ``x`` over ``list_slice(s, 1, i)``,
+row aggregates -> ``list_sum``/``list_max`` of ``list_transform`` over ``s``,
+judgment aggregates -> the same over ``list_sort(COALESCE(ideal, grades of s), 'DESC', 'NULLS LAST')``.
 
 The specs bake their options into the tree, a macro takes them as arguments.  So the tree is
 built once per option value and the variants are merged: where two trees differ, a
@@ -25,9 +26,10 @@ sub-expression depends on ``gain``).  Numeric options (``k``, ``rel``, ``max``, 
 built with a sentinel value that is then replaced by the macro argument; a guard makes sure
 no sentinel survives into the SQL text.
 
-``tables.sql`` (:mod:`rank_polars.formula.rank_eval_sql` would be its own module; it is the
-second half of this one) holds the table macros ``rank_eval`` / ``rank_eval_per_query``: the
-metric names parsed in SQL, each computed by its measure macro over one list per ranking.
+``tables.sql`` holds the table macros ``rank_eval`` / ``rank_eval_per_query``, the whole
+evaluation of a log and its judgments: the metric names parsed in SQL (``__rp_metrics``, from
+the registry's names and the parser's tables), each computed by its measure's macro
+(``__rp_value``) over one list per ranking.
 
 Regenerate the files with ``python -m rank_polars.formula.macros [OUTPUT_DIR]``.
 """
@@ -488,7 +490,12 @@ def scalar_file(name: str, aliases: Sequence[str] = ()) -> str:
 def supported() -> dict[str, tuple[str, type[Measure]]]:
     """The measures ``rank_eval`` reads: canonical name -> (the SCALAR macro computing it, the
     spec class).  A measure that is another per query (``gm_map`` is ``ap``, combined by a
-    geometric mean: its spec's ``AGGREGATE``) is computed by that one's macro."""
+    geometric mean: its spec's ``AGGREGATE``) is computed by that one's macro.
+
+    >>> table = supported()
+    >>> table["ndcg"][0], table["gm_map"][0], table["r"][0], "infap" in table
+    ('ndcg', 'ap', 'recall', False)
+    """
     own = {REGISTRY[name]: name for name, _ in SCALAR}
     out: dict[str, tuple[str, type[Measure]]] = {}
     for cls in MEASURES:
@@ -905,4 +912,4 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["SCALAR", "files", "formula", "merge", "scalar_body", "write"]
+__all__ = ["SCALAR", "files", "formula", "measure_options", "merge", "scalar_body", "supported", "tables_sql", "write"]
