@@ -158,3 +158,27 @@ def test_a_lower_is_better_metric_loses_where_it_rises(log):
     assert fr["higher_is_better"] is False and fr["diff"] > 0  # fall-out rose where v3 broke
     assert fr["loss"] == pytest.approx(fr["diff"]) and fr["significant"]
     assert out.row(0, named=True)["value"] == "fr"  # the worst loss first
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e13])  # 1e13: past the fixed point's bound, ordered sums
+def test_the_summary_has_the_same_bits_in_any_row_order_and_is_numpys(scale):
+    import math
+
+    from rank_polars.monitor.segments import summary
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    rows = pl.DataFrame({"metric": "m", "baseline": "a", "version": "b", "country": rng.choice(["fr", "de", "us"], n),
+                         "x": rng.random(n) * scale, "y": rng.random(n) * scale})
+    d = pl.col("y") - pl.col("x")
+    first = summary(rows.lazy(), ["country"], d).sort("segment", "value")
+    for seed in range(3):
+        again = summary(rows.sample(fraction=1.0, shuffle=True, seed=seed).lazy(), ["country"], d).sort("segment", "value")
+        assert again.equals(first)
+    for row in first.iter_rows(named=True):
+        part = rows if row["segment"] == "(all)" else rows.filter(pl.col("country") == row["value"])
+        x, y = part["x"].to_numpy(), part["y"].to_numpy()
+        assert row["n"] == len(x)
+        assert row["mean_x"] == pytest.approx(math.fsum(x) / len(x), rel=1e-15)
+        assert row["mean_d"] == pytest.approx(math.fsum(y - x) / len(x), rel=1e-13, abs=1e-15 * scale)
+        assert row["sd_d"] == pytest.approx(np.std(y - x, ddof=1), rel=1e-13)

@@ -241,3 +241,20 @@ def test_a_single_file_is_partitioned_by_its_time_column(log, tmp_path, calls):
     log.filter(pl.col("date").dt.day() == 3).write_parquet(tmp_path / "more" / "again.parquet")
     with pytest.raises(RankPolarsError, match="date=2026-11-03 is in more than one place"):
         rp.track([tmp_path / "all.parquet", tmp_path / "more" / "again.parquet"], ["ndcg@10"], store=tmp_path / "store")
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e20])  # 1e20: past the fixed point (beyond Int128), added in order
+def test_a_partitions_means_have_the_same_bits_in_any_row_order(scale):
+    import math
+
+    rng = np.random.default_rng(3)
+    per = pl.DataFrame({"model": rng.choice(["v1", "v2"], 4000), "query": np.arange(4000),
+                        "ndcg@10": rng.random(4000) * scale})
+    outputs = rp.measures.parse_all(["ndcg@10"])
+    first = track_module._summary(per, outputs, ["model"]).sort("model")
+    for seed in range(3):
+        shuffled = per.sample(fraction=1.0, shuffle=True, seed=seed)
+        assert track_module._summary(shuffled, outputs, ["model"]).sort("model").equals(first)
+    for row in first.iter_rows(named=True):
+        values = per.filter(pl.col("model") == row["model"])["ndcg@10"].to_numpy()
+        assert row["ndcg@10"] == pytest.approx(math.fsum(values) / len(values), rel=1e-15)

@@ -8,6 +8,8 @@
   the fingerprints that say what is already evaluated;
 * :mod:`.track` — :func:`rank_polars.track`: evaluate the partitions the store lacks, return
   the series (per day, or per window of the stored values).
+* :mod:`.sums` — sums with the same bits on every run: the engines' fixed point within its bound,
+  checked once, else ordered sums; means and sds from them.
 
 No metric is computed here: the values come from :func:`rank_polars.evaluate`.  This file
 imports nothing, so that :mod:`rank_polars.stats.compare` can load :mod:`.segments` alone.

@@ -24,10 +24,10 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 import polars as pl
 
-from rank_polars.engines.polars_engine import FIXED_BOUND, fixed_sum
 from rank_polars.errors import CoverageWarning, DataError, RankPolarsError, examples, warn
 from rank_polars.inputs import Source, scan
 from rank_polars.measures import MetricLike, parse_all
+from rank_polars.monitor.sums import adder, moments, spread_terms, within_bound
 from rank_polars.presentation import did_you_mean
 from rank_polars.schema import Schema, as_schema
 from rank_polars.stats import tests as stats
@@ -131,8 +131,8 @@ def paired(per: pl.DataFrame, by: str, query: str, labels: Sequence[str], pairs:
     for base, version in pairs:
         x = per.filter(pl.col(by) == base).select(query, *labels).with_columns(__in_x=pl.lit(True))
         y = per.filter(pl.col(by) == version).select(query, *labels).with_columns(__in_y=pl.lit(True))
-        # sorted: the means below add the values in this order, the same whatever order evaluate gave
-        both = x.join(y, on=query, how="full", coalesce=True, suffix="__y").sort(query)
+        # in any order: the sums over these rows are order-free (summary)
+        both = x.join(y, on=query, how="full", coalesce=True, suffix="__y")
         absent = both.filter(pl.col("__in_x").is_null() | pl.col("__in_y").is_null()).height
         for label in labels:
             fill = pl.lit(0.0) if missing == "zero" and better[label] else pl.lit(None, dtype=pl.Float64)
@@ -167,47 +167,38 @@ def summary(rows: pl.LazyFrame, segments: Sequence[str], d: pl.Expr, e: pl.Expr 
             keys: Sequence[str] = ("metric", "baseline", "version"), keep: bool = False) -> pl.DataFrame:
     """Per group of ``keys`` over every query (segment and value ``"(all)"``) and per value of each
     segment column of ``rows``: ``n``, ``mean_x``, ``mean_y``, the mean and standard deviation of the
-    per-query ``d`` (and of a second per-query value ``e``; ``keep``: its list too, for a rank test),
-    ``flat_d`` / ``flat_e`` (every value the same within rounding, as ``stats.degenerate``) and
-    ``scale`` (the largest absolute value compared).
+    per-query ``d`` (and of a second per-query value ``e``; ``keep``: its sorted list too, for a rank
+    test), ``flat_d`` / ``flat_e`` (every value the same within rounding, as ``stats.degenerate``)
+    and ``scale`` (the largest absolute value compared).
 
     One ``group_by`` per segment column over the paired rows (never a copy of them per segment).
-    Each sum is in fixed point (the engines' ``fixed_sum``: associative, so the same bits whatever
-    order the joins deliver the rows in), of the values less their group's overall mean (so that the
-    sum of squares does not cancel): ``var = (S2 - S1^2 / n) / (n - 1)``.
+    The sums are the engines' fixed point (:mod:`rank_polars.monitor.sums`: the same bits whatever
+    order the joins deliver the rows in, no sort), its bound checked once per group of ``keys`` (a
+    segment value's rows are a part of one), else ordered sums.
     """
     keys = list(keys)
     named = ["d", *([] if e is None else ["e"])]
     # collected once: the join of the segments, then read by every pass below
-    body = rows.with_columns(d.alias("d"), *([] if e is None else [e.alias("e")])).collect().lazy()
-    largest = body.select(pl.max_horizontal(pl.col("x", "y", *named).abs().max()) * pl.len()).collect().item()
-    # the fixed point holds a sum while its largest term times the rows stays below FIXED_BOUND: far
-    # beyond any metric's values (squares of deviations: 4 x the largest squared); past it, plain sums
-    exact = largest is None or 4 * max(largest, largest ** 2) < FIXED_BOUND
-    add = fixed_sum if exact else (lambda v: v.sum())
-    centre = body.group_by(keys).agg((add(pl.col(c)) / pl.len()).alias(f"__c_{c}") for c in named)
-    body = body.join(centre, on=keys, how="left", nulls_equal=True).with_columns(
-        (pl.col(c) - pl.col(f"__c_{c}")).alias(f"__{c}") for c in named)
-    aggs = [pl.len().alias("n"), add(pl.col("x")).alias("__sx"), add(pl.col("y")).alias("__sy"),
+    body = rows.with_columns(d.alias("d"), *([] if e is None else [e.alias("e")])).collect()
+    terms = {"x": pl.col("x"), "y": pl.col("y")}
+    for c in named:
+        terms |= spread_terms(c, pl.col(c))
+    add = adder(all(within_bound(body, terms, keys).values()))
+    aggs = [pl.len().alias("n"), (add(pl.col("x")) / pl.len()).alias("mean_x"), (add(pl.col("y")) / pl.len()).alias("mean_y"),
             pl.max_horizontal(pl.col("x", "y", "d").abs().max()).alias("scale")]
     for c in named:
-        aggs += [add(pl.col(f"__{c}")).alias(f"__s1{c}"), add(pl.col(f"__{c}") ** 2).alias(f"__s2{c}"),
-                 pl.col(f"__c_{c}").first(), (pl.col(c).max() - pl.col(c).min()).alias(f"__range_{c}")]
-    aggs += [pl.col("e").alias("values")] if keep and e is not None else []
-    parts = [body.group_by(keys).agg(aggs).with_columns(segment=pl.lit(ALL), value=pl.lit(ALL))]
-    parts += [body.group_by([*keys, pl.col(s).cast(pl.String).alias("value")]).agg(aggs).with_columns(segment=pl.lit(s))
+        mean, sd = moments(pl.col(c), add)
+        aggs += [mean.alias(f"mean_{c}"), sd.alias(f"sd_{c}"), (pl.col(c).max() - pl.col(c).min()).alias(f"__range_{c}")]
+    aggs += [pl.col("e").sort().alias("values")] if keep and e is not None else []
+    lazy = body.lazy()
+    parts = [lazy.group_by(keys).agg(aggs).with_columns(segment=pl.lit(ALL), value=pl.lit(ALL))]
+    parts += [lazy.group_by([*keys, pl.col(s).cast(pl.String).alias("value")]).agg(aggs).with_columns(segment=pl.lit(s))
               for s in segments]
     table = pl.concat(pl.collect_all(parts), how="diagonal")
-    n = pl.col("n").cast(pl.Float64)
-    out = [(pl.col("__sx") / n).alias("mean_x"), (pl.col("__sy") / n).alias("mean_y")]
-    for c in named:
-        var = ((pl.col(f"__s2{c}") - pl.col(f"__s1{c}") ** 2 / n) / (n - 1)).clip(lower_bound=0.0)
-        out += [(pl.col(f"__c_{c}") + pl.col(f"__s1{c}") / n).alias(f"mean_{c}"),
-                pl.when(n > 1).then(var.sqrt()).alias(f"sd_{c}"),
-                (pl.col(f"__range_{c}") <= _SPREAD_RTOL * pl.col("scale")).alias(f"flat_{c}")]
-    return table.with_columns(out).select(*keys, "segment", "value", "n", "mean_x", "mean_y",
-                                          *[f"{k}_{c}" for c in named for k in ("mean", "sd", "flat")], "scale",
-                                          *(["values"] if keep and e is not None else []))
+    flat = [(pl.col(f"__range_{c}") <= _SPREAD_RTOL * pl.col("scale")).alias(f"flat_{c}") for c in named]
+    return table.with_columns(flat).select(*keys, "segment", "value", "n", "mean_x", "mean_y",
+                                           *[f"{k}_{c}" for c in named for k in ("mean", "sd", "flat")], "scale",
+                                           *(["values"] if keep and e is not None else []))
 
 
 def t_statistics(table: pl.DataFrame, min_queries: int, of: str = "d") -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Any]]:

@@ -20,6 +20,7 @@ from rank_polars.evaluate import aggregate_expr, evaluate
 from rank_polars.inputs import Source
 from rank_polars.measures import Measure, MetricLike, parse_all
 from rank_polars.monitor.store import Store, fingerprint_source, partitions
+from rank_polars.monitor.sums import within_bound
 from rank_polars.progress import ProgressLike, resolve
 from rank_polars.schema import DEFAULTS, Schema, as_schema
 from rank_polars.stats.intervals import _t_bounds, _transformed, check_ci, intervals
@@ -127,12 +128,16 @@ def track(
 
 
 def _summary(per: pl.DataFrame, outputs: Sequence[tuple[str, Measure]], by: list[str]) -> pl.DataFrame:
-    """Per group: ``queries``, each metric's aggregate (evaluate's own expression) and the count, mean
-    and sd of its (transformed) per-query values that the t interval reads (stats.intervals)."""
+    """Per group: ``queries``, each metric's aggregate (evaluate's own expression, in fixed point
+    where its bound over the whole table holds, as :func:`rank_polars.evaluate` checks it: the same
+    bits as its numbers for the partition) and the count, mean and sd of its (transformed) per-query
+    values that the t interval reads, as :func:`rank_polars.stats.intervals.intervals` computes them
+    (over the sorted values: the same bits as evaluate's ``ci=``)."""
+    exact = within_bound(per, {label: _transformed(label, spec) for label, spec in outputs if spec.AGGREGATE != "catalog"})
     aggs: list[pl.Expr] = [pl.len().alias("queries")]
     for label, spec in outputs:
         g = _transformed(label, spec).sort()
-        aggs += [aggregate_expr(label, spec).alias(label), g.count().alias(f"{label}__n"),
+        aggs += [aggregate_expr(label, spec, exact=exact.get(label, True)).alias(label), g.count().alias(f"{label}__n"),
                  g.mean().alias(f"{label}__mean"), g.std(ddof=1).alias(f"{label}__sd")]
     return per.group_by(by).agg(aggs) if by else per.select(aggs)
 
@@ -168,7 +173,10 @@ def series(store: Store | str | os.PathLike[str], outputs: Sequence[tuple[str, M
 
 def _aggregate(per: pl.DataFrame, outputs: Sequence[tuple[str, Measure]], keys: list[str], ci: float | None,
                method: str) -> pl.DataFrame:
-    out = per.group_by(keys).agg(pl.len().alias("queries"), *[aggregate_expr(label, spec) for label, spec in outputs])
+    # a window's groups span many partitions: each group's fixed-point bound, not the whole table's
+    exact = within_bound(per, {label: _transformed(label, spec) for label, spec in outputs if spec.AGGREGATE != "catalog"}, keys)
+    out = per.group_by(keys).agg(pl.len().alias("queries"),
+                                 *[aggregate_expr(label, spec, exact=exact.get(label, True)) for label, spec in outputs])
     out = out.sort(keys)
     if ci is not None:
         bounds = intervals(per, outputs, keys, ci, method)  # type: ignore[arg-type]
