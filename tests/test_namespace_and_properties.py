@@ -30,6 +30,8 @@ SPECS = [
     "set_r", "set_f(beta=0.5)", "set_ap", "utility(a=2,b=-1,c=0,d=0)", "unj@5", "unj",
     "infap", "g", "bing", "ndcg_rel", "rndcg", "rbp_resid", "ndcg(gains=1:3;2:9)@5", "g(gains=1:0.5;3:7)",
     "rndcg(gains=2:1)", "rbp(p=0.9, gain=graded)",
+    # cwl_eval's C/W/L family
+    "inst", "insq(t=2)", "bpm@5", "sdcg@3", "nerr8@3", "nerr9@3", "nerr10", "nerr11(max_rel=3)",
 ]
 
 grades = st.one_of(
