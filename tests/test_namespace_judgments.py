@@ -241,11 +241,13 @@ def test_the_ideal_alone_and_given_as_grades():
     bpref = frame.select(pl.col("relevance").ranking.bpref(ideal=[3, 2, 1, 1], n=2)).item()
     # relevant retrieved at 2 and 4, one judged non-relevant above each: (1 - 1/2) + (1 - 1/2), / R = 4
     assert bpref == pytest.approx(1.0 / 4)
+    with pytest.raises(pl.exceptions.PolarsError, match=r"a grade is NaN or infinite \(1 such grade in the list or ideal="):
+        frame.select(pl.col("relevance").ranking.ndcg(3, ideal=[3.0, float("nan")]))
     # a null ideal or count would read as no judgment (0 where evaluate leaves the query out): refused
     frame = pl.DataFrame({"relevance": [1], "ideal": [None], "r": [None]},
                          schema={"relevance": pl.Int64, "ideal": pl.List(pl.Int64), "r": pl.Int64})
     for form in (pl.col("relevance").ranking.ndcg(ideal="ideal"), pl.col("relevance").ranking.recall(r="r")):
-        with pytest.raises(pl.exceptions.PolarsError, match="ideal=, r= or n= is null for a ranking of 1 items"):
+        with pytest.raises(pl.exceptions.PolarsError, match=r"ideal=, r= or n= is null for a ranking \(1 null\)"):
             frame.select(form)
 
 

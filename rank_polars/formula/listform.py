@@ -95,10 +95,9 @@ def _refused(message: pl.Expr) -> pl.Expr:
     return message.cast(pl.Int8, strict=True)
 
 
-def _checked(value: pl.Expr, grades: pl.Expr, measure: Measure, relevance: pl.Expr,
-             judged: pl.Expr | None, absent: pl.Expr | None) -> pl.Expr:
-    """``value``, or an error naming the column where the list's grades, the judged grades of
-    ``ideal=`` or the value are not finite numbers (``evaluate`` refuses both:
+def _checked(value: pl.Expr, grades: pl.Expr, measure: Measure, relevance: pl.Expr, absent: pl.Expr | None) -> pl.Expr:
+    """``value``, or an error naming the column where the grades (``grades``: the list's, and
+    ``ideal=``'s when given) or the value are not finite numbers (``evaluate`` refuses both:
     :func:`rank_polars.validate.check_values`), or where ``ideal=``, ``r=`` or ``n=`` is null
     (``absent``: their nulls; a ranking without judgments, which ``evaluate`` leaves out).
 
@@ -109,27 +108,21 @@ def _checked(value: pl.Expr, grades: pl.Expr, measure: Measure, relevance: pl.Ex
     where = f"{measure.name} over column {name!r}" if name else f"{measure.name} over a list of grades"
     # one struct so that the value is computed once: in group_by and list.eval Polars does
     # not share a subexpression, and the check reading ``value`` again doubled the cost
-    top = grades.max() if judged is None else pl.max_horizontal(grades.max(), judged.max())
-    parts = [value.alias("value"), (~grades.is_finite()).sum().alias("bad"), top.alias("top")]
+    parts = [value.alias("value"), (~grades.is_finite()).sum().alias("bad"), grades.max().alias("top")]
     if absent is not None:
         parts.append(absent.alias("absent"))
-    if judged is not None:
-        parts.append((~judged.is_finite()).sum().alias("bad_ideal"))
     fields = pl.struct(*parts)
     value, bad, top = pl.field("value"), pl.field("bad"), pl.field("top")
     message = pl.when(bad > 0).then(
         pl.concat_str(pl.lit(f"{where}: a grade is NaN or infinite ("), bad.cast(pl.String),
-                      pl.lit(" such grade in the list); grades must be finite numbers (a null grade is an unjudged item)")))
+                      pl.lit(" such grade in the list or ideal=); grades must be finite numbers (a null grade is an "
+                             "unjudged item)")))
     if absent is not None:
         message = message.when(pl.field("absent") > 0).then(
             # the data in the message, so that no optimiser folds it to a constant (_refused)
-            pl.concat_str(pl.lit(f"{where}: ideal=, r= or n= is null for a ranking of "), grades.len().cast(pl.String),
-                          pl.lit(" items: its query has no judgments, and evaluate leaves such queries out; "
+            pl.concat_str(pl.lit(f"{where}: ideal=, r= or n= is null for a ranking ("), pl.field("absent").cast(pl.String),
+                          pl.lit(" null): its query has no judgments, and evaluate leaves such queries out; "
                                  "filter them out (rp.with_judgments does), or give an empty list")))
-    if judged is not None:
-        message = message.when(pl.field("bad_ideal") > 0).then(
-            pl.concat_str(pl.lit(f"{where}: a grade of ideal= is NaN or infinite ("), pl.field("bad_ideal").cast(pl.String),
-                          pl.lit(" such grade); judged grades must be finite numbers")))
     message = message.when(~value.is_finite()).then(
         pl.concat_str(pl.lit(f"{where} is not a finite number: the largest grade is "), top.cast(pl.String),
                       pl.lit(", and 2^grade overflows from grade 1024 on (gain='exp', err); "
@@ -317,5 +310,6 @@ def list_expr(measure: Measure, relevance: IntoExpr, *, ideal: IdealLike | None 
     depth = measure.depth()
     rows = grades if depth is None else grades.head(depth)
     value = d.to_polars(tree, scope(rows, "rank", {}, rows.len()))
-    checked = _checked(value, grades, measure, relevance, None if ideal is None else judged, absent)
+    # the grades checked: the list's, and the ideal's before it in the packed list
+    checked = _checked(value, e.slice(h) if h else e, measure, relevance, absent)
     return packed.list.eval(checked).list.first().alias(measure.name)
