@@ -186,6 +186,8 @@ def test_the_command_exits_1_on_bad_input_2_on_a_wrong_command_line(log, tmp_pat
         assert bad.exit_code == 1, bad.output  # FAILED, as bad input in every command
         assert bad.stdout == "" and bad.stderr.startswith("error: ")
     assert not (tmp_path / "store" / "summary").exists()
+    misspelt = runner.invoke(main, [*base, "--time", "data"])  # the folders are date=: not one partition named 0
+    assert misspelt.exit_code == 1 and "in date= folders" in misspelt.stderr and "did you mean 'date'" in misspelt.stderr
     usage = runner.invoke(main, [*base, "--engine", "spark"])
     assert usage.exit_code == 2 and "polars or duckdb" in usage.stderr
     assert runner.invoke(main, [*base, "--window", "1w", "--ci-method", "exact"]).exit_code == 2

@@ -121,7 +121,7 @@ def partitions(source: Any, time: str) -> list[Partition]:
         for f in files:
             value = _value_of(f, time, root)
             if value is None:
-                inside += _file_partitions(f, time)
+                inside += _file_partitions(f, time, [k for k, _ in _hive(f, root)])
             else:
                 groups.setdefault(value, []).append(f)
     out = [Partition(v, [str(f) for f in sorted(fs)], _stat(fs)) for v, fs in groups.items()] + inside
@@ -132,19 +132,27 @@ def partitions(source: Any, time: str) -> list[Partition]:
     return sorted(out, key=lambda p: p.value)
 
 
-def _value_of(file: Path, time: str, root: Path | None) -> str | None:
+def _hive(file: Path, root: Path | None) -> list[tuple[str, str]]:
+    """The ``(key, value)`` of each ``<key>=<value>`` folder ``file`` is in (below ``root``), outermost first."""
     parts = file.relative_to(root).parts[:-1] if root is not None else file.parts[:-1]
-    for part in reversed(parts):
-        m = _HIVE.match(part)
-        if m and m.group(1) == time:
-            return m.group(2)
-    return None
+    return [(m.group(1), m.group(2)) for m in map(_HIVE.match, parts) if m]
 
 
-def _file_partitions(file: Path, time: str) -> list[Partition]:
-    """A file outside a ``<time>=`` folder: one partition per value of its time column, or the file."""
+def _value_of(file: Path, time: str, root: Path | None) -> str | None:
+    return next((value for key, value in reversed(_hive(file, root)) if key == time), None)
+
+
+def _file_partitions(file: Path, time: str, keys: Sequence[str] = ()) -> list[Partition]:
+    """A file outside a ``<time>=`` folder: one partition per value of its time column, or the file
+    (refused when it is in other ``<key>=`` folders: a misspelt time column, not one partition)."""
     lf = pl.scan_parquet(file)
     if time not in lf.collect_schema().names():
+        if keys:
+            from rank_polars.presentation import did_you_mean
+
+            raise RankPolarsError(f"track: {str(file)!r} is in {', '.join(f'{k}=' for k in keys)} folders and has no "
+                                  f"column {time!r} (the time role: time= or Schema(time=)): name the partition "
+                                  f"column as the time{did_you_mean(time, keys) or ''}")
         return [Partition(file.stem, [str(file)], _stat([file]))]
     values = lf.select(pl.col(time).cast(pl.String).unique().sort()).collect()[time]
     if values.null_count():
