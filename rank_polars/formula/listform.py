@@ -38,11 +38,11 @@ if TYPE_CHECKING:
 
     from rank_polars.measures.base import Measure
 
-#: What ``ideal=`` takes: a ``List`` column's name (its first value per ranking is read), an
-#: expression giving one list of grades per ranking, or the grades themselves.
+#: What ``ideal=`` takes: a ``List`` column's name or an expression giving lists (the first
+#: value per ranking is read: every row of a ranking carries the same list), or the grades themselves.
 IdealLike = Union[str, pl.Expr, pl.Series, Sequence[float]]
-#: What ``r=`` and ``n=`` take: a column's name (its first value per ranking), an expression
-#: giving one number per ranking, or a number.
+#: What ``r=`` and ``n=`` take: a column's name or an expression (the first value per ranking
+#: is read), or a number.
 CountLike = Union[str, pl.Expr, int, float]
 
 
@@ -57,9 +57,9 @@ def _to_expr(value: IntoExpr) -> pl.Expr:
 
 
 def ideal_expr(ideal: IdealLike) -> pl.Expr:
-    """One list of judged grades per ranking: a column name reads the ranking's first value
-    (every row of a ranking carries the same list), an expression is taken as it is, grades
-    given as a sequence or a Series become a literal list."""
+    """``ideal=`` as an expression giving lists of judged grades (of which :func:`list_expr`
+    reads each ranking's first): a column name is that column, grades given as a sequence or a
+    Series become a literal list."""
     if isinstance(ideal, pl.Expr):
         return ideal
     if isinstance(ideal, str):
@@ -70,11 +70,12 @@ def ideal_expr(ideal: IdealLike) -> pl.Expr:
 
 
 def count_expr(count: CountLike, keyword: str) -> pl.Expr:
-    """``r=`` or ``n=`` as an expression: a name reads the ranking's first value."""
+    """``r=`` or ``n=`` as an expression (of which :func:`list_expr` reads each ranking's first
+    value): a name is that column, a number a literal."""
     if isinstance(count, pl.Expr):
         return count
     if isinstance(count, str):
-        return pl.col(count).first()
+        return pl.col(count)
     if isinstance(count, (int, float)) and not isinstance(count, bool):
         return pl.lit(float(count), dtype=pl.Float64)
     raise TypeError(f"{keyword}= takes a column name, an expression or a number, got {type(count).__name__}")
