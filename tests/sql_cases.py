@@ -27,6 +27,9 @@ ALL_METRICS = [
     # trec_eval's set, part B
     "infap", "infap(rel=2)@4", "bing", "g", "g(gains=0:1;1:3;2:0.5)", "ndcg_rel", "ndcg_rel(gains=1:2;3:-1)",
     "rndcg", "rndcg(rel=2, gains=0:0.5;1:4)", "ndcg(gains=0:1;1:3;2:0.5)@3", "rbp(p=0.9, gain=graded)", "rbp_resid",
+    # scikit-learn's per-row ranking metrics (ties read through the scores) and the C/W/L family
+    "auc", "coverage_error", "label_ranking_loss(rel=2)", "inst", "inst(t=2, max_rel=3)", "insq", "bpm@3",
+    "bpm(t=2, max_rel=3)@5", "sdcg@3", "nerr8@3", "nerr9(max_rel=3)@4", "nerr10", "nerr11(max_rel=3)",
 ]
 # Only cutoff metrics: the plan then cuts the run at the deepest k before anything else.
 CUT_METRICS = ["ndcg@3", "ap@2", "p@2", "rr@3", "err@2", "bpref@3", "judged@2", "idcg(ideal_cut=list)@2", "f1@2"]
