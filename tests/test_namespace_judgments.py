@@ -272,3 +272,22 @@ def test_the_readmes_namespace_route_gives_evaluates_numbers(tmp_path, monkeypat
     assert got["queries"].to_list() == want["queries"].to_list() == [200, 200]
     for name in ("ndcg@10", "ap"):
         assert got[name].to_list() == pytest.approx(want[name].to_list(), abs=1e-12)
+
+
+def test_every_context_reads_the_judgments_alike():
+    """The with-judgments forms in group_by, the streaming engine, over and select give one value."""
+    log = pl.DataFrame({"query": ["a", "a", "a", "b", "b"], "item": ["x", "y", "z", "x", "w"], "position": [1, 2, 3, 1, 2]})
+    qrels = pl.DataFrame({"query": ["a", "a", "a", "b", "b"], "item": ["y", "v", "z", "w", "u"], "relevance": [2, 3, 0, 1, 0]})
+    attached = rp.with_judgments(log, qrels)
+    ranked = pl.col("relevance").sort_by("position")
+    forms = [ranked.ranking.ndcg(2, ideal="ideal"), ranked.ranking.bpref(ideal="ideal", n="num_nonrel"),
+             ranked.ranking.recall(r="num_rel")]
+    want = rp.evaluate(log, ["ndcg@2", "bpref", "r"], qrels=qrels, per_query=True).sort("query")
+    grouped = attached.group_by("query").agg(forms).sort("query")
+    streamed = attached.lazy().group_by("query").agg(forms).collect(engine="streaming").sort("query")
+    over = attached.select("query", *(f.over("query") for f in forms)).unique().sort("query")
+    one = attached.filter(pl.col("query") == "a").select(forms)
+    flat = [v for row in want.drop("query").rows() for v in row]
+    for got in (grouped, streamed, over):
+        assert [v for row in got.drop("query").rows() for v in row] == pytest.approx(flat, abs=1e-12)
+    assert one.row(0) == pytest.approx(want.row(0)[1:], abs=1e-12)
