@@ -216,7 +216,7 @@ def test_bad_input_is_refused_with_its_reason(log):
         rp.gate(log, ["ndcg@10"], baseline="v1", candidate="v3", margin=0.01, segments=["contry"])
 
 
-def test_the_command_exits_0_on_pass_1_on_regression_or_bad_input(log, tmp_path):
+def test_the_command_exits_0_on_pass_1_on_regression_3_on_bad_input(log, tmp_path):
     fr_late = tmp_path / "log.parquet"
     log.write_parquet(fr_late)
     base = ["gate", str(fr_late), "--by", "model", "--baseline", "v1", "-m", "ndcg@10", "-m", "mrr"]
@@ -235,7 +235,7 @@ def test_the_command_exits_0_on_pass_1_on_regression_or_bad_input(log, tmp_path)
     for args in (["--candidate", "v9", "--margin", "0.01"], ["--candidate", "v2", "--margin", "abc"],
                  ["--candidate", "v2", "--margin", "0.01", "--segment", "nowhere"]):
         bad = runner.invoke(main, [*base, *args, "--json", str(tmp_path / "bad.json")])
-        assert bad.exit_code == 1, bad.output  # FAILED, as bad input in every command
+        assert bad.exit_code == 3, bad.output  # BAD_INPUT: never read as a regression
         assert bad.stdout == "" and bad.stderr.startswith("error: ") and not (tmp_path / "bad.json").exists()
     usage = runner.invoke(main, [*base, "--candidate", "v2"])  # --margin missing: the command line itself
     assert usage.exit_code == 2

@@ -3,11 +3,14 @@
 Exit codes, the same in every command (also in ``docs/cli.md``):
 
 * ``OK`` (0): done; ``validate`` found warnings at most; ``gate``: the candidate passes.
-* ``FAILED`` (1): bad data or arguments (one ``error: ...`` line on stderr, nothing on stdout),
-  or the check a command makes failed: ``validate`` found errors, ``gate`` found a regression
-  (its summary on stdout, no ``error:`` line).
+* ``FAILED`` (1): bad data or arguments (one ``error: ...`` line on stderr, nothing on stdout;
+  ``gate``: ``BAD_INPUT``), or the check a command makes failed: ``validate`` found errors,
+  ``gate`` found a regression (its summary on stdout, no ``error:`` line).
 * ``USAGE`` (2): the command line itself is wrong (unknown option, bad choice, a missing
   required option): click's code.
+* ``BAD_INPUT`` (3): bad data or arguments in ``gate``, whose ``FAILED`` means a regression: a CI
+  job never reads broken input as a regression (one ``error: ...`` line on stderr, nothing on
+  stdout, no summary file).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from __future__ import annotations
 import contextlib
 import re
 import shlex
+import functools
+from typing import Any, Callable, Iterator, TypeVar, cast
 
 import click
 import polars as pl
@@ -22,15 +27,47 @@ import polars as pl
 from rank_polars.errors import RankPolarsError
 from rank_polars.presentation import did_you_mean
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 OK = 0
 FAILED = 1  # bad input in every command, and a failed check (validate's errors, gate's regression)
 USAGE = 2
+BAD_INPUT = 3  # gate: its FAILED is a regression, so bad input has a status of its own
 
 
 class CLIError(click.ClickException):
     """A user error found by the command line itself (exit code ``FAILED``)."""
 
     exit_code = FAILED
+
+
+class BadInput(click.ClickException):
+    """Bad data or arguments in ``gate`` (exit code ``BAD_INPUT``)."""
+
+    exit_code = BAD_INPUT
+
+
+@contextlib.contextmanager
+def bad_input_status() -> Iterator[None]:
+    """The library's and the readers' errors (:func:`expected_errors`) as :class:`BadInput`, in
+    the command line's words: ``gate``'s body runs inside it."""
+    try:
+        yield
+    except CLIError as e:
+        raise BadInput(e.message) from None
+    except expected_errors() as e:
+        message = e.strerror + (f": {e.filename!r}" if e.filename else "") if isinstance(e, OSError) and e.strerror else str(e)
+        raise BadInput(cli_wording(message)) from None
+
+
+def bad_input_exits_3(command: F) -> F:
+    """A command's body run inside :func:`bad_input_status` (its bad input exits ``BAD_INPUT``)."""
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with bad_input_status():
+            return command(*args, **kwargs)
+
+    return cast(F, run)
 
 
 def one_line(message: str) -> str:

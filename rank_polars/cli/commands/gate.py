@@ -1,10 +1,9 @@
 """``rank-polars gate``: may the candidate ship?  Exit 0 when it passes, 1 when it does not.
 
-Exit statuses (a CI job reads them) are every command's (:mod:`rank_polars.cli.errors`): ``OK``
-(0) the candidate passes; ``FAILED`` (1) it regresses, with the summary on stdout, or the data or
-an argument is wrong, with one ``error: ...`` line on stderr and nothing on stdout (no summary,
-no ``--json`` file: a job that must tell the two apart reads the verdict there); ``USAGE`` (2) the
-command line itself is wrong.
+Exit statuses (a CI job reads them, :mod:`rank_polars.cli.errors`): ``OK`` (0) the candidate
+passes; ``FAILED`` (1) it regresses, with the summary on stdout; ``USAGE`` (2) the command line
+itself is wrong; ``BAD_INPUT`` (3) the data or an argument is wrong, with one ``error: ...`` line
+on stderr and nothing on stdout (no summary, no ``--json`` file): never read as a regression.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from typing import Any
 import click
 
 from rank_polars.cli.commands.compare import as_column_type
-from rank_polars.cli.errors import FAILED, OK
+from rank_polars.cli.errors import FAILED, OK, bad_input_exits_3
 from rank_polars.cli.loading import check_column, load
 from rank_polars.cli.options import engine_option, metric_input_options, metric_option, missing_option, order_option, progress_option, schema, tables
 from rank_polars.cli.output import check_file, write_file
@@ -53,6 +52,7 @@ def margin_value(text: str) -> Any:
 @missing_option
 @order_option()
 @progress_option
+@bad_input_exits_3
 def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None, metrics: tuple[str, ...],
             by: str, baseline: str, candidate: str, margin: str, segments: tuple[str, ...], min_queries: int,
             alpha: float, test: str, correction: str, require: str, json_file: str | None, markdown_file: str | None,
@@ -61,7 +61,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     """Gate a release: does the candidate lose more than --margin on some metric or segment?
 
     Prints the Markdown summary; exits 0 when the candidate passes, 1 when it regresses
-    (1 too on bad input, with an error line and no summary; 2 for a wrong command line).
+    (3 on bad input, with an error line and no summary; 2 for a wrong command line).
 
     \b
     Example:
@@ -70,7 +70,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     """
     from rank_polars.monitor.gate import gate
 
-    # bad input raises: one error line and FAILED from the group (rank_polars.cli.app), as in every command
+    # bad input raises: one error line and BAD_INPUT (3), never FAILED, which is a regression here
     check_file(json_file, force, "JSON file")
     check_file(markdown_file, force, "Markdown file")
     loaded = load(run, qrels, format_in, qrels_format, schema(), [by], order, metrics,
