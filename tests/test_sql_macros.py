@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import rank_polars as rp
 from rank_polars.formula import exprs
 from rank_polars.formula import sql_macros
-from rank_polars.formula import macros
+from rank_polars.formula import macros, macros_scalar
 
 SQL = Path(__file__).resolve().parents[1] / "sql"
 FILES = sorted(SQL.glob("*.sql"))
@@ -150,10 +150,10 @@ rels = st.one_of(st.none(), st.sampled_from([0.0, 0.5, 1.0, 2.0, -1.0]))
 
 
 def options_for(name: str) -> st.SearchStrategy[dict[str, object]]:
-    func = getattr(exprs, macros._EXPRS.get(name, name))
-    measure = macros.REGISTRY[name]
+    func = getattr(exprs, macros_scalar._EXPRS.get(name, name))
+    measure = macros_scalar.REGISTRY[name]
     fields: dict[str, st.SearchStrategy[object]] = {}
-    for opt in macros.options(func, measure):
+    for opt in macros_scalar.options(func, measure):
         if opt.name == "k":
             fields["k"] = ks
         elif opt.choices is not None:
@@ -171,7 +171,7 @@ def sql_literal(value: object) -> str:
     return "NULL" if value is None else f"'{value}'" if isinstance(value, str) else repr(value)
 
 
-NAMES = [name for name, _ in macros.SCALAR]
+NAMES = [name for name, _ in macros_scalar.SCALAR]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -180,7 +180,7 @@ NAMES = [name for name, _ in macros.SCALAR]
 def test_macro_equals_polars(con: duckdb.DuckDBPyConnection, name: str, data: st.DataObject) -> None:
     rows = data.draw(lists, label="lists")
     opts = data.draw(options_for(name), label="options")
-    func = getattr(exprs, macros._EXPRS.get(name, name))
+    func = getattr(exprs, macros_scalar._EXPRS.get(name, name))
     frame = pl.DataFrame({"id": range(len(rows)), "l": rows}, schema={"id": pl.Int64, "l": pl.List(pl.Float64)})
     expected = frame.select(pl.col("l").list.eval(func(pl.element(), **opts)).list.first()).to_series().to_list()
     args = ", ".join(["l", *(f"{k} := {sql_literal(v)}" for k, v in opts.items())])

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import rank_polars as rp
-from rank_polars.formula import macros, sql_macros
+from rank_polars.formula import macros_tables, sql_macros
 from rank_polars.measures import parse
 
 SQL = Path(__file__).resolve().parents[1] / "sql"
@@ -215,7 +215,7 @@ def sql_specs(con: duckdb.DuckDBPyConnection, names: list[str]) -> list[dict]:
 @pytest.mark.parametrize("name", NAMES)
 def test_names_read_as_parse_reads_them(con: duckdb.DuckDBPyConnection, name: str) -> None:
     (spec,) = sql_specs(con, [name])
-    cls = macros.supported()[spec["measure"]][1]
+    cls = macros_tables.supported()[spec["measure"]][1]
     read = cls(spec["k"], **dict(spec["params"]))
     assert read == parse(name), (name, spec)
     assert spec["agg"] == cls.AGGREGATE
