@@ -216,6 +216,9 @@ def list_expr(measure: Measure, relevance: IntoExpr, *, ideal: IdealLike | None 
     """
     relevance = _to_expr(relevance)
     tree = measure.value()
+    if any(isinstance(x, (d.TieSum, d.TieMax)) for x in d.walk(tree)):
+        raise RankPolarsError(f"{measure.name} reads the ties of the scores, which a list of grades does not hold: "
+                              f"use rank_polars.evaluate(log, [{measure.name!r}]) on a log ordered by score")
     counts, zeros = _counts(measure, tree, ideal is not None, r, n)
     header = [count.first().cast(pl.Float64) for count in [*counts.values(), *([] if zeros is None else [zeros])]]
     slot = dict(zip(counts, range(len(header))))
