@@ -5,7 +5,7 @@
   lists with many ties, per query, in the Polars engine, DuckDB and ``to_sql``;
 * the literal tie cases of scikit-learn's tests and doctests (``tests/data/conformance/peer_cases.json``)
   and torchmetrics' ``test_corner_case_with_tied_scores`` (``tests/data/peers/tied_scores.json``);
-* P@k, R@k and hits@k against their definition, the mean over every order of the ties
+* P@k, R@k, hits@k and RBP against their definition, the mean over every order of the ties
   (enumerated here by brute force), and DCG@k against the same enumeration.
 """
 
@@ -81,7 +81,8 @@ def mean_over_orders(rows: list[tuple[float, int]], value) -> float:
 @settings(max_examples=60, deadline=None)
 @given(queries=st.lists(lists, min_size=1, max_size=3), k=st.integers(1, 8))
 def test_precision_recall_hits_and_dcg_are_the_mean_over_the_ties_orders(queries, k):
-    metrics = [f"p(ties=average)@{k}", f"r(ties=average)@{k}", f"hits(ties=average)@{k}", f"dcg(ties=average)@{k}"]
+    metrics = [f"p(ties=average)@{k}", f"r(ties=average)@{k}", f"hits(ties=average)@{k}", f"dcg(ties=average)@{k}",
+               f"rbp(p=0.5, ties=average)@{k}", "rbp(gain=graded, ties=average)"]
     got = evaluated(frame(queries), metrics)
     for q, rows in enumerate(queries):
         relevant = sum(g > 0 for _, g in rows)
@@ -90,6 +91,10 @@ def test_precision_recall_hits_and_dcg_are_the_mean_over_the_ties_orders(queries
             metrics[1]: mean_over_orders(rows, lambda o, r=relevant: sum(g > 0 for g in o[:k]) / r) if relevant else 0.0,
             metrics[2]: mean_over_orders(rows, lambda o: sum(g > 0 for g in o[:k])),
             metrics[3]: mean_over_orders(rows, lambda o: math.fsum(g / math.log2(i + 2) for i, g in enumerate(o[:k]))),
+            metrics[4]: mean_over_orders(rows, lambda o: 0.5 * math.fsum(0.5**i for i, g in enumerate(o[:k]) if g > 0)),
+            # trec_eval's graded RBP: grade / top grade when that is above 1, p = 0.8
+            metrics[5]: mean_over_orders(rows, lambda o: 0.2 * math.fsum(
+                0.8**i * g / max(max(o), 1) for i, g in enumerate(o) if g > 0)),
         }
         for way, values in got.items():
             for name, expected in want.items():

@@ -6,7 +6,7 @@ from typing import Any
 
 from rank_polars.formula import tree as d
 from rank_polars.errors import MetricNameError
-from rank_polars.measures.base import REL, Measure, Param
+from rank_polars.measures.base import REL, TIES, Measure, Param
 
 
 class Bpref(Measure):
@@ -75,6 +75,8 @@ class RBP(Measure):
     judged grade when that is above 1, so gains lie in [0, 1]; it reads every positive grade
     (``rel`` does not apply, as trec_eval ignores ``-l`` here).  trec_eval's ``rbp`` is
     ``rbp(p=0.9, gain=graded)``; the default p stays 0.8 (ir_measures) for existing users.
+    ``ties=average`` (runs ordered by score): the expected RBP over the orders of tied scores,
+    each row's weight p^(i-1) averaged over the positions of its tie.
     """
 
     NAME = "rbp"
@@ -84,6 +86,7 @@ class RBP(Measure):
         "gain": Param(
             str, "binary", "'binary': 1 if relevant; 'graded': grade / top judged grade (trec_eval)", ("binary", "graded")
         ),
+        "ties": TIES,
     }
 
     def _check(self, params: dict[str, Any]) -> None:
@@ -98,6 +101,11 @@ class RBP(Measure):
         if self.params["gain"] == "graded":
             top = d.Agg("max", d.GRADE, "judgments")
             gain = d.when(d.GRADE > 0, d.when(top > 1, d.GRADE / top, d.GRADE), 0.0)
+        else:
+            gain = d.ind(self.relevant())
+        if self.tie_averaged:  # each row's weight averaged over its tie's positions
+            return (1.0 - p) * d.row_sum(gain * self.tie_weight(d.when(self.in_cutoff(), weight, 0.0)))
+        if self.params["gain"] == "graded":
             return (1.0 - p) * d.row_sum(d.when(self.in_cutoff(), gain * weight, 0.0))
         return (1.0 - p) * d.row_sum(d.when(self.relevant() & self.in_cutoff(), weight, 0.0))
 
