@@ -83,3 +83,14 @@ def test_beyond_the_bound_sums_in_rank_order(engine: str) -> None:
         large = rp.evaluate(run, metrics, qrels=huge, by="model", per_query=True, engine=engine)
     for m in metrics:
         assert np.allclose(small[m].to_numpy(), large[m].to_numpy(), rtol=1e-12, atol=1e-15), m
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.parametrize("metric", ["err", "ndcg(gain=exp)@5"])
+def test_a_term_that_is_not_a_number_is_refused_not_left_out(engine: str, metric: str) -> None:
+    """2^2000 overflows: the term is infinite or NaN.  Left out of a fixed-point sum it would give
+    a finite, wrong value; its bound sends it to the rank-order sum, which the checks refuse."""
+    run = pl.DataFrame({"query": ["q", "q", "r"], "item": ["a", "b", "a"], "position": [1, 2, 1]})
+    qrels = pl.DataFrame({"query": ["q", "q", "r"], "item": ["a", "b", "a"], "relevance": [2000, 1, 1]})
+    with pytest.raises(rp.DataError):
+        rp.evaluate(run, [metric], qrels=qrels, engine=engine)

@@ -146,8 +146,11 @@ def fixed_sum(values: pl.Expr) -> pl.Expr:
 
 def fixed_bound(values: pl.Expr) -> pl.Expr:
     """The larger of the largest ``|term|`` times 2^22 and the number of terms times 2^40 (0 for
-    none): :func:`fixed_sum` is exact below :data:`FIXED_BOUND`."""
-    return pl.max_horizontal(values.abs().max().fill_null(0.0) * _TERMS, values.count() * (FIXED_BOUND / _TERMS))
+    none), infinite where a term is not a finite number: :func:`fixed_sum` is exact below
+    :data:`FIXED_BOUND`, and a NaN or infinite term (an overflowing gain) takes the rank-order
+    sum, whose non-finite value the checks refuse, instead of adding nothing."""
+    bound = pl.max_horizontal(values.abs().max().fill_null(0.0) * _TERMS, values.count() * (FIXED_BOUND / _TERMS))
+    return pl.when((~values.is_finite()).any()).then(float("inf")).otherwise(bound)
 
 
 def _aggregate(agg: d.Agg, name: str, order: str | None = None, exact: bool = True) -> list[pl.Expr]:
