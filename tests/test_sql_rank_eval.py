@@ -334,3 +334,29 @@ def test_scalar_macros_read_the_judgments(con: duckdb.DuckDBPyConnection, data: 
                            position="slot", relevance="grade", per_query=True, missing="skip")
     want = want.rename({"ndcg@3": "ndcg3", "r@5": "r5", "judged@3": "judged3"})
     assert_same(got.select(want.columns), want, ["sid"])
+
+
+@pytest.mark.parametrize("name", ["bpref", "fallout"])
+def test_ideal_without_n_is_refused_as_in_polars(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """With ideal := and without n :=, a macro reading N stops as the Polars function of the
+    same name does (with_judgments' ideal holds the grades above 0 alone: N read from it would be
+    0, a silently wrong value); with n := it gives the Polars function's value."""
+    from rank_polars.formula import exprs
+
+    grades, positives, zeros = [1.0, 0.0, -1.0, 2.0, 0.0], [2.0, 1.0, 1.0], 3
+    func = getattr(exprs, name)
+    with pytest.raises(rp.errors.RankPolarsError) as polars_error:
+        func(pl.col("l"), ideal=pl.col("ideal"))
+    said = str(polars_error.value).split(": pass n=")[0].replace("ideal=", "ideal :=")
+    with pytest.raises(duckdb.Error) as caught:
+        con.execute(f"SELECT {name}(?, ideal := ?)", [grades, positives]).fetchall()
+    assert said in str(caught.value) and "pass n :=" in str(caught.value), str(caught.value)
+    frame = pl.DataFrame({"l": grades, "ideal": [positives] * len(grades), "n": [zeros] * len(grades)})
+    want = frame.select(func("l", ideal="ideal", n="n")).item()
+    got = con.execute(f"SELECT {name}(?, ideal := ?, n := ?)", [grades, positives, zeros]).fetchone()[0]
+    assert want is not None and math.isclose(got, want, rel_tol=TOL, abs_tol=TOL), (got, want)
+    # every judged grade and n := N gives the same value; the ranking's own grades need no n :=
+    everything = positives + [0.0] * zeros
+    assert math.isclose(con.execute(f"SELECT {name}(?, ideal := ?, n := ?)", [grades, everything, zeros]).fetchone()[0],
+                        want, rel_tol=TOL, abs_tol=TOL)
+    con.execute(f"SELECT {name}(?)", [grades]).fetchall()

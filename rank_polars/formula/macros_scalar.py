@@ -33,13 +33,16 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import re
 from typing import Any, Callable, Sequence
 
 from rank_polars.formula import tree as d
 from rank_polars.formula import exprs
 from rank_polars.measures import REGISTRY
-from rank_polars.errors import MetricNameError
+from rank_polars.errors import MetricNameError, RankPolarsError
 from rank_polars.measures.base import Measure, flag
+
+import polars as pl
 
 LIST = "l"  # the public macros' list of grades in rank order
 # The measure macros read the ranking as ROWS, a list of {rank, grade} in rank order
@@ -77,7 +80,8 @@ LIST_ARGS: dict[str, str] = {
     "ideal": "the query's judged grades (a list, any order), e.g. the judgments' grades of the query; "
              "default: the list's own grades (the ideal ranking is then the list sorted)",
     "r": "R, the number of relevant judgments of the query; default: counted in ideal",
-    "n": "N, the number of judged non-relevant judgments of the query; default: counted in ideal",
+    "n": "N, the number of judged non-relevant judgments of the query; default: counted in the list "
+         "(with ideal := it must be given: ideal := may hold the grades above 0 alone)",
     "n_ret": "the number of items retrieved; default: the length of the list (more than that when "
              "the list holds NULLs for positions the ranking skips)",
 }
@@ -425,6 +429,31 @@ def _signature(first: Sequence[str], opts: Sequence[Option], extra: Sequence[str
     return ", ".join([*first, *(f"{o.name} := {o.sql_default}" for o in opts), *(f"{a} := NULL" for a in extra)])
 
 
+def ideal_without_n(func: Callable[..., Any], extra: Sequence[str]) -> str | None:
+    """The public macro's error when ``ideal :=`` is given without ``n :=``: the words of the
+    Polars function of the same name, which refuses it because an ideal ranking need not hold the
+    grade-0 judgments (``rp.with_judgments`` attaches the grades above 0 alone) and N read from
+    it would then be 0.  None where the function takes ``ideal=`` alone.
+
+    >>> print(ideal_without_n(exprs.fallout, ["ideal", "n"]))
+    fallout reads N, the judged non-relevant judgments, and ideal := (the ideal ranking) need not hold the grade-0 judgments: pass n :=, their number (rp.with_judgments' num_nonrel)
+    >>> ideal_without_n(exprs.ndcg, ["ideal"]) is None
+    True
+    """
+    if "ideal" not in extra or "n" not in extra:
+        return None
+    try:
+        func(pl.col(LIST), ideal=pl.col("ideal"))
+    except RankPolarsError as e:
+        # the macro's n := is N itself (the Polars n= is the grade-0 judgments added to ideal=):
+        # its advice for an ideal holding every judgment does not apply here
+        words, found = re.subn(r"; n=0 when ideal= holds every judgment\)", ")", str(e))
+        if not found:
+            raise AssertionError(f"{func.__name__}: the Polars message changed, review the SQL one: {e}") from e
+        return re.sub(r"\b(ideal|n|r)=", r"\1 :=", words)
+    return None
+
+
 # The public macro's list as the measure macro's rows: rank = index, every grade kept
 AS_ROWS = f"list_transform({LIST}, lambda g_, i_: {{'rank': i_, 'grade': CAST(g_ AS DOUBLE)}})"
 
@@ -456,6 +485,10 @@ def scalar_file(name: str, aliases: Sequence[str] = ()) -> str:
     call_args = f"list(relevance ORDER BY position){', 10' if any(o.name == 'k' for o in opts) else ''}"
     n_ret = f"COALESCE({N_RET}, len({LIST}))" if N_RET in extra else f"len({LIST})"
     passed = ", ".join([AS_ROWS, n_ret, *(f"{a} := {a}" for a in [*(o.name for o in opts), *extra] if a != N_RET)])
+    body = f"{internal(name)}({passed})"
+    refused = ideal_without_n(func, extra)
+    if refused is not None:
+        body = f"CASE WHEN ideal IS NOT NULL AND n IS NULL THEN error('{refused.replace(chr(39), chr(39) * 2)}') ELSE {body} END"
     lines += [
         "--",
         f"-- Example: SELECT model, query, {name}({call_args}) AS {name}",
@@ -471,10 +504,10 @@ def scalar_file(name: str, aliases: Sequence[str] = ()) -> str:
         "-- Generated from rank_polars/measures by rank_polars/formula/macros.py; do not edit by hand.",
         f"CREATE OR REPLACE MACRO {internal(name)}({_signature([ROWS, N_RET], own, own_extra)}) AS",
         f"{scalar_body(measure, own, name)};",
-        f"CREATE OR REPLACE MACRO {name}({args}) AS {internal(name)}({passed});",
+        f"CREATE OR REPLACE MACRO {name}({args}) AS {body};",
     ]
     for alias in aliases:
-        lines.append(f"CREATE OR REPLACE MACRO {alias}({args}) AS {internal(name)}({passed});")
+        lines.append(f"CREATE OR REPLACE MACRO {alias}({args}) AS {body};")
     return "\n".join(lines) + "\n"
 
 
