@@ -3,6 +3,7 @@ macros of ``sql/``) within 1.3x ``evaluate(engine="duckdb")`` on the same files.
 
     python benchmarks/sql_macros_costs.py --size 20M        # the goal's size (benchmarks/data/20M, generated if missing)
     python benchmarks/sql_macros_costs.py --queries 500 --results 20   # a quick look (a tiny log in benchmarks/data/)
+    python benchmarks/sql_macros_costs.py --folder /tmp/bench2M        # a log generate.py --out wrote
 
 The log and judgments are ``generate.py``'s (``run.parquet``, ``qrels.parquet``); the metrics are
 ``run.py``'s (ndcg@10, ap@100, rr, p@10, r@100), ``by="model"``, ``missing="zero"``.  Measured, each
@@ -69,19 +70,21 @@ def main() -> None:
     parser.add_argument("--results", type=int, default=100, help="with --queries: shown per ranking")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--worker")
-    parser.add_argument("--folder", type=Path)
+    parser.add_argument("--folder", type=Path, help="or the folder of a log generate.py wrote")
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(work(args.worker, args.folder)))
         return
-    if args.size:
+    if args.folder:  # a log generate.py wrote (--out), e.g. python benchmarks/generate.py --rows 2M --out /tmp/bench2M
+        folder, generate = args.folder, []
+    elif args.size:
         folder, generate = HERE / "data" / args.size, ["--rows", args.size]
     elif args.queries:
         folder = HERE / "data" / f"sql_macros_{args.queries}x{args.results}"
         generate = ["--queries", str(args.queries), "--results", str(args.results)]
     else:
-        parser.error("give --size or --queries")
-    if not (folder / "meta.json").exists():
+        parser.error("give --size, --queries or --folder")
+    if generate and not (folder / "meta.json").exists():
         subprocess.run([sys.executable, str(HERE / "generate.py"), *generate, "--out", str(folder)], check=True)
     rows = json.loads((folder / "meta.json").read_text())["rows"]
     load = os.getloadavg()[0]

@@ -273,9 +273,9 @@ _CHECKS = (
     ("(SELECT sum(bad_grade) FROM __rp_judged) > 0",
      "'judgments: column ''' || relevance || ''' has null or NaN grades or infinite ones, queries ' || "
      f"{_examples('__rp_judged', 'bad_grade > 0')}"),
-    ("(SELECT count_if(list_unique(items) < len(items)) FROM __rp_judged) > 0",
+    ("(SELECT count_if(repeated) FROM __rp_judged) > 0",
      "'judgments: duplicate judgments (a query and item twice), queries ' || "
-     f"{_examples('__rp_judged', 'list_unique(items) < len(items)')}"),
+     f"{_examples('__rp_judged', 'repeated')}"),
     ("(SELECT count_if(q IS NULL) FROM __rp_lists) > 0", "'column ''' || query || ''' (query) has null query ids in the log'"),
     ("(SELECT sum(bad_order) FROM __rp_lists) > 0",
      "'column ''' || coalesce(score, \"position\") || ''' has null' || CASE WHEN score IS NULL THEN '' ELSE ' or NaN' END "
@@ -290,14 +290,14 @@ _CHECKS = (
      f"{_examples('__rp_lists', 'bad_label > 0')}"),
     ("(SELECT sum(bad_item) FROM __rp_lists) > 0",
      f"'column ''' || item || ''' (item) has null item ids on labelled rows, queries ' || {_examples('__rp_lists', 'bad_item > 0')}"),
-    ("(SELECT count_if(list_unique(judged_items) < len(judged_items)) FROM __rp_lists) > 0",
+    ("(SELECT count_if(repeated) FROM __rp_lists) > 0",
      "'duplicate items within a ranking (column ''' || item || '''), queries ' || "
-     f"{_examples('__rp_lists', 'list_unique(judged_items) < len(judged_items)')} "
+     f"{_examples('__rp_lists', 'repeated')} "
      "|| '; keep one row per query and item'"),
 )
 
 # One list of grades per (group, query) in rank order, the query's judged grades, and each
-# metric's value over them.  The checks stop the query first where the input is bad.
+# metric's value over them: one row per (group, query, metric), the metric's position idx.  The checks stop the query first where the input is bad.
 RANKINGS = f"""\
 CREATE OR REPLACE MACRO __rp_rankings({_PASS}) AS TABLE
 WITH
@@ -325,7 +325,9 @@ __rp_lists AS MATERIALIZED (
   SELECT g, q, any_value(qs) AS qs,
          list({{'rank': o, 'grade': grade}} ORDER BY o) FILTER (WHERE score IS NULL AND grade IS NOT NULL) AS by_position,
          list(grade ORDER BY o DESC, CAST(i AS VARCHAR) DESC) FILTER (WHERE score IS NOT NULL) AS by_score,
-         list(hash(i)) FILTER (WHERE grade >= 0) AS judged_items,
+         -- an item judged twice in the ranking (counted here once: a check's condition and its
+         -- message's examples would each count it again)
+         list_unique(list(hash(i)) FILTER (WHERE grade >= 0)) < count_if(grade >= 0) AS repeated,
          count(*) AS n_ret, min(o) AS lo, count_if(o BETWEEN 1 AND 127) AS low_n,
          bit_count(bit_or(CASE WHEN o BETWEEN 1 AND 127 THEN CAST(1 AS HUGEINT) << CAST(o - 1 AS INTEGER) END)) AS low_bits,
          list(o) FILTER (WHERE o > 127) AS high,
@@ -335,7 +337,7 @@ __rp_lists AS MATERIALIZED (
          max(grade) FILTER (WHERE grade > 0) AS top
   FROM __rp_rows GROUP BY g, q),
 __rp_judged AS MATERIALIZED (
-  SELECT q, any_value(qs) AS qs, list(grade) AS ideal, list(hash(i)) AS items, max(grade) FILTER (WHERE grade > 0) AS top,
+  SELECT q, any_value(qs) AS qs, list(grade) AS ideal, list_unique(list(hash(i))) < count(*) AS repeated, max(grade) FILTER (WHERE grade > 0) AS top,
          count_if(i IS NULL) AS bad_item, count_if(grade IS NULL OR isnan(grade) OR isinf(grade)) AS bad_grade
   FROM __rp_qrels GROUP BY q),
 __rp_checks AS (
@@ -361,12 +363,14 @@ __rp_universe AS (
 -- without judgments the ranking's own
 __rp_sorted AS (
   SELECT * REPLACE (list_sort(coalesce(ideal, list_transform(s, lambda y: y.grade)), 'DESC', 'NULLS LAST') AS ideal)
-  FROM __rp_universe)
-SELECT u.g, u.q, u.qs, s.specs,
-       list_transform(s.specs, lambda m: CASE WHEN NOT u.shown AND m.best THEN NULL
-                                             ELSE __rp_value(m, u.s, u.ideal, u.n_ret, p.top) END) AS vals
+  FROM __rp_universe),
+-- one row per (ranking, metric): the measure macros then run over whole vectors of rankings
+-- (inside a lambda over each ranking's metrics they cost half as much again)
+__rp_specs AS (SELECT unnest(specs) AS m, unnest(range(1, len(specs) + 1)) AS idx FROM __rp_metrics(metrics))
+SELECT u.g, u.q, u.qs, s.idx, s.m,
+       CASE WHEN NOT u.shown AND s.m.best THEN NULL ELSE __rp_value(s.m, u.s, u.ideal, u.n_ret, p.top) END AS v
 FROM __rp_sorted AS u
-CROSS JOIN __rp_metrics(metrics) AS s
+CROSS JOIN __rp_specs AS s
 CROSS JOIN __rp_top AS p CROSS JOIN __rp_checks AS c
 WHERE c.ok;
 """
@@ -380,7 +384,7 @@ PER_QUERY = f"""\
 CREATE OR REPLACE MACRO rank_eval_per_query({_SIGNATURE}) AS TABLE
 SELECT * EXCLUDE (__rp_all) FROM (
   SELECT unnest(g), unnest(qs), {_WIDE}
-  FROM __rp_rankings({_PASS_OUTER}))
+  FROM (SELECT g, q, any_value(qs) AS qs, list(v ORDER BY idx) AS vals FROM __rp_rankings({_PASS_OUTER}) GROUP BY g, q))
 ORDER BY ALL;
 """
 
@@ -388,13 +392,12 @@ MEANS = f"""\
 CREATE OR REPLACE MACRO rank_eval({_SIGNATURE}) AS TABLE
 WITH
 __rp_pq AS (FROM __rp_rankings({_PASS_OUTER})),
-__rp_long AS (SELECT g, unnest(range(1, len(vals) + 1)) AS idx, unnest(vals) AS v, unnest(specs) AS m FROM __rp_pq),
 __rp_means AS (
   SELECT g, idx, CASE any_value(m.agg) WHEN 'sum' THEN coalesce(sum(v), 0.0)
                                        WHEN 'gmean' THEN exp(avg(ln(greatest(v, {GM_FLOOR!r}))))
                                        ELSE avg(v) END AS v
-  FROM __rp_long GROUP BY g, idx),
-__rp_counts AS (SELECT g, count(*) AS queries FROM __rp_pq GROUP BY g),
+  FROM __rp_pq GROUP BY g, idx),
+__rp_counts AS (SELECT g, count(*) AS queries FROM __rp_pq WHERE idx = 1 GROUP BY g),
 __rp_wide AS (
   SELECT c.g, c.queries, list(a.v ORDER BY a.idx) AS vals
   FROM __rp_counts AS c JOIN __rp_means AS a ON c.g IS NOT DISTINCT FROM a.g GROUP BY c.g, c.queries)
