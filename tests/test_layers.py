@@ -26,7 +26,7 @@ FLOORS: list[tuple[str, list[str]]] = [
                            "stats.compare", "stats.pairs", "stats.catalog", "report",
                            "stats.anova", "stats.planning", "clicks.position_bias", "clicks.counterfactual",
                            "monitor", "report_segments"]),
-    ("front ends", ["dropins.trec_eval", "dropins.ndeval", "dropins.gdeval", "dropins.risk", "cli", ""]),  # "": the package
+    ("front ends", ["formula.dbt", "dropins.trec_eval", "dropins.ndeval", "dropins.gdeval", "dropins.risk", "cli", ""]),  # "": the package
 ]
 
 

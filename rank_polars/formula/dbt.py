@@ -29,15 +29,27 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from rank_polars.engines.sql_engine import (
-    QRELS, RUN, UNIVERSE, Query, Source, metric_column, per_query_query, qrels_cte, quote, ranked_cte, run_cte, universe_sql,
+    QRELS,
+    RUN,
+    UNIVERSE,
+    Query,
+    Source,
+    metric_column,
+    per_query_query,
+    qrels_cte,
+    quote,
+    ranked_cte,
+    run_cte,
+    universe_sql,
 )
 from rank_polars.errors import MetricNameError, RankPolarsError
-from rank_polars.measures import MEASURES, _CUT
+from rank_polars.measures import _CUT, MEASURES
 from rank_polars.measures.base import FamilyMeasure, Measure, Param, flag
 from rank_polars.measures.clicks import MEASURES as CLICKS
 from rank_polars.plan import N_RET, Q, build_plan, by_name
@@ -121,7 +133,12 @@ class Variant:
 def variants(cls: type[Measure]) -> Iterator[Variant]:
     """The blocks of ``cls``: default options and each choice's other values, with and
     without a cutoff and each numeric parameter that has no default; those the spec refuses
-    (an option that needs a cutoff, a parameter it must be given) are skipped."""
+    (an option that needs a cutoff, a parameter it must be given) are skipped.
+
+    >>> from rank_polars.measures.rr import RR
+    >>> [v.key for v in variants(RR)]
+    ['', 'rel', '@k', 'rel@k']
+    """
     choices = [()] + [((n, v),) for n, p in cls.PARAMS.items() if _kind(p) == "choice"
                       for v in _choices(p) if v != _default(p)]
     optional = [n for n, p in cls.PARAMS.items() if _kind(p) == "number" and p.default is None]
@@ -132,11 +149,14 @@ def variants(cls: type[Measure]) -> Iterator[Variant]:
         for cutoff in (False, True) if cls.SUPPORTS_CUTOFF else (False,):
             for given in givens:
                 variant = Variant(cls, tuple(sorted(choice)), cutoff, tuple(given))
-                try:
-                    variant.spec(K_SENTINEL, _sentinels(variant))
+                try:  # a spec may refuse its options when built or when its formula is (sdcg without @k)
+                    plan = build_plan([("m", variant.spec(K_SENTINEL, _sentinels(variant)))])
                 except MetricNameError:
                     continue
-                yield variant
+                # a block reads ranks, not scores: a measure over the ties of scores (auc, coverage_error,
+                # ties=average) has none to read, and would count every row a tie of its own
+                if not plan.tie_columns():
+                    yield variant
 
 
 def _sentinels(variant: Variant) -> dict[str, float]:
@@ -150,7 +170,12 @@ def block_sql(spec: Measure) -> str:
     ``__rp_value``.  The statement ``to_sql`` writes for the measure over :data:`SOURCE`, but
     for the CTEs every measure shares (the ranked run, the judgments, the universe: see
     :func:`shared_sql`), which the evaluate macro writes once before the blocks.  A measure
-    whose 0 would be its best value is null where the ranking is missing, as in ``to_sql``."""
+    whose 0 would be its best value is null where the ranking is missing, as in ``to_sql``.
+
+    >>> from rank_polars.measures import parse
+    >>> block_sql(parse("rr@3")).splitlines()[-1]
+    'SELECT p."__rp_by0", p."__rp_query", p."__rp_m0" AS "__rp_value" FROM "__rp_per_query" AS p'
+    """
     q = per_query_query(build_plan([("m", spec)]), SOURCE, quote(UNIVERSE))
     q.ctes = [(name, body) for name, body in q.ctes if name not in SHARED]
     value, join = f"p.{quote(metric_column(0))}", ""
@@ -203,7 +228,9 @@ def template(variant: Variant, dialect: str, full: bool = False) -> str:
             raise RankPolarsError(f"{variant.cls.NAME} {variant.key}: {dialect} changes the number {old}")
         text, reference = text.replace(old, new), reference.replace(old, new)
     for i in range(len(CHECK_K)):
-        values = {n: CHECK_INT[i % 2] if isinstance(s, int) else CHECK_FLOAT[i] for n, s in sentinels.items()}
+        # increasing over the parameters, as the sentinels are (inst needs min_rel < max_rel)
+        values = {n: CHECK_INT[i % 2] if isinstance(s, int) else CHECK_FLOAT[i] + j / 8
+                  for j, (n, s) in enumerate(sentinels.items())}
         if dialect != "duckdb" and not full:
             continue
         expected = translate(block_sql(variant.spec(CHECK_K[i], values)), dialect)
@@ -213,7 +240,11 @@ def template(variant: Variant, dialect: str, full: bool = False) -> str:
 
 
 def render(text: str, k: int, params: dict[str, float]) -> str:
-    """A template's SQL for ``k`` and ``params``, as Jinja renders it (``str`` of a float is its repr)."""
+    """A template's SQL for ``k`` and ``params``, as Jinja renders it (``str`` of a float is its repr).
+
+    >>> render("rank <= {{ k }} AND grade >= {{ params.rel | float }}", 10, {"rel": 2})
+    'rank <= 10 AND grade >= 2.0'
+    """
     text = text.replace("{{ k | float }}", _number(k)).replace("{{ k }}", str(k))
     for name, value in params.items():
         text = text.replace(f"{{{{ params.{name} | float }}}}", _number(value))
@@ -386,6 +417,9 @@ def main(argv: list[str] | None = None) -> None:
     root = Path(args[0] if args else "dbt")
     for path in write(root):
         print(path)
+
+
+__all__ = ["ADAPTERS", "Variant", "block_sql", "files", "measures", "render", "shared_sql", "template", "variants", "write"]
 
 
 if __name__ == "__main__":
