@@ -351,6 +351,23 @@ def test_model_equals_evaluate(built: Path, name: str) -> None:
     _assert_equals_evaluate(name, got)
 
 
+def test_the_data_test_fails_on_a_wrong_value(project: Path, built: Path) -> None:
+    # the package's data test is not vacuous: one value of a built table moved by 1e-9 fails it
+    import duckdb
+
+    with duckdb.connect(str(built)) as con:
+        con.execute('CREATE TABLE no_by_named_kept AS SELECT * FROM no_by_named')
+        con.execute('UPDATE no_by_named SET "map" = "map" + 1e-9')
+    try:
+        result, said = _dbt(project, "test", "--select", "no_by_named")
+        assert not result.success
+        assert [r.status for r in result.result] == ["fail"], said[-2000:]
+    finally:  # the table as built, for the other tests
+        with duckdb.connect(str(built)) as con:
+            con.execute('CREATE OR REPLACE TABLE no_by_named AS SELECT * FROM no_by_named_kept')
+            con.execute('DROP TABLE no_by_named_kept')
+
+
 # the models Spark builds: a few metrics each (Spark plans one statement per model, and its
 # planning time grows with the metrics' blocks: the 47-metric models took minutes on two cores)
 SPARK_MODELS = ["per_query_judged", "per_query_log_labels", "no_by_named"]
