@@ -17,7 +17,8 @@ only the leaves are new:
 ``rank`` -> the row's ``rank`` field, ``irank`` -> the index in the sorted judgments,
 ``grade`` -> the element's grade, ``Cum(x)`` -> ``list_sum`` of ``x`` over ``list_slice(s, 1, i)``,
 row aggregates -> ``list_sum``/``list_max`` of ``list_transform`` over ``s``,
-judgment aggregates -> the same over ``list_sort(COALESCE(ideal, grades of s), 'DESC', 'NULLS LAST')``.
+judgment aggregates -> the same over ``COALESCE(ideal, grades of s)``, sorted (``list_sort(..., 'DESC',
+'NULLS LAST')``) where the term reads ``irank``.
 
 The specs bake their options into the tree, a macro takes them as arguments.  So the tree is
 built once per option value and the variants are merged: where two trees differ, a
@@ -362,7 +363,8 @@ def _leaf(scope: _Scope | None, depth: int) -> Callable[[d.Node], str]:
             # the ideal ranking: of the query's judgments, or of the ranking's own items (ideal=run)
             source = f"CAST({OWN_GRADES} AS DOUBLE[])" if n.source == "run" else JUDGMENTS
             g, i = f"g{depth + 1}", f"i{depth + 1}"
-            base = _ideal(source)
+            # sorted where the term reads the ideal rank; R, N and the top grade need no order
+            base = _ideal(source) if d.reads([n.arg], "irank") else source
             return _reduce(n.kind, base, f"{g}, {i}", n.arg, _Scope(g, i, i, "irank", base), depth + 1)
         raise TypeError(f"cannot compile {n!r}")
 
