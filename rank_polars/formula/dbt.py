@@ -55,12 +55,14 @@ from rank_polars.measures.clicks import MEASURES as CLICKS
 from rank_polars.plan import N_RET, Q, build_plan, by_name
 from rank_polars.sqlgen import aggregate_sql, translate
 
-#: dbt adapter (the ``adapter.dispatch`` prefix) -> sqlglot dialect.  dbt-databricks reads the
-#: ``spark__`` macros (its adapter declares dbt-spark its parent), dbt-redshift the ``postgres__``.
+#: dbt adapter (the ``adapter.dispatch`` prefix) -> sqlglot dialect.
 ADAPTERS: dict[str, str] = {
     "duckdb": "duckdb", "spark": "spark", "bigquery": "bigquery", "snowflake": "snowflake",
     "postgres": "postgres", "trino": "trino",
 }
+#: adapters that run another's SQL: Databricks runs Spark SQL (dbt-databricks no longer declares
+#: dbt-spark its parent, so dispatch would not find the ``spark__`` macros by itself)
+SAME_SQL: dict[str, str] = {"databricks": "spark"}
 
 # The relations the evaluate macro builds (the log with a group id, the judgments) and their columns
 JUDGMENTS, LOG = "__rp_dbt_judgments", "__rp_dbt_log"
@@ -274,10 +276,13 @@ def _dispatched(name: str, args: str, bodies: dict[str, str], doc: str) -> str:
            f"  {{{{ return(adapter.dispatch('{name}', 'rank_polars')({args})) }}}}\n{{%- endmacro %}}\n"]
     for adapter, body in bodies.items():
         out.append(f"\n{{% macro {adapter}__{name}({args}) -%}}\n{body}\n{{%- endmacro %}}\n")
-    adapters = ", ".join(ADAPTERS)
+    for adapter, same in SAME_SQL.items():
+        out.append(f"\n{{% macro {adapter}__{name}({args}) -%}}\n"
+                   f"  {{{{ return(rank_polars.{same}__{name}({args})) }}}}\n{{%- endmacro %}}\n")
+    adapters = ", ".join([*ADAPTERS, *SAME_SQL])
     out.append(f"\n{{% macro default__{name}({args}) -%}}\n"
                f"  {{{{ exceptions.raise_compiler_error('rank_polars: no SQL for the ' ~ adapter.type() ~ "
-               f"' adapter; the package writes {adapters} (databricks reads spark, redshift postgres)') }}}}\n"
+               f"' adapter; the package writes {adapters}') }}}}\n"
                "{%- endmacro %}\n")
     return "".join(out)
 
@@ -419,7 +424,7 @@ def main(argv: list[str] | None = None) -> None:
         print(path)
 
 
-__all__ = ["ADAPTERS", "Variant", "block_sql", "files", "measures", "render", "shared_sql", "template", "variants", "write"]
+__all__ = ["ADAPTERS", "SAME_SQL", "Variant", "block_sql", "files", "measures", "render", "shared_sql", "template", "variants", "write"]
 
 
 if __name__ == "__main__":

@@ -64,6 +64,10 @@ EXP(AVG(LN(GREATEST({{ column }}, CAST(1e-05 AS DOUBLE)))))
 {%- endif %}
 {%- endmacro %}
 
+{% macro databricks__rp_aggregate(kind, column) -%}
+  {{ return(rank_polars.spark__rp_aggregate(kind, column)) }}
+{%- endmacro %}
+
 {% macro default__rp_aggregate(kind, column) -%}
-  {{ exceptions.raise_compiler_error('rank_polars: no SQL for the ' ~ adapter.type() ~ ' adapter; the package writes duckdb, spark, bigquery, snowflake, postgres, trino (databricks reads spark, redshift postgres)') }}
+  {{ exceptions.raise_compiler_error('rank_polars: no SQL for the ' ~ adapter.type() ~ ' adapter; the package writes duckdb, spark, bigquery, snowflake, postgres, trino, databricks') }}
 {%- endmacro %}

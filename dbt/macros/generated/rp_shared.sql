@@ -114,6 +114,10 @@
 {%- endif %}
 {%- endmacro %}
 
+{% macro databricks__rp_shared(order, missing) -%}
+  {{ return(rank_polars.spark__rp_shared(order, missing)) }}
+{%- endmacro %}
+
 {% macro default__rp_shared(order, missing) -%}
-  {{ exceptions.raise_compiler_error('rank_polars: no SQL for the ' ~ adapter.type() ~ ' adapter; the package writes duckdb, spark, bigquery, snowflake, postgres, trino (databricks reads spark, redshift postgres)') }}
+  {{ exceptions.raise_compiler_error('rank_polars: no SQL for the ' ~ adapter.type() ~ ' adapter; the package writes duckdb, spark, bigquery, snowflake, postgres, trino, databricks') }}
 {%- endmacro %}

@@ -102,6 +102,10 @@ WITH "__rp_judgments" AS (SELECT * FROM "__rp_qrels" WHERE ("grade" >= CAST({{ p
 {%- endif %}
 {%- endmacro %}
 
+{% macro databricks__rp_measure_num_rel_ret(variant, k, params) -%}
+  {{ return(rank_polars.spark__rp_measure_num_rel_ret(variant, k, params)) }}
+{%- endmacro %}
+
 {% macro default__rp_measure_num_rel_ret(variant, k, params) -%}
-  {{ exceptions.raise_compiler_error('rank_polars: no SQL for the ' ~ adapter.type() ~ ' adapter; the package writes duckdb, spark, bigquery, snowflake, postgres, trino (databricks reads spark, redshift postgres)') }}
+  {{ exceptions.raise_compiler_error('rank_polars: no SQL for the ' ~ adapter.type() ~ ' adapter; the package writes duckdb, spark, bigquery, snowflake, postgres, trino, databricks') }}
 {%- endmacro %}
