@@ -86,6 +86,16 @@
         {{ exceptions.raise_compiler_error(fail ~ "parameter " ~ key ~ "=" ~ given[key] ~ " is not a" ~ ("n integer" if p.kind == "integer" else " number")) }}
       {%- endif -%}
       {%- do values.update({key: (given[key] | int) if p.kind == "integer" else (given[key] | float)}) -%}
+      {#- the interval the spec accepts (found by the generator), refused as rank_polars' parser refuses -#}
+      {%- set low, low_open, high, high_open = p.range -%}
+      {%- set x = values[key] -%}
+      {%- if (low is not none and (x < low or (low_open and x == low)))
+             or (high is not none and (x > high or (high_open and x == high))) -%}
+        {{ exceptions.raise_compiler_error(fail ~ "parameter " ~ key ~ "=" ~ given[key] ~ " must be"
+             ~ ((" >" ~ ("" if low_open else "=") ~ " " ~ low) if low is not none else "")
+             ~ (" and" if low is not none and high is not none else "")
+             ~ ((" <" ~ ("" if high_open else "=") ~ " " ~ high) if high is not none else "")) }}
+      {%- endif -%}
       {%- if p.default is none -%}{%- do parts.append(key) -%}{%- endif -%}
     {%- elif p.default is not none -%}
       {%- do values.update({key: p.default}) -%}

@@ -336,6 +336,34 @@ def _jinja_literal(value: Any) -> str:
     return json.dumps(value).replace("null", "none")
 
 
+# the values a numeric parameter is tried with to find the interval its spec accepts
+_PROBES = (-1.0, 0.0, 0.5, 1.0, 1.5)
+
+
+def domain(chosen: list[Variant], name: str) -> list[Any]:
+    """``[low, low_open, high, high_open]``: the interval of values the spec accepts for the
+    numeric parameter ``name`` (None: no bound), found by building it with values around 0 and
+    1 (the specs' bounds: ``p`` in (0, 1), ``recall`` in [0, 1], ``mult`` at least 0, ``max``
+    above 0), for the Jinja parser to refuse what the Python parser refuses.
+
+    >>> from rank_polars.measures.others import ERR
+    >>> domain(list(variants(ERR)), "max")
+    [0.0, True, None, False]
+    """
+    variant = next(v for v in chosen if name in v.numbers())
+    accepted: dict[float, bool] = {}
+    for probe in _PROBES:
+        values = {**_sentinels(variant), name: int(probe) if isinstance(_sentinels(variant)[name], int) else probe}
+        try:
+            variant.spec(K_SENTINEL, values).value()
+            accepted[probe] = True
+        except MetricNameError:
+            accepted[probe] = False
+    low = [None, False] if accepted[-1.0] else [0.0, False] if accepted[0.0] else [0.0, True]
+    high = [None, False] if accepted[1.5] else [1.0, False] if accepted[1.0] else [1.0, True]
+    return [*low, *high]
+
+
 def lookup(chosen: dict[type[Measure], dict[Variant, dict[str, str]]],
            blocks: dict[type[Measure], type[Measure]]) -> dict[str, Any]:
     """What the Jinja parser reads: every name and alias -> the measure, and per measure the
@@ -353,6 +381,8 @@ def lookup(chosen: dict[type[Measure], dict[Variant, dict[str, str]]],
                 continue
             params[name] = {"kind": kind, "choices": list(_choices(p)) if kind == "choice" else None,
                             "default": None if p.default is None else _default(p) if kind == "choice" else p.default}
+            if kind != "choice":
+                params[name]["range"] = domain(list(chosen_variants), name)
         table[cls.NAME] = {
             "block": blocks[cls].NAME, "aggregate": cls.AGGREGATE, "cutoff": cls.SUPPORTS_CUTOFF,
             "at_param": cls.AT_PARAM, "params": params,
