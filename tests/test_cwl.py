@@ -127,6 +127,17 @@ def test_a_list_longer_than_cwl_eval_reads(cwl_ruler, tmp_path):
             assert values["q"][name] == pytest.approx(value, rel=1e-9, abs=1e-12), (way, name)
 
 
+def test_the_stop_is_not_read_past_by_rounding(cwl_ruler, tmp_path):
+    """Gains 1.0 then 0.88 at T = 1: the user stops at rank 1.  The gain before rank 2 taken as
+    1.88 - 0.88 rounds below 1, which read rank 2 too (BPM 1.88, past its bound of 1)."""
+    rankings, qrels = {"q": ["a", "b", "c"]}, {"q": {"a": 1.0, "b": 0.88, "c": 0.5}}
+    expected = reference(cwl_ruler, tmp_path, rankings, qrels)["q"]
+    for way, values in ours(rankings, qrels).items():
+        for name, value in expected.items():
+            assert values["q"][name] == pytest.approx(value, rel=1e-9, abs=1e-12), (way, name)
+    assert expected["bpm@5"] <= 1.0
+
+
 def test_ir_measures_names_parse():
     assert rp.parse("INST(T=2, max_rel=3)") == rp.parse("inst(t=2, max_rel=3)")
     assert rp.parse("BPM(T=1, max_rel=3)@10").name == "bpm(max_rel=3)@10"

@@ -289,7 +289,11 @@ class BPM(_CWL):
         g, t, k, gained = self.g(), self.params["t"], self.cutoff(), d.Cum(self.g())
         # the user stops at the first rank where the gain reaches T, or at K
         stop = k - d.row_max(d.when((gained >= t) & (d.RANK < k), k - d.RANK, 0.0))
-        read = d.row_sum(d.when((d.RANK <= k) & (gained - g < t), g, 0.0))
+        # read while no earlier rank reached T: a count of ranks at or before this one that reached
+        # it, less this one's (whole numbers, exact), not ``gained - g < t``, whose rounding read
+        # the rank after the stop ([1.0, 0.88] at T = 1: 1.88 - 0.88 < 1, BPM 1.88)
+        reached = d.ind(gained >= t)
+        read = d.row_sum(d.when((d.RANK <= k) & (d.Cum(reached) - reached < 0.5), g, 0.0))
         return read / stop
 
 
