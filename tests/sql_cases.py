@@ -31,6 +31,14 @@ ALL_METRICS = [
     "auc", "coverage_error", "label_ranking_loss(rel=2)", "inst", "inst(t=2, max_rel=3)", "insq", "bpm@3",
     "bpm(t=2, max_rel=3)@5", "sdcg@3", "nerr8@3", "nerr9(max_rel=3)@4", "nerr10", "nerr11(max_rel=3)",
 ]
+# What the Spark tests compare: every metric but the C/W/L family's longest formulas.  Spark's
+# analysis grows much faster than a statement (tests/test_spark.py): INST's and NERR's nested
+# running sums and logarithms kept one batch planning for over ten minutes, where DuckDB plans
+# them in about a second.  Their SQL is the same text (to_sql's), compared with Polars in DuckDB by
+# tests/test_cwl.py and tests/test_sql_engine.py; SDCG, INSQ and BPM stay here for the family.
+SPARK_SLOW = {"inst", "inst(t=2, max_rel=3)", "nerr8@3", "nerr9(max_rel=3)@4", "nerr10", "nerr11(max_rel=3)"}
+SPARK_METRICS = [m for m in ALL_METRICS if m not in SPARK_SLOW]
+
 # Only cutoff metrics: the plan then cuts the run at the deepest k before anything else.
 CUT_METRICS = ["ndcg@3", "ap@2", "p@2", "rr@3", "err@2", "bpref@3", "judged@2", "idcg(ideal_cut=list)@2", "f1@2"]
 

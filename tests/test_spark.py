@@ -18,7 +18,7 @@ from polars.testing import assert_frame_equal
 import rank_polars as rp
 from rank_polars.sqlgen import to_sql
 
-from .sql_cases import ALL_METRICS
+from .sql_cases import SPARK_METRICS
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +116,7 @@ def test_spark_matches_polars(spark):
     run, qrels = log()
     to_spark(spark, run, "logs")
     to_spark(spark, qrels, "judgments")
-    for (with_qrels, order, missing, per_query), metrics in zip(CASES, share(ALL_METRICS, [lambda m: True] * len(CASES))):
+    for (with_qrels, order, missing, per_query), metrics in zip(CASES, share(SPARK_METRICS, [lambda m: True] * len(CASES))):
         judgments = qrels if with_qrels else None
         source = run.drop("score" if order == "position" else "position")
         with warnings.catch_warnings():

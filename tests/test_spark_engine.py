@@ -23,7 +23,7 @@ from rank_polars.engines import spark_engine
 from rank_polars.engines.spark_engine import to_spark_sql
 from rank_polars.errors import RankPolarsError
 
-from .sql_cases import ALL_METRICS
+from .sql_cases import SPARK_METRICS
 from .test_spark import batches, log, share, spark  # noqa: F401  (the module's session fixture)
 
 CONFORMANCE = Path(__file__).parent / "data" / "conformance" / "trec_eval"
@@ -79,7 +79,7 @@ def _takes(case: tuple) -> Callable[[str], bool]:
 
 
 # every metric in one of the cases (tests/test_spark.py's share: why)
-SHARES = dict(zip(CASES, share(ALL_METRICS, [_takes(case) for case in CASES])))
+SHARES = dict(zip(CASES, share(SPARK_METRICS, [_takes(case) for case in CASES])))
 
 
 @pytest.mark.parametrize("with_qrels, order, missing, per_query, labels, duplicates", CASES)
@@ -98,8 +98,8 @@ def test_generated_logs_equal_polars(spark, with_qrels, order, missing, per_quer
 
 def test_every_metric_is_compared_in_spark():
     """The shares cover every metric, in this file's cases and in tests/test_spark.py's."""
-    assert sorted(m for part in SHARES.values() for m in part) == sorted(ALL_METRICS)
-    assert all(len(part) >= len(ALL_METRICS) // len(CASES) for part in SHARES.values())
+    assert sorted(m for part in SHARES.values() for m in part) == sorted(SPARK_METRICS)
+    assert all(len(part) >= len(SPARK_METRICS) // len(CASES) for part in SHARES.values())
 
 
 def test_infap_with_run_labels_refuses_unjudged_rows_labelled_negative(spark):
