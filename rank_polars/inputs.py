@@ -126,12 +126,16 @@ def resolve(source: Source, what: str = "run", numeric: Mapping[str, pl.DataType
     """What a source stands for, the one function both engines read sources through.
 
     Parquet paths stay on disk as checked :class:`rank_polars.io.ParquetFiles` (the DuckDB
-    engine reads them with ``read_parquet``, Polars scans them); every other source becomes
+    engine reads them with ``read_parquet``, Polars scans them), and so does a LazyFrame that is
+    nothing but a scan of such files (:func:`rank_polars.io.scanned_files`); every other source becomes
     a LazyFrame (the DuckDB engine receives it as Arrow).  ``numeric`` names the CSV
     columns parsed as numbers (the rest of a CSV is text).  ``names``: the caller's column
     names, which a source without names of its own takes (:func:`_named`).
     """
-    if isinstance(source, (pl.LazyFrame, rio.ParquetFiles)):
+    if isinstance(source, pl.LazyFrame):
+        # a plain pl.scan_parquet is its files: DuckDB then reads them itself, as from paths
+        return rio.scanned_files(source, what) or source
+    if isinstance(source, rio.ParquetFiles):
         return source
     if isinstance(source, pl.DataFrame):
         return source.lazy()

@@ -33,7 +33,7 @@ from rank_polars.io.delimited import DEFAULT_NUMERIC, numeric_roles, read_delimi
 from rank_polars.io.detect import ACCEPTED_FILES, FORMATS, Format, detect_format, sniff
 from rank_polars.io.frames import from_dict, from_foreign
 from rank_polars.io.ids import harmonise_ids, id_casts
-from rank_polars.io.parquet import ParquetFiles, parquet_files, parquet_source
+from rank_polars.io.parquet import ParquetFiles, parquet_files, parquet_source, scanned_files
 from rank_polars.io.paths import check_exists, files_of, is_glob
 from rank_polars.io.trec import read_trec_qrels, read_trec_run
 
@@ -63,5 +63,5 @@ def scan(path: str | Path, fmt: str | None = None, *, what: str = "run",
 
 __all__ = [
     "ACCEPTED_FILES", "DEFAULT_NUMERIC", "FORMATS", "ParquetFiles", "detect_format", "files_of", "harmonise_ids",
-    "id_casts", "numeric_roles", "open_path", "parquet_source", "read_delimited", "read_trec_qrels", "read_trec_run", "scan", "sniff",
+    "id_casts", "numeric_roles", "open_path", "parquet_source", "read_delimited", "read_trec_qrels", "read_trec_run", "scan", "scanned_files", "sniff",
 ]

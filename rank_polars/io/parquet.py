@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -116,6 +118,32 @@ def parquet_files(paths: Sequence[str], what: str = "run") -> ParquetFiles:
             _same_partition_value(f, key, pairs[key], what)
     schema = tuple({c: widened.get(c, t) for c, t in names.items()}.items()) if widened else None
     return ParquetFiles(tuple(paths), tuple(hive), schema)
+
+
+def scanned_files(frame: pl.LazyFrame, what: str = "run") -> ParquetFiles | None:
+    """The files of ``frame`` when it is nothing but ``pl.scan_parquet(files)`` with Polars' default
+    options over files outside partition folders, else None.
+
+    Such a LazyFrame holds the same rows, columns and types as the paths themselves, so an engine
+    that reads Parquet on its own (DuckDB) can read the files instead of having Polars stream them
+    into a copy first (200M rows: 45.5 s against 26.4 s from the paths).  Anything else in the plan
+    (a filter, a projection, another option, a partition folder whose values Polars would type)
+    keeps the LazyFrame's own reading.
+    """
+    try:
+        with warnings.catch_warnings():  # the JSON form is deprecated; a change of it falls back below
+            warnings.simplefilter("ignore")
+            plan = json.loads(frame.serialize(format="json"))
+        paths = [p["inner"] for p in plan["Scan"]["sources"]["Paths"]]
+        if "Parquet" not in plan["Scan"]["scan_type"] or not paths:
+            return None
+        # the plan rebuilt from its paths alone is the plan itself: every option is the default
+        if pl.scan_parquet(paths).serialize() != frame.serialize():
+            return None
+        files = parquet_source(paths, what)
+    except Exception:  # not a plain scan (or a form this version does not show): read as a LazyFrame
+        return None
+    return None if files.hive or files.schema is not None else files
 
 
 def _same_partition_value(path: str, key: str, value: str, what: str) -> None:
