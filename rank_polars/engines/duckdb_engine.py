@@ -2,8 +2,9 @@
 
 Parquet paths, globs and hive-partitioned folders are read by DuckDB's ``read_parquet``
 directly (never through Python objects), so logs larger than memory work: DuckDB spills
-to ``temp_directory`` under ``memory_limit``.  A Polars LazyFrame that reads files (``pl.scan_parquet``,
-``pl.scan_csv``, anything but frames in memory) is streamed by Polars into a Parquet file in
+to ``temp_directory`` under ``memory_limit``; so is a plain ``pl.scan_parquet(files)``
+(:func:`rank_polars.io.scanned_files`).  Any other Polars LazyFrame that reads files (a filtered
+``pl.scan_parquet``, ``pl.scan_csv``, anything but frames in memory) is streamed by Polars into a Parquet file in
 that folder and read from there, in bounded memory too; frames in memory are handed over as Arrow.
 
 The run is read twice: once for the per-ranking statistics that :mod:`rank_polars.validate`
