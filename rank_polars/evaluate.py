@@ -11,7 +11,8 @@ import polars as pl
 
 from rank_polars.engines.base import Engine as EngineBase
 from rank_polars.engines.base import auxiliary_tables, split_outputs
-from rank_polars.engines.polars_engine import FIXED_BOUND, PolarsEngine, fixed_bound, fixed_sum, ordered_sum
+from rank_polars.engines.exact import adder, within_bound
+from rank_polars.engines.polars_engine import PolarsEngine
 from rank_polars.errors import RankPolarsError
 from rank_polars.families.diversity import bind_subtopics
 from rank_polars.inputs import Columns, Inputs, Source, judgments_as_log, prepare
@@ -167,7 +168,7 @@ def evaluate(
         trec_eval's ``-J``, pytrec_eval's ``judged_docs_only_flag``, ir_measures'
         ``judged_only=True``.  By score the rest is ranked as usual; by position its positions
         become 1, 2, ... in their order.  A ranking left without a row is a ranking of length
-        0 (scored as such, not ``missing``).  Not with ``engine="spark"``.
+        0 (scored as such, not ``missing``).  In every engine (Spark removes the rows in Spark).
     judge, by_judge
         Judgments of several judges in one table (a ``judge`` column, the schema's ``judge``
         role, or a dict ``{judge: judgments}``): ``judge="llm-a"`` reads that judge's labels;
@@ -223,8 +224,6 @@ def evaluate(
         raise RankPolarsError(f"labels must be 'qrels' or 'run', got {labels!r}")
     if engine not in ("polars", "duckdb", "spark"):
         raise RankPolarsError(f"engine must be 'polars', 'duckdb' or 'spark', got {engine!r}")
-    if judged_only and engine == "spark":
-        raise RankPolarsError("judged_only=True runs with engine='polars' or 'duckdb', not 'spark'")
     if per_query == "spark" and engine != "spark":
         raise RankPolarsError("per_query='spark' keeps the values in Spark: it needs engine='spark'")
     call = dict(locals())  # the arguments, for rank_polars.judges to evaluate again
@@ -266,7 +265,7 @@ def evaluate(
         from rank_polars.engines.spark_engine import SparkEngine
 
         spark_runner = SparkEngine(spark, resolve(progress))  # it reports its own phases
-        reading = spark_runner.prepare
+        reading = functools.partial(spark_runner.prepare, judged_only=judged_only)
     else:
         reading = functools.partial(prepare, judged_only=judged_only)
     # a log of what was shown, without labels, for measures of what is shown alone (coverage,
@@ -347,7 +346,7 @@ def aggregate_expr(label: str, measure: Measure, exact: bool = True) -> pl.Expr:
     if measure.AGGREGATE == "catalog":  # one value per group, on each of its rows
         return col.first()
     summed = _summed(label, measure)
-    total = fixed_sum(summed) if exact else ordered_sum(summed)
+    total = adder(exact)(summed)
     if measure.AGGREGATE == "sum":
         return total
     if measure.AGGREGATE == "gmean":
@@ -373,9 +372,8 @@ def finish(table: pl.DataFrame, outputs: Plan | Sequence[tuple[str, Measure]], i
     warn_undefined(table, outputs, inputs)
     warn_all_zero(table, outputs, inputs)
     # a group's bound is at most the whole table's: one check decides the fixed point for every group
-    bounds = table.select(fixed_bound(_summed(label, m)).alias(label) for label, m in outputs if m.AGGREGATE != "catalog")
-    beyond = {label for label, bound in (bounds.row(0, named=True) if bounds.width else {}).items() if bound >= FIXED_BOUND}
-    means = [aggregate_expr(label, measure, exact=label not in beyond) for label, measure in outputs]
+    exact = within_bound(table, {label: _summed(label, m) for label, m in outputs if m.AGGREGATE != "catalog"})
+    means = [aggregate_expr(label, measure, exact=exact.get(label, True)) for label, measure in outputs]
     if by_int:
         out = table.group_by(by_int).agg(pl.len().alias("queries"), *means).sort(by_int, nulls_last=True)
     else:

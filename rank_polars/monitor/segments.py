@@ -27,7 +27,8 @@ import polars as pl
 from rank_polars.errors import CoverageWarning, DataError, RankPolarsError, examples, warn
 from rank_polars.inputs import Source, scan
 from rank_polars.measures import MetricLike, parse_all
-from rank_polars.monitor.sums import adder, moments, spread_terms, within_bound
+from rank_polars.engines.exact import adder, within_bound
+from rank_polars.monitor.sums import moments, spread_terms
 from rank_polars.presentation import did_you_mean
 from rank_polars.schema import Schema, as_schema
 from rank_polars.stats import tests as stats

@@ -20,7 +20,7 @@ from rank_polars.evaluate import aggregate_expr, evaluate
 from rank_polars.inputs import Source
 from rank_polars.measures import Measure, MetricLike, parse_all
 from rank_polars.monitor.store import Store, fingerprint_source, partitions
-from rank_polars.monitor.sums import within_bound
+from rank_polars.engines.exact import within_bound
 from rank_polars.progress import ProgressLike, resolve
 from rank_polars.schema import DEFAULTS, Schema, as_schema
 from rank_polars.stats.intervals import _t_bounds, _transformed, check_ci, intervals
