@@ -40,7 +40,7 @@ from sqlglot import exp
 from rank_polars import io as rio
 from rank_polars.errors import DataError, RankPolarsError
 from rank_polars.inputs import Columns, Inputs, prepare, resolve
-from rank_polars.plan import Plan
+from rank_polars.plan import Plan, Q, by_name
 from rank_polars.progress import NoProgress, Progress
 from rank_polars.validate import Missing, check_contributing, check_values, check_column
 from rank_polars.engines.base import Outputs
@@ -237,6 +237,42 @@ def _cast(frame: DataFrame, casts: dict[str, pl.DataType]) -> DataFrame:
     return frame
 
 
+def judged_rows(run: DataFrame, qrels: DataFrame | None, columns: Columns, by: Sequence[str],
+                order: str) -> tuple[DataFrame, pl.LazyFrame]:
+    """:func:`rank_polars.inputs.judged_rows` in Spark: the run's judged rows (a judgment
+    ``>= 0``; without judgments, a label ``>= 0``), positions numbered anew by ``rank`` (a
+    repeated position stays repeated, a null one null, for the checks to refuse), rows with a
+    null id kept for the checks to name; and the keys of the rankings left without a row
+    (internal names), fetched: one row per such ranking, which the universe scores at length 0."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    def col(name: str) -> Any:  # a column by its name as it is (dots, backticks and all)
+        return F.col("`" + name.replace("`", "``") + "`")
+
+    keys = [*by, columns.query]
+    if qrels is None:
+        kept = run.filter(col(columns.relevance).isNull() | (col(columns.relevance) >= 0))
+    else:
+        pairs = (qrels.filter(col(columns.relevance) >= 0)
+                 .select(col(columns.query).alias("__rp_jq"), col(columns.item).alias("__rp_ji")).distinct())
+        judged = (col(columns.query) == F.col("__rp_jq")) & (col(columns.item) == F.col("__rp_ji"))
+        ids_null = col(columns.query).isNull() | col(columns.item).isNull()
+        kept = (run.join(pairs, on=judged, how="left").filter(F.col("__rp_jq").isNotNull() | ids_null)
+                .drop("__rp_jq", "__rp_ji"))
+    if order == "position":
+        position = col(columns.position)
+        numbered = F.rank().over(Window.partitionBy(*map(col, keys)).orderBy(position.asc_nulls_last()))
+        kept = kept.withColumn(columns.position, F.when(position.isNull(), None).otherwise(numbered).cast("bigint"))
+    internal = [*map(by_name, range(len(by))), Q]
+    shown = run.select(*(col(k).alias(n) for k, n in zip(keys, internal))).distinct()
+    left = kept.select(*(col(k).alias(f"__rp_kept{i}") for i, k in enumerate(keys))).distinct()
+    same = [F.col(n).eqNullSafe(F.col(f"__rp_kept{i}")) for i, n in enumerate(internal)]
+    emptied = shown.join(left, on=same, how="left_anti")
+    with no_pandas_warning():
+        return kept, pl.DataFrame(pl.from_arrow(emptied.toArrow())).lazy()
+
+
 # --- the engine ---------------------------------------------------------------------------
 
 class SparkEngine(SqlRunner):
@@ -254,10 +290,11 @@ class SparkEngine(SqlRunner):
     def prepare(self, run: Any, *, qrels: Any, by: str | Sequence[str] | None, columns: Columns, labels: str,
                 order: str, needs_labels: bool = True, auxiliary: Sequence[tuple[str, Any]] = (),
                 reads_labels: bool = True, labelled_metric: str | None = None,
-                click_metric: str | None = None) -> Inputs:
+                click_metric: str | None = None, judged_only: bool = False) -> Inputs:
         """:func:`rank_polars.inputs.prepare` on the Spark schemas (the same checks and
         messages); the Spark frames, ids cast alike on both sides (and as a family's tables
-        need), kept as the sources."""
+        need), kept as the sources.  ``judged_only``: the unjudged rows removed in Spark
+        (:func:`judged_rows`), as the other engines remove them in Polars."""
         with self.progress.phase("reading the run" + (" and judgments" if qrels is not None else "") + " into Spark"):
             run_frame = spark_frame(self.spark, run, "run")
             qrels_frame = None if qrels is None else spark_frame(self.spark, qrels, "qrels")
@@ -283,6 +320,8 @@ class SparkEngine(SqlRunner):
         run_frame = _cast(run_frame, casts(run_schema))
         if qrels_frame is not None and qrels_schema is not None:
             qrels_frame = _cast(qrels_frame, casts(qrels_schema))
+        if judged_only and not inputs.unlabelled:
+            run_frame, inputs.emptied = judged_rows(run_frame, qrels_frame, columns, inputs.by, inputs.order)
         inputs.run_source, inputs.qrels_source = run_frame, qrels_frame
         return inputs
 
@@ -363,4 +402,4 @@ class SparkEngine(SqlRunner):
         check_values(table, plan, inputs)
 
 
-__all__ = ["SparkEngine", "schema_frame", "session", "spark_frame", "to_spark_sql"]
+__all__ = ["SparkEngine", "judged_rows", "schema_frame", "session", "spark_frame", "to_spark_sql"]
