@@ -20,7 +20,7 @@ FLOORS: list[tuple[str, list[str]]] = [
     ("plan and checks", ["plan", "proof", "inputs", "validate", "formula.listform"]),
     ("list expressions", ["formula.exprs", "formula.exprs_diversity", "formula.namespace", "formula.macros",
                            "formula.macros_scalar", "formula.macros_tables"]),
-    ("engines", ["engines", "families.beyond", "families.diversity", "clicks.metrics", "judges.table", "judges.calls",
+    ("engines", ["engines", "families.beyond", "families.diversity", "families.compat", "clicks.metrics", "judges.table", "judges.calls",
                  "judges.sql"]),
     ("library functions", ["evaluate", "attach", "sqlgen", "diagnose", "judges.agreement", "judges.leaderboard", "judges.pool",
                            "stats.compare", "stats.pairs", "stats.catalog", "report",

@@ -73,6 +73,7 @@ from rank_polars.measures.base import FamilyMeasure, Measure, Param
 from rank_polars.measures.beyond import BY_NAME as BEYOND_BY_NAME
 from rank_polars.measures.beyond import NEED_TABLES, needs_tables
 from rank_polars.measures.clicks import MEASURES as CLICKS
+from rank_polars.measures.compat import Compat
 from rank_polars.measures.counts import NumNonrelJudgedRet, NumQ, NumRel, NumRelRet, NumRet, Unjudged
 from rank_polars.measures.dcg import CG, DCG, IDCG, NDCG
 from rank_polars.measures.diversity import MEASURES as DIVERSITY
@@ -98,6 +99,7 @@ MEASURES: tuple[type[Measure], ...] = (
     *CLICKS.values(),  # online click metrics
     AUC, CoverageError, LabelRankingLoss,  # scikit-learn's ranking metrics per query
     *CWL,  # the C/W/L family (cwl_eval)
+    Compat,  # rank-biased overlap with the ideal ranking (ir_measures' Compat)
 )
 
 REGISTRY: dict[str, type[Measure]] = {}
