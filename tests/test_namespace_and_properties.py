@@ -3,6 +3,7 @@ long-format plan give the same numbers; plus properties every metric must satisf
 
 from __future__ import annotations
 
+import functools
 import math
 
 import polars as pl
@@ -42,9 +43,10 @@ grades = st.one_of(
 
 
 @st.composite
-def logs(draw) -> pl.DataFrame:
+def logs(draw, queries: int = 16) -> pl.DataFrame:
+    """1 to ``queries`` queries, each a list of 1-12 grades (integers, fractions, -1)."""
     rows = []
-    for q in range(draw(st.integers(1, 16))):
+    for q in range(draw(st.integers(1, queries))):
         labels = draw(st.lists(grades, min_size=1, max_size=12))
         rows += [(f"q{q}", f"i{j}", j + 1, g) for j, g in enumerate(labels)]
     return pl.DataFrame(rows, schema=["query", "item", "position", "relevance"], orient="row")
@@ -70,15 +72,19 @@ def test_every_metric_is_covered():
             list_expr(measure(5) if measure.SUPPORTS_CUTOFF else measure(), pl.col("relevance"))
 
 
-# each example is one evaluate call over every spec (the plan's cost, not the data's): 15 logs
-# of up to 16 queries check as many lists as 40 logs of up to 6 did
-@settings(max_examples=15, deadline=None)
-@given(log=logs())
+# Each example is one evaluate call and one aggregation over every spec: their cost is the plan's
+# (~1 s each, a third of it inst's formula alone), not the data's.  So few examples of many queries
+# (each query a list of its own): 5 logs of up to 48 queries check as many lists as 15 of up to 16.
+@functools.cache
+def list_forms() -> list[pl.Expr]:
+    """Every spec's list form over the grades in position order (built once: ~0.2 s)."""
+    return [list_expr(parse(name), pl.col("relevance").sort_by("position")).alias(name) for name in SPECS]
+
+
+@settings(max_examples=5, deadline=None)
+@given(log=logs(48))
 def test_namespace_equals_evaluate(log):
-    specs = [parse(s) for s in SPECS]
-    lists = log.group_by("query").agg(
-        list_expr(spec, pl.col("relevance").sort_by("position")).alias(name) for name, spec in zip(SPECS, specs)
-    )
+    lists = log.group_by("query").agg(list_forms())
     long = rp.evaluate(log, SPECS, per_query=True)
     joined = long.join(lists, on="query", suffix="_list")
     assert joined.height == log["query"].n_unique()
@@ -92,32 +98,42 @@ def test_namespace_equals_evaluate(log):
 GLOBAL = {s for s in SPECS if any(isinstance(n, Agg) and n.level == "global" for n in walk(parse(s).value()))}
 
 
-@settings(max_examples=15, deadline=None)
-@given(log=logs(), extra=st.lists(st.sampled_from([0.0, 0.0, 1.0, 2.0, 3.0]), min_size=0, max_size=3))
+@functools.cache
+def ideal_forms() -> list[pl.Expr]:
+    """Every spec but :data:`GLOBAL` compiled with ``ideal=`` (and ``n=`` where the formula
+    reads the grade-0 judgments), over the columns ``with_judgments`` attaches (built once)."""
+    forms = []
+    for name in SPECS:
+        if name in GLOBAL:
+            continue
+        try:
+            forms.append(list_expr(parse(name), pl.col("relevance").sort_by("position"), ideal="ideal").alias(name))
+        except rp.RankPolarsError:  # it reads the grade-0 judgments, which the ideal ranking leaves out
+            forms.append(list_expr(parse(name), pl.col("relevance").sort_by("position"), ideal="ideal",
+                                   n="num_nonrel").alias(name))
+    return forms
+
+
+# as test_namespace_equals_evaluate: 5 logs of up to 48 queries, each query with judged items of
+# its own that no ranking shows (15 logs of up to 16 queries, one such list per log, before)
+@settings(max_examples=5, deadline=None)
+@given(log=logs(48), extra=st.lists(st.lists(st.sampled_from([0.0, 0.0, 1.0, 2.0, 3.0]), max_size=3),
+                                    min_size=48, max_size=48))
 def test_every_formula_with_the_judgments_equals_evaluate_with_qrels(log, extra):
     """Every spec compiled with ``ideal=`` (and ``n=`` where the formula reads the grade-0
     judgments) over the rows ``with_judgments`` attaches gives ``evaluate(qrels=)``: the grades
     of the log read as judgments (a negative one unjudged), a null grade for every other shown
-    item, and ``extra`` judged items of each query that no ranking shows."""
-    from rank_polars.errors import RankPolarsError
-
+    item, and ``extra[q]`` judged items of query q that no ranking shows."""
+    unshown = pl.DataFrame([(f"q{q}", f"x{j}", grade) for q, grades in enumerate(extra) for j, grade in enumerate(grades)],
+                           schema={"query": pl.String, "item": pl.String, "relevance": pl.Float64}, orient="row")
     qrels = pl.concat([
         log.filter(pl.col("relevance") >= 0).select("query", "item", "relevance"),
-        log.select("query").unique().join(pl.DataFrame({"item": [f"x{j}" for j in range(len(extra))], "relevance": extra},
-                                                       schema={"item": pl.String, "relevance": pl.Float64}), how="cross"),
+        unshown.filter(pl.col("query").is_in(log["query"].implode())),
     ])
     if qrels.height == 0:
         return
     names = [s for s in SPECS if s not in GLOBAL]
-    attached = rp.with_judgments(log, qrels)
-    forms = []
-    for name in names:
-        try:
-            forms.append(list_expr(parse(name), pl.col("relevance").sort_by("position"), ideal="ideal").alias(name))
-        except RankPolarsError:  # it reads the grade-0 judgments, which the ideal ranking leaves out
-            forms.append(list_expr(parse(name), pl.col("relevance").sort_by("position"), ideal="ideal",
-                                   n="num_nonrel").alias(name))
-    got = attached.group_by("query").agg(forms)
+    got = rp.with_judgments(log, qrels).group_by("query").agg(ideal_forms())
     want = rp.evaluate(log.drop("relevance"), names, qrels=qrels, per_query=True)
     joined = want.join(got, on="query", suffix="_list")
     assert joined.height == want.height == got.height
@@ -172,8 +188,8 @@ def test_an_unknown_method_gets_one_hint_by_meaning(name, hint):
 BOUNDED = [s for s in SPECS if not s.startswith(("cg", "dcg", "idcg", "num_", "utility", "hits"))]  # hits: a count
 
 
-@settings(max_examples=25, deadline=None)  # logs of up to 16 queries: as many lists as 60 of up to 6
-@given(log=logs())
+@settings(max_examples=8, deadline=None)  # logs of up to 48 queries: as many lists as 25 of up to 16
+@given(log=logs(48))
 def test_bounded_metrics_lie_in_0_1(log):
     got = rp.evaluate(log, BOUNDED, per_query=True)
     for name in BOUNDED:
