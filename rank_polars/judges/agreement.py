@@ -47,6 +47,7 @@ PAIR_STATISTICS = ("cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic",
 ALL_STATISTICS = ("krippendorff_alpha_nominal", "krippendorff_alpha_ordinal", "krippendorff_alpha_interval",
                   "fleiss_kappa")
 _CHUNK = 1 << 20  # query draws per resampling step: bounded memory
+_WORD = 62  # bits of an Int64 sum a packed word uses (its sign bit and one more left free)
 
 
 def long_judgments(judgments: Source, schema: Schema | None, judges: Sequence[str] | None
@@ -69,54 +70,59 @@ def long_judgments(judgments: Source, schema: Schema | None, judges: Sequence[st
     return frame.with_columns(category.alias(C)), grades.to_list(), have
 
 
-def per_item(frame: pl.DataFrame, judges: list[str], query: str = "query") -> pl.DataFrame:
-    """One row per judged (query, item): each judge's grade category (``__rp_c<i>``, null where
-    it did not judge) and ``m``, how many judged it; a judge grading an item twice is refused.
+def patterns(frame: pl.DataFrame, judges: list[str], query: str = "query") -> pl.DataFrame:
+    """Per query, each pattern of grades its items got: judge ``i``'s grade category
+    (``__rp_c<i>``, null where it did not judge), ``m`` (how many judged) and ``n`` (how many of
+    the query's items got it); a judge grading an item twice is refused.
 
-    One group-by of integer sums: each judgment adds ``1 << judge`` to a mask and its category + 1
-    into the judge's own bits of a packed word; a repeated judge shows as a mask sum that is not
-    the bitwise OR of its bits.  (Too many judges or grades for 63 bits: one filter per judge.)"""
-    if not judges:  # no judgments
-        return frame.select(Q, I, pl.lit(0, pl.Int64).alias("m")).clear()
-    k = int(frame[C].max() or 0) + 1
-    bits = k.bit_length()  # categories 1..k (0: not judged)
-    if len(judges) * bits <= 62:
-        one = pl.col(J).replace_strict(judges, [1 << i for i in range(len(judges))], return_dtype=pl.Int64)
-        place = pl.col(J).replace_strict(judges, [1 << (i * bits) for i in range(len(judges))], return_dtype=pl.Int64)
-        items = frame.group_by(Q, I).agg(pl.len().alias("__rp_len"), one.sum().alias("__rp_sum"),
-                                         ((pl.col(C) + 1) * place).sum().alias("__rp_packed"))
-        # a judge twice carries into the next bit: the mask then has fewer bits set than judgments
-        count = pl.sum_horizontal(pl.col("__rp_sum") // (1 << i) % 2 for i in range(len(judges)))
-        repeated = count != pl.col("__rp_len")
-        grade = [pl.col("__rp_packed") // (1 << (i * bits)) % (1 << bits) - 1 for i in range(len(judges))]
-        columns = [pl.when(g >= 0).then(g).alias(f"__rp_c{i}") for i, g in enumerate(grade)]
-    else:
-        items = frame.group_by(Q, I).agg(pl.len().alias("__rp_sum"), pl.col(J).n_unique().alias("__rp_or"),
-                                         *(pl.col(C).filter(pl.col(J) == j).first().alias(f"__rp_c{i}")
-                                           for i, j in enumerate(judges)))
-        repeated = pl.col("__rp_sum") != pl.col("__rp_or")
-        columns = [pl.col(f"__rp_c{i}") for i in range(len(judges))]
-        count = pl.col("__rp_or")
-    twice = items.filter(repeated)
+    Two group-bys of integer sums, streamed: per (query, item), each judgment adds ``1 << judge``
+    to a mask and its category + 1 into the judge's own bits of a packed word (as many words as
+    the judges' bits need); per query, the items are counted by their words.  A repeated judge
+    shows as a mask sum with fewer bits set than judgments (a carry).  Every statistic is a sum
+    over items, so the patterns (a few per query) stand for the items (a hundred per query)."""
+    n_judges = len(judges)
+    if not n_judges:  # no judgments
+        return frame.select(Q, *(pl.lit(0, pl.Int64).alias(c) for c in ("m", "n"))).clear()
+    bits = (int(frame[C].max() or 0) + 1).bit_length()  # categories 1..k in a field (0: not judged)
+    per = max(1, _WORD // bits)  # judges per packed word
+    words = [f"__rp_w{w}" for w in range(-(-n_judges // per))]
+    masks = [f"__rp_m{w}" for w in range(-(-n_judges // _WORD))]
+    index = pl.col(J).replace_strict(judges, range(n_judges), return_dtype=pl.Int64)
+
+    def spread(name: str, size: int, width: int) -> pl.Expr:  # judge i: 1 << (i % size) * width in word i // size
+        word = int(name[6:])
+        return pl.col(J).replace_strict(range(n_judges), [1 << (i % size) * width if i // size == word else 0
+                                                          for i in range(n_judges)], return_dtype=pl.Int64).alias(name)
+
+    terms = frame.lazy().select(Q, I, index.alias(J), pl.col(C) + 1).select(
+        Q, I, *(spread(m, _WORD, 1) for m in masks), *((pl.col(C) * spread(w, per, bits)).alias(w) for w in words))
+    items = terms.group_by(Q, I).agg(pl.len().alias("__rp_len"), *(pl.col(c).sum() for c in (*masks, *words)))
+    once = pl.sum_horizontal(pl.col(m).bitwise_count_ones() for m in masks) == pl.col("__rp_len")
+    table = (items.select(Q, *(pl.when(once).then(pl.col(w)).otherwise(-1).alias(w) for w in words))
+             .group_by(Q, *words).agg(pl.len().cast(pl.Int64).alias("n")).collect(engine="streaming"))
+    twice = table.filter(pl.col(words[0]) < 0)
     if twice.height:
-        raise RankPolarsError(f"qrels: {twice.height} (query, item) pairs are judged twice by one judge, e.g. in {query}s "
-                              f"{examples(twice[Q].unique().sort().to_list())}; keep one grade per judge")
-    return items.select(Q, I, count.cast(pl.Int64).alias("m"), *columns)
+        raise RankPolarsError(f"qrels: {twice['n'].sum()} (query, item) pairs are judged twice by one judge, e.g. in "
+                              f"{query}s {examples(twice[Q].unique().sort().to_list())}; keep one grade per judge")
+    fields = [pl.col(words[i // per]) // (1 << (i % per) * bits) % (1 << bits) for i in range(n_judges)]
+    return table.select(Q, *(pl.when(f > 0).then(f - 1).alias(f"__rp_c{i}") for i, f in enumerate(fields)),
+                        pl.sum_horizontal(f > 0 for f in fields).cast(pl.Int64).alias("m"), "n")
 
 
-def pair_counts(items: pl.DataFrame, judges: list[str]) -> pl.DataFrame:
+def pair_counts(table: pl.DataFrame, judges: list[str]) -> pl.DataFrame:
     """Per pair of judges (``a < b`` in ``judges``' order), query and ``m``: how many items got
-    grade ``ca`` from a and ``cb`` from b (items both judged); one group-by on one integer code."""
+    grade ``ca`` from a and ``cb`` from b (items both judged), from :func:`patterns`; one
+    group-by on one integer code."""
     pairs = list(combinations(range(len(judges)), 2))
-    k = 1 + max([int(items[f"__rp_c{i}"].max() or 0) for i in range(len(judges))] or [0])
+    k = 1 + max([int(table[f"__rp_c{i}"].max() or 0) for i in range(len(judges))] or [0])
     r = len(judges) + 1
-    parts = [items.filter(pl.col(f"__rp_c{x}").is_not_null() & pl.col(f"__rp_c{y}").is_not_null())
-             .select(Q, (((p * r + pl.col("m")) * k + pl.col(f"__rp_c{x}")) * k + pl.col(f"__rp_c{y}")).alias("__rp_code"))
+    parts = [table.lazy().filter(pl.col(f"__rp_c{x}").is_not_null() & pl.col(f"__rp_c{y}").is_not_null())
+             .select(Q, (((p * r + pl.col("m")) * k + pl.col(f"__rp_c{x}")) * k + pl.col(f"__rp_c{y}")).alias("__rp_code"), "n")
              for p, (x, y) in enumerate(pairs)]
     if not parts:  # one judge: no pair
-        return pl.DataFrame(schema={"a": pl.String, "b": pl.String, Q: items.schema[Q], "m": pl.Int64, "ca": pl.Int64,
+        return pl.DataFrame(schema={"a": pl.String, "b": pl.String, Q: table.schema[Q], "m": pl.Int64, "ca": pl.Int64,
                                     "cb": pl.Int64, "n": pl.Int64})
-    counts = pl.concat(parts).group_by(Q, "__rp_code").agg(pl.len().cast(pl.Int64).alias("n"))
+    counts = pl.concat(parts).group_by(Q, "__rp_code").agg(pl.col("n").sum()).collect()
     code = pl.col("__rp_code")
     pair = code // (k * k * r)
     return counts.select(
@@ -170,6 +176,26 @@ def fleiss(items: np.ndarray, squares: np.ndarray, totals: np.ndarray, raters: i
         return np.where((items > 0) & (chance < 1.0), (agreement - chance) / np.where(chance < 1.0, 1.0 - chance, 1.0), np.nan)
 
 
+def _query_counts(table: pl.DataFrame, raters: int, k: int) -> tuple[Any, int]:
+    """The counts every statistic reads, per query (sparse, queries x columns) from
+    :func:`patterns`; the number of queries.  The rows: the queries with an item two judges
+    judged, sorted (the bootstrap's units); the columns: one block per (pair of judges, m), the
+    pair's K x K confusion counts on the query's items judged m times."""
+    paired = table.filter(pl.col("m") >= 2)
+    index = paired.select(pl.col(Q).unique().sort()).with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("__rp_row"))
+    paired = paired.join(index, on=Q)
+    row, m, n = (paired[c].to_numpy() for c in ("__rp_row", "m", "n"))
+    grade = [paired[f"__rp_c{i}"].fill_null(-1).to_numpy() for i in range(raters)]
+    rows, cells, counts = [], [], []
+    for p, (x, y) in enumerate(combinations(range(raters), 2)):  # a pair of judges at a time, every query at once
+        both = (grade[x] >= 0) & (grade[y] >= 0)
+        rows.append(row[both])
+        cells.append(((p * (raters - 1) + m[both] - 2) * k + grade[x][both]) * k + grade[y][both])
+        counts.append(n[both])
+    shape = (max(index.height, 1), raters * (raters - 1) // 2 * (raters - 1) * k * k)
+    return _sparse(np.concatenate(rows), np.concatenate(cells), np.concatenate(counts), shape), index.height
+
+
 def _sparse(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> Any:
     from scipy import sparse
 
@@ -177,15 +203,18 @@ def _sparse(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, shape: tuple
 
 
 def _resampled(matrix: Any, n_queries: int, n_resamples: int, seed: int) -> np.ndarray:
-    """The column sums of ``n_resamples`` bootstrap resamples of the matrix's rows (queries)."""
+    """The column sums of ``n_resamples`` bootstrap resamples of the matrix's rows (queries).
+
+    A sparse product, not a dense BLAS one: as fast on one thread, and not slowed down a
+    hundredfold when BLAS's threads share busy cores."""
     rng = np.random.default_rng(seed)
     out = np.empty((n_resamples, matrix.shape[1]))
     step = max(1, _CHUNK // max(n_queries, 1))
     buffer = np.empty(step * n_queries, np.uint64)
     for start in range(0, n_resamples, step):
         r = min(step, n_resamples - start)
-        drawn = _uniform_indices(rng, n_queries, buffer[: r * n_queries])
-        rows = np.repeat(np.arange(r), n_queries) * n_queries + drawn
+        drawn = _uniform_indices(rng, n_queries, buffer[: r * n_queries]).reshape(r, n_queries)
+        rows = (drawn + np.arange(0, r * n_queries, n_queries)[:, None]).ravel()
         weights = np.bincount(rows, minlength=r * n_queries).reshape(r, n_queries).astype(np.float64)
         out[start : start + r] = (matrix.T @ weights.T).T
     return out
@@ -255,22 +284,13 @@ def agreement(
                               f"({', '.join(map(repr, names))})")
     values = np.asarray(grades, dtype=np.float64)
     k, raters = values.size, len(names)
-    items = per_item(frame, names, as_schema(schema).judged("query"))
-    pairs = pair_counts(items, names)
-    # the queries with an item two judges judged: the bootstrap's units; one block of columns
-    # per (pair of judges, m): its K x K confusion counts on that query's items judged m times
-    index = pairs.select(pl.col(Q).unique().sort()).with_columns(pl.int_range(pl.len()).alias("__rp_row"))
+    table = patterns(frame, names, as_schema(schema).judged("query"))
     chosen = list(combinations(names, 2))
     sizes = range(2, raters + 1)
     blocks = {(a, b, m): i for i, (a, b, m) in enumerate((a, b, m) for a, b in chosen for m in sizes)}
-    keyed = pairs.join(pl.DataFrame({"a": [a for a, _, _ in blocks], "b": [b for _, b, _ in blocks],
-                                     "m": [m for _, _, m in blocks], "__rp_block": list(blocks.values())},
-                                    schema_overrides={"m": pairs.schema["m"]}), on=["a", "b", "m"])
-    keyed = keyed.join(index, on=Q)
-    cells = (keyed["__rp_block"] * (k * k) + keyed["ca"] * k + keyed["cb"]).to_numpy()
-    matrix = _sparse(keyed["__rp_row"].to_numpy(), cells, keyed["n"].to_numpy(), (max(index.height, 1), len(blocks) * k * k))
+    matrix, n_queries = _query_counts(table, raters, k)
     whole = np.asarray(matrix.sum(axis=0)).reshape(1, -1)
-    resampled = (_resampled(matrix, index.height, n_resamples, seed) if index.height
+    resampled = (_resampled(matrix, n_queries, n_resamples, seed) if n_queries
                  else np.full((n_resamples, matrix.shape[1]), np.nan))
 
     def block(sums: np.ndarray, a: str, b: str, m: int) -> np.ndarray:
@@ -327,11 +347,11 @@ def agreement(
         totals = (o.sum(axis=2) + o.sum(axis=1)) / (raters - 1.0)
         return fleiss(n_items, squares, totals, raters)
 
-    paired = int(items.filter(pl.col("m") >= 2).height)
+    paired = int(table.filter(pl.col("m") >= 2)["n"].sum())
     for level in ("nominal", "ordinal", "interval"):
         emit("all", f"krippendorff_alpha_{level}", lambda s, lv=level: krippendorff(all_coincidences(s), values, lv),
              paired)
-    emit("all", "fleiss_kappa", all_fleiss, int(items.filter(pl.col("m") == raters).height))
+    emit("all", "fleiss_kappa", all_fleiss, int(table.filter(pl.col("m") == raters)["n"].sum()))
     table = pl.DataFrame(out, schema={"judges": pl.String, "statistic": pl.String, "value": pl.Float64,
                                       "ci_low": pl.Float64, "ci_high": pl.Float64, "items": pl.Int64})
     return table.with_columns(pl.col("value", "ci_low", "ci_high").fill_nan(None))
@@ -372,8 +392,8 @@ def grade_confusion(judgments: Source, *, judges: Sequence[str] | None = None, s
     """
     frame, grades, names = long_judgments(judgments, schema, judges)
     values = pl.Series(grades, dtype=pl.Float64)
-    items = per_item(frame, names, as_schema(schema).judged("query"))
-    counts = pair_counts(items, names).group_by("a", "b", "ca", "cb").agg(pl.col("n").sum().alias("items"))
+    table = patterns(frame, names, as_schema(schema).judged("query"))
+    counts = pair_counts(table, names).group_by("a", "b", "ca", "cb").agg(pl.col("n").sum().alias("items"))
     return (counts.select(_pair_label(), values.gather(counts["ca"]).alias("grade_a"),
                           values.gather(counts["cb"]).alias("grade_b"), "items")
             .sort("judges", "grade_a", "grade_b"))
@@ -406,7 +426,7 @@ def agreement_per_query(judgments: Source, *, judges: Sequence[str] | None = Non
     """
     mapping = as_schema(schema)
     frame, _, names = long_judgments(judgments, mapping, judges)
-    counts = pair_counts(per_item(frame, names, mapping.judged("query")), names)
+    counts = pair_counts(patterns(frame, names, mapping.judged("query")), names)
     keys = ["a", "b", Q]
     rows = counts.group_by(*keys, pl.col("ca").alias(C)).agg(pl.col("n").sum().alias("row"))
     cols = counts.group_by(*keys, pl.col("cb").alias(C)).agg(pl.col("n").sum().alias("col"))
