@@ -38,7 +38,8 @@ class Compat(FamilyMeasure):
     """compat = RBO(run, ideal) / RBO(ideal, ideal), rank-biased overlap with the ideal ranking (persistence p).
 
     ``RBO(a, b) = sum_{i=1..D} p^(i-1) |a[:i] & b[:i]| / i`` over ``sum_{i=1..D} p^(i-1)``, to
-    the depth ``D = max(n, R)`` (n: the ranking's length; R: the query's judgments of grade > 0);
+    the depth ``D = max(n, R)`` (n: the ranking's length, its last position when a ``position``
+    column leaves gaps; R: the query's judgments of grade > 0);
     the ideal ranking holds those R items by grade descending, ties in grade in the run's order
     (retrieved before unretrieved).  ``normalize=false``: ``RBO(run, ideal)`` alone.
     Clarke, Vtyurina and Smucker, "Assessing top-k preferences" (TOIS 2021); ir_measures'
