@@ -47,13 +47,14 @@ PAIR_STATISTICS = ("cohen_kappa", "cohen_kappa_linear", "cohen_kappa_quadratic",
 ALL_STATISTICS = ("krippendorff_alpha_nominal", "krippendorff_alpha_ordinal", "krippendorff_alpha_interval",
                   "fleiss_kappa")
 _CHUNK = 1 << 20  # query draws per resampling step: bounded memory
+_DENSE = 1 << 23  # entries of a counts matrix built dense before it is made sparse (64 MiB)
 _WORD = 62  # bits of an Int64 sum a packed word uses (its sign bit and one more left free)
 
 
 def long_judgments(judgments: Source, schema: Schema | None, judges: Sequence[str] | None
                    ) -> tuple[pl.DataFrame, list, list[str]]:
-    """The judgments under internal names (``Q, I, J``) with each grade's category ``C`` (its
-    index among the grades, sorted), checked, restricted to ``judges``; the grades; the judges."""
+    """The judgments under internal names (``Q, I, G, J``), checked, restricted to ``judges``;
+    the grades, sorted; the judges."""
     mapping = as_schema(schema)
     names = [mapping.judged(r) for r in ("query", "item", "relevance", "judge")]
     frame = check_judgments(judgments_of(judgments, mapping), *names, duplicates=False)
@@ -65,46 +66,78 @@ def long_judgments(judgments: Source, schema: Schema | None, judges: Sequence[st
             raise RankPolarsError(f"judges: {unknown[0]!r} is not a judge of the judgments ({', '.join(map(repr, have))})")
         frame = frame.filter(pl.col(J).is_in(list(judges)))
         have = [j for j in have if j in judges]
-    grades = frame[G].unique().sort()
-    category = pl.col(G).replace_strict(grades, pl.int_range(grades.len(), eager=True), return_dtype=pl.Int64)
-    return frame.with_columns(category.alias(C)), grades.to_list(), have
+    return frame, frame[G].unique().sort().to_list(), have
 
 
-def patterns(frame: pl.DataFrame, judges: list[str], query: str = "query") -> pl.DataFrame:
+def _judge_index(frame: pl.DataFrame, judges: list) -> pl.Expr:
+    """Each judgment's judge as its position in ``judges`` (an Enum's codes: text is looked up once per value)."""
+    if frame.schema[J] in (pl.String, pl.Categorical) or isinstance(frame.schema[J], pl.Enum):
+        return pl.col(J).cast(pl.Enum(judges)).to_physical().cast(pl.Int64)
+    return pl.col(J).replace_strict(judges, range(len(judges)), return_dtype=pl.Int64)
+
+
+def _above(column: str, start: int, dtype: pl.DataType) -> pl.Expr:
+    """An integer column minus its minimum, as Int64 (without overflow in a narrow type or in UInt64)."""
+    return (pl.col(column) - start).cast(pl.Int64) if dtype == pl.UInt64 else pl.col(column).cast(pl.Int64) - start
+
+
+def _item_keys(frame: pl.DataFrame) -> tuple[list[str], list[pl.Expr], int, int]:
+    """The group-by keys of a judgment's (query, item), their expressions, a span and an offset:
+    one Int64 ``(query - offset) * span + item offset`` when both ids are integers whose ranges
+    fit (hashed several times faster than two columns); otherwise the two columns, span 0."""
+    if frame.height and frame.schema[Q].is_integer() and frame.schema[I].is_integer():
+        (q0, q1), (i0, i1) = ((int(frame[c].min()), int(frame[c].max())) for c in (Q, I))  # type: ignore[arg-type]
+        span = i1 - i0 + 1
+        if (q1 - q0 + 1) * span < 1 << 62:
+            return [Q], [(_above(Q, q0, frame.schema[Q]) * span + _above(I, i0, frame.schema[I])).alias(Q)], span, q0
+    return [Q, I], [pl.col(Q), pl.col(I)], 0, 0
+
+
+def patterns(frame: pl.DataFrame, grades: list, judges: list, query: str = "query") -> pl.DataFrame:
     """Per query, each pattern of grades its items got: judge ``i``'s grade category
-    (``__rp_c<i>``, null where it did not judge), ``m`` (how many judged) and ``n`` (how many of
-    the query's items got it); a judge grading an item twice is refused.
+    (``__rp_c<i>``, its index among ``grades``; null where it did not judge), ``m`` (how many
+    judged) and ``n`` (how many of the query's items got it); a judge grading an item twice is
+    refused.  Every statistic is a sum over items, so the patterns (a few per query) stand for
+    the items (a hundred per query).
 
-    Two group-bys of integer sums, streamed: per (query, item), each judgment adds ``1 << judge``
-    to a mask and its category + 1 into the judge's own bits of a packed word (as many words as
-    the judges' bits need); per query, the items are counted by their words.  A repeated judge
-    shows as a mask sum with fewer bits set than judgments (a carry).  Every statistic is a sum
-    over items, so the patterns (a few per query) stand for the items (a hundred per query)."""
-    n_judges = len(judges)
-    if not n_judges:  # no judgments
+    Two group-bys of integer sums, streamed: per (query, item), each judgment adds its category
+    + 1 into its judge's field of a packed word (as many words as the fields need); per query,
+    the items are counted by their words.  A field has a bit to spare, so a judge's repeated
+    grades make fewer nonzero fields than judgments: a field's sum of m grades spills into at
+    most m - 1 fields (the item's words are then set to 0, which no pattern is).
+    """
+    if not judges:  # no judgments
         return frame.select(Q, *(pl.lit(0, pl.Int64).alias(c) for c in ("m", "n"))).clear()
-    bits = (int(frame[C].max() or 0) + 1).bit_length()  # categories 1..k in a field (0: not judged)
-    per = max(1, _WORD // bits)  # judges per packed word
-    words = [f"__rp_w{w}" for w in range(-(-n_judges // per))]
-    masks = [f"__rp_m{w}" for w in range(-(-n_judges // _WORD))]
-    index = pl.col(J).replace_strict(judges, range(n_judges), return_dtype=pl.Int64)
-
-    def spread(name: str, size: int, width: int) -> pl.Expr:  # judge i: 1 << (i % size) * width in word i // size
-        word = int(name[6:])
-        return pl.col(J).replace_strict(range(n_judges), [1 << (i % size) * width if i // size == word else 0
-                                                          for i in range(n_judges)], return_dtype=pl.Int64).alias(name)
-
-    terms = frame.lazy().select(Q, I, index.alias(J), pl.col(C) + 1).select(
-        Q, I, *(spread(m, _WORD, 1) for m in masks), *((pl.col(C) * spread(w, per, bits)).alias(w) for w in words))
-    items = terms.group_by(Q, I).agg(pl.len().alias("__rp_len"), *(pl.col(c).sum() for c in (*masks, *words)))
-    once = pl.sum_horizontal(pl.col(m).bitwise_count_ones() for m in masks) == pl.col("__rp_len")
-    table = (items.select(Q, *(pl.when(once).then(pl.col(w)).otherwise(-1).alias(w) for w in words))
-             .group_by(Q, *words).agg(pl.len().cast(pl.Int64).alias("n")).collect(engine="streaming"))
-    twice = table.filter(pl.col(words[0]) < 0)
+    width = len(grades).bit_length() + 1  # categories 1..k (0: not judged), and the spare bit
+    per = max(1, _WORD // width)  # judges per packed word
+    words = [f"__rp_w{w}" for w in range(-(-len(judges) // per))]
+    fields = [pl.col(words[i // per]) // (1 << i % per * width) % (1 << width) for i in range(len(judges))]
+    judge = pl.col(J)
+    term = pl.lit(pl.Series(grades, dtype=frame.schema[G])).search_sorted(pl.col(G)).cast(pl.Int64).add(1) * pl.lit(
+        2, pl.Int64).pow(judge % per * width)
+    names, keys, span, q0 = _item_keys(frame)
+    items = (frame.lazy().select(*keys, _judge_index(frame, judges).alias(J), G)
+             .select(*names, *((term if len(words) == 1 else pl.when(judge // per == w).then(term).otherwise(0)).alias(name)
+                               for w, name in enumerate(words)))
+             .group_by(names).agg(pl.len().alias("__rp_len"), *(pl.col(w).sum() for w in words)))
+    once = pl.sum_horizontal(f > 0 for f in fields) == pl.col("__rp_len")
+    packed = [pl.when(once).then(pl.col(w)).otherwise(0).alias(w) for w in words]
+    bits = len(judges) * width  # of a pattern in one word
+    if span and len(words) == 1 and (frame[Q].max() - q0 + 1) << bits < 1 << 62:  # type: ignore[operator]
+        # one integer per (query, pattern) too: the query's offset above the pattern's bits
+        table = items.select((pl.col(Q) // span * (1 << bits) + packed[0]).alias(Q)).group_by(Q).agg(pl.len().alias("n"))
+        table = table.select(pl.col(Q) // (1 << bits), (pl.col(Q) % (1 << bits)).alias(words[0]), "n")
+    else:
+        table = items.select(pl.col(Q) // span if span else pl.col(Q), *packed).group_by(Q, *words).agg(pl.len().alias("n"))
+    if span:  # back to the query ids (in UInt64 above Int64's range)
+        dtype = frame.schema[Q]
+        query_id = pl.col(Q).cast(dtype) + q0 if dtype == pl.UInt64 else (pl.col(Q) + q0).cast(dtype)
+        table = table.with_columns(query_id)
+    table = table.with_columns(pl.col("n").cast(pl.Int64)).collect(engine="streaming")
+    twice = table.filter(pl.all_horizontal(pl.col(w) == 0 for w in words))
     if twice.height:
         raise RankPolarsError(f"qrels: {twice['n'].sum()} (query, item) pairs are judged twice by one judge, e.g. in "
                               f"{query}s {examples(twice[Q].unique().sort().to_list())}; keep one grade per judge")
-    fields = [pl.col(words[i // per]) // (1 << (i % per) * bits) % (1 << bits) for i in range(n_judges)]
     return table.select(Q, *(pl.when(f > 0).then(f - 1).alias(f"__rp_c{i}") for i, f in enumerate(fields)),
                         pl.sum_horizontal(f > 0 for f in fields).cast(pl.Int64).alias("m"), "n")
 
@@ -197,8 +230,13 @@ def _query_counts(table: pl.DataFrame, raters: int, k: int) -> tuple[Any, int]:
 
 
 def _sparse(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> Any:
+    """A CSR matrix of the counts, repeated cells summed: through a dense one when it fits in
+    ``_DENSE`` entries (a bincount, several times faster than sorting the cells)."""
     from scipy import sparse
 
+    if shape[0] * shape[1] <= _DENSE:
+        dense = np.bincount(rows * shape[1] + cols, weights=values, minlength=shape[0] * shape[1])
+        return sparse.csr_array(dense.reshape(shape))
     return sparse.csr_array((values.astype(np.float64), (rows, cols)), shape=shape)
 
 
@@ -284,7 +322,7 @@ def agreement(
                               f"({', '.join(map(repr, names))})")
     values = np.asarray(grades, dtype=np.float64)
     k, raters = values.size, len(names)
-    table = patterns(frame, names, as_schema(schema).judged("query"))
+    table = patterns(frame, grades, names, as_schema(schema).judged("query"))
     chosen = list(combinations(names, 2))
     sizes = range(2, raters + 1)
     blocks = {(a, b, m): i for i, (a, b, m) in enumerate((a, b, m) for a, b in chosen for m in sizes)}
@@ -392,7 +430,7 @@ def grade_confusion(judgments: Source, *, judges: Sequence[str] | None = None, s
     """
     frame, grades, names = long_judgments(judgments, schema, judges)
     values = pl.Series(grades, dtype=pl.Float64)
-    table = patterns(frame, names, as_schema(schema).judged("query"))
+    table = patterns(frame, grades, names, as_schema(schema).judged("query"))
     counts = pair_counts(table, names).group_by("a", "b", "ca", "cb").agg(pl.col("n").sum().alias("items"))
     return (counts.select(_pair_label(), values.gather(counts["ca"]).alias("grade_a"),
                           values.gather(counts["cb"]).alias("grade_b"), "items")
@@ -425,8 +463,8 @@ def agreement_per_query(judgments: Source, *, judges: Sequence[str] | None = Non
     └────────────┴───────┴─────────────┴───────┴───────┘
     """
     mapping = as_schema(schema)
-    frame, _, names = long_judgments(judgments, mapping, judges)
-    counts = pair_counts(patterns(frame, names, mapping.judged("query")), names)
+    frame, grades, names = long_judgments(judgments, mapping, judges)
+    counts = pair_counts(patterns(frame, grades, names, mapping.judged("query")), names)
     keys = ["a", "b", Q]
     rows = counts.group_by(*keys, pl.col("ca").alias(C)).agg(pl.col("n").sum().alias("row"))
     cols = counts.group_by(*keys, pl.col("cb").alias(C)).agg(pl.col("n").sum().alias("col"))
