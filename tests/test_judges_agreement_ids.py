@@ -1,0 +1,112 @@
+"""rp.agreement's ways of keying an item: integer query and item ids (read as one Int64 key, in
+narrow types and in UInt64 above Int64's range) against the references and against the same
+judgments under text ids; a judge grading an item twice, however often and with whichever
+grades, refused with the count a plain group-by gives."""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import rank_polars as rp
+from tests.test_judges_agreement import LEVELS, _alpha, _close, _fleiss, _reference_pair, _wide, judgments
+
+# query and item ids as integers in these types, shifted by these offsets (UInt64: above Int64)
+ID_TYPES = [(pl.Int64, 0), (pl.Int8, -100), (pl.UInt16, 7), (pl.UInt64, 2**63 + 11), (pl.Int32, -(2**31))]
+
+
+def _integer_ids(frame: pl.DataFrame, dtype: pl.DataType, offset: int) -> pl.DataFrame:
+    """``q3`` -> ``offset + 3``, ``d5`` -> ``offset + 5``: the order of the ids is kept (one digit each)."""
+    return frame.with_columns(pl.col(c).replace_strict({v: offset + int(v[1:]) for v in frame[c].unique()}, return_dtype=dtype)
+                              for c in ("query", "item"))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(judgments(), st.sampled_from(ID_TYPES))
+def test_integer_ids_give_the_references_values_and_the_text_ids_table(frame: pl.DataFrame, ids: tuple[Any, int]) -> None:
+    names = sorted(frame["judge"].unique().to_list())
+    if len(names) < 2:
+        return
+    numbered = _integer_ids(frame, *ids)
+    got = rp.agreement(numbered, n_resamples=20, seed=3)
+    # the same queries in the same order: the same resamples, so the same table to the bit
+    assert_frame_equal(got, rp.agreement(frame, n_resamples=20, seed=3), check_exact=True)
+    values = {(r["judges"], r["statistic"]): r["value"] for r in got.iter_rows(named=True)}
+    for a, b in combinations(names, 2):
+        for statistic, want in _reference_pair(frame, a, b).items():
+            _close(values[f"{a}|{b}", statistic], want)
+    wide = _wide(frame)
+    for level in LEVELS:
+        _close(values["all", f"krippendorff_alpha_{level}"], _alpha(wide.select(names).to_numpy().T, level))
+    _close(values["all", "fleiss_kappa"], _fleiss(wide.drop_nulls(names).select(names).to_numpy()))
+    per = rp.agreement_per_query(numbered)
+    assert per["query"].dtype == ids[0]
+    text = rp.agreement_per_query(frame).with_columns(
+        pl.col("query").map_elements(lambda q: str(ids[1] + int(q[1:])), return_dtype=pl.String))
+    assert_frame_equal(per.with_columns(pl.col("query").cast(pl.String)), text, check_exact=True)
+    assert_frame_equal(rp.grade_confusion(numbered), rp.grade_confusion(frame), check_exact=True)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(judgments(), st.data(), st.booleans())
+def test_a_judge_grading_an_item_twice_is_refused_with_the_count_of_such_items(frame: pl.DataFrame, data: Any,
+                                                                               numbered: bool) -> None:
+    """Repeats of any judge (the last field of the packed word too), up to 9 times, with any grades."""
+    if not frame.height:
+        return
+    picks = data.draw(st.lists(st.tuples(st.integers(0, frame.height - 1), st.integers(1, 8),
+                                         st.sampled_from([None, "max", "min"])), max_size=4))
+    extra = []
+    for row, times, grade in picks:
+        query, item, judge, relevance = frame.row(row)
+        value = {"max": frame["relevance"].max(), "min": frame["relevance"].min(), None: relevance}[grade]
+        extra += [(query, item, judge, value)] * times
+    doubled = pl.concat([frame, pl.DataFrame(extra, schema=frame.schema, orient="row")])
+    if numbered:
+        doubled = _integer_ids(doubled, pl.Int64, 0)
+    twice = doubled.group_by("query", "item", "judge").len().filter(pl.col("len") > 1).select("query", "item").unique()
+    if doubled["judge"].n_unique() < 2:
+        return
+    if not twice.height:
+        rp.agreement(doubled, n_resamples=5)
+        return
+    with pytest.raises(rp.RankPolarsError, match=rf"qrels: {twice.height} \(query, item\) pairs are judged twice by one judge"):
+        rp.agreement(doubled, n_resamples=5)
+    with pytest.raises(rp.RankPolarsError, match="judged twice"):
+        rp.grade_confusion(doubled)
+
+
+def test_many_judges_with_integer_ids_read_the_same_as_with_text_ids() -> None:
+    """22 judges of an 8-grade scale: several packed words per item, keyed by one integer."""
+    rng = np.random.default_rng(7)
+    names = [f"j{i:02d}" for i in range(22)]
+    rows = [(f"q{q}", f"d{i}", j, float(min(7, max(0, base + rng.integers(-1, 2)))))
+            for q in range(6) for i in range(5) for base in [int(rng.integers(0, 8))] for j in names if rng.random() < 0.9]
+    frame = pl.DataFrame(rows, schema=["query", "item", "judge", "relevance"], orient="row")
+    assert_frame_equal(rp.agreement(_integer_ids(frame, pl.Int64, 40), n_resamples=10), rp.agreement(frame, n_resamples=10),
+                       check_exact=True)
+    twice = pl.concat([frame, frame.filter(pl.col("judge") == "j21").head(2)])
+    with pytest.raises(rp.RankPolarsError, match="2 \\(query, item\\) pairs are judged twice"):
+        rp.agreement(_integer_ids(twice, pl.Int64, 0), n_resamples=10)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 7, 8])
+@pytest.mark.parametrize("judge", ["a", "b", "c"])
+@pytest.mark.parametrize("times", [2, 3, 5])
+@pytest.mark.parametrize("numbered", [False, True])
+def test_repeats_of_the_top_grade_that_carry_into_the_next_judges_field_are_refused(k: int, judge: str, times: int,
+                                                                                   numbered: bool) -> None:
+    """An item only ``judge`` graded, ``times`` times, with the top of a ``k``-grade scale (whose
+    sums carry furthest); every other item graded once by each judge."""
+    rows = [("q1", f"d{i}", j, float(i % k)) for i in range(max(k, 3)) for j in "abc"]
+    rows += [("q1", "d9", judge, float(k - 1))] * times
+    frame = pl.DataFrame(rows, schema=["query", "item", "judge", "relevance"], orient="row")
+    with pytest.raises(rp.RankPolarsError, match=r"1 \(query, item\) pairs are judged twice"):
+        rp.agreement(_integer_ids(frame, pl.Int64, 0) if numbered else frame, n_resamples=5)
