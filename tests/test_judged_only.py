@@ -107,7 +107,19 @@ def groups_keep_emptied(**engine: object) -> None:
                                                   (None, "q2", 0.0, 1.0)], key=str)
 
 
-FIXED = [unjudged_alone, run_labels_judge, groups_keep_emptied]
+def names_to_quote(**engine: object) -> None:
+    # columns named with a dot and a backtick (Spark reads "a.b" as a field of "a" unless quoted);
+    # by position, so the judged rows are numbered anew; a judged query nobody ranked (q3)
+    log = pl.DataFrame({"m.odel": ["a"] * 5 + ["b"] * 3, "q`id": ["q1"] * 3 + ["q2"] * 2 + ["q1"] * 3,
+                        "it.em": ["x", "y", "z", "u", "v", "y", "x", "w"], "pos": [1, 2, 3, 1, 2, 1, 2, 3]})
+    qrels = pl.DataFrame({"q`id": ["q1", "q1", "q2", "q3"], "it.em": ["y", "z", "zz", "k"], "grade": [1, 0, 2, 1]})
+    got = rp.evaluate(log, ["p@2", "ap", "num_ret"], qrels=qrels, by="m.odel", query="q`id", item="it.em",
+                      position="pos", relevance="grade", judged_only=True, per_query=True, **engine)
+    assert got.rows() == [("a", "q1", 0.5, 1.0, 2.0), ("a", "q2", 0.0, 0.0, 0.0), ("a", "q3", 0.0, 0.0, 0.0),
+                          ("b", "q1", 0.5, 1.0, 1.0), ("b", "q2", 0.0, 0.0, 0.0), ("b", "q3", 0.0, 0.0, 0.0)]
+
+
+FIXED = [unjudged_alone, run_labels_judge, groups_keep_emptied, names_to_quote]
 
 
 @pytest.mark.parametrize("case", FIXED)
