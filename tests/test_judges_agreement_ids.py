@@ -110,3 +110,24 @@ def test_repeats_of_the_top_grade_that_carry_into_the_next_judges_field_are_refu
     frame = pl.DataFrame(rows, schema=["query", "item", "judge", "relevance"], orient="row")
     with pytest.raises(rp.RankPolarsError, match=r"1 \(query, item\) pairs are judged twice"):
         rp.agreement(_integer_ids(frame, pl.Int64, 0) if numbered else frame, n_resamples=5)
+
+
+@pytest.mark.parametrize("scale", [1, 3_000_000])  # sums below float32's exact range, and above it (float64 again)
+@pytest.mark.parametrize("n_queries, n_resamples", [(7, 50), (300_000, 9)])  # one step, and several
+def test_the_resampled_counts_are_the_integer_products_of_the_same_draws(scale: int, n_queries: int,
+                                                                          n_resamples: int) -> None:
+    from scipy import sparse
+
+    from rank_polars.judges.agreement import _CHUNK, _resampled
+    from rank_polars.stats.resampling import _uniform_indices
+
+    rng = np.random.default_rng(n_queries)
+    counts = rng.integers(0, 4, (n_queries, 6)) * rng.integers(0, 2, (n_queries, 6)) * scale
+    got = _resampled(sparse.csr_array(counts.astype(np.float64)), n_queries, n_resamples, seed=11)
+    draws = np.random.default_rng(11)
+    step = max(1, _CHUNK // n_queries)  # the steps' draws, in order, from one generator
+    picks = np.concatenate([_uniform_indices(draws, n_queries, np.empty(min(step, n_resamples - s) * n_queries, np.uint64))
+                            for s in range(0, n_resamples, step)]).reshape(n_resamples, n_queries)
+    want = np.stack([counts[p].sum(axis=0) for p in picks])  # int64: exact
+    assert want.max() >= (2**24 if scale > 1 else 0)
+    assert np.array_equal(got, want.astype(np.float64))
