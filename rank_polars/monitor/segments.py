@@ -28,7 +28,7 @@ from rank_polars.errors import CoverageWarning, DataError, RankPolarsError, exam
 from rank_polars.inputs import Source, scan
 from rank_polars.measures import MetricLike, parse_all
 from rank_polars.engines.exact import adder, within_bound
-from rank_polars.monitor.sums import moments, spread_terms
+from rank_polars.monitor.sums import exact_moments, moments, spread_terms, square_sums
 from rank_polars.presentation import did_you_mean
 from rank_polars.schema import Schema, as_schema
 from rank_polars.stats import tests as stats
@@ -184,18 +184,25 @@ def summary(rows: pl.LazyFrame, segments: Sequence[str], d: pl.Expr, e: pl.Expr 
     terms = {"x": pl.col("x"), "y": pl.col("y")}
     for c in named:
         terms |= spread_terms(c, pl.col(c))
-    add = adder(all(within_bound(body, terms, keys).values()))
+    exact = all(within_bound(body, terms, keys).values())
+    add = adder(exact)
     aggs = [pl.len().alias("n"), (add(pl.col("x")) / pl.len()).alias("mean_x"), (add(pl.col("y")) / pl.len()).alias("mean_y"),
             pl.max_horizontal(pl.col("x", "y", "d").abs().max()).alias("scale")]
     for c in named:
-        mean, sd = moments(pl.col(c), add)
-        aggs += [mean.alias(f"mean_{c}"), sd.alias(f"sd_{c}"), (pl.col(c).max() - pl.col(c).min()).alias(f"__range_{c}")]
+        if exact:  # whole-number sums, the moments from them after the group-bys
+            aggs += square_sums(pl.col(c), c)
+        else:
+            mean, sd = moments(pl.col(c), add)
+            aggs += [mean.alias(f"mean_{c}"), sd.alias(f"sd_{c}")]
+        aggs.append((pl.col(c).max() - pl.col(c).min()).alias(f"__range_{c}"))
     aggs += [pl.col("e").sort().alias("values")] if keep and e is not None else []
     lazy = body.lazy()
     parts = [lazy.group_by(keys).agg(aggs).with_columns(segment=pl.lit(ALL), value=pl.lit(ALL))]
     parts += [lazy.group_by([*keys, pl.col(s).cast(pl.String).alias("value")]).agg(aggs).with_columns(segment=pl.lit(s))
               for s in segments]
     table = pl.concat(pl.collect_all(parts), how="diagonal")
+    for c in named if exact else ():
+        table = exact_moments(table, c)
     flat = [(pl.col(f"__range_{c}") <= _SPREAD_RTOL * pl.col("scale")).alias(f"flat_{c}") for c in named]
     return table.with_columns(flat).select(*keys, "segment", "value", "n", "mean_x", "mean_y",
                                            *[f"{k}_{c}" for c in named for k in ("mean", "sd", "flat")], "scale",
