@@ -2,8 +2,9 @@
 
 Every statistic is a function of counts summed over queries, so each is computed the same way
 on the whole sample and on each bootstrap resample of the queries (the interval's unit, as for a
-metric): Polars group-bys give per-query counts (no loop over queries or items), one sparse
-matrix holds them, and a resample is a vector of query multiplicities times that matrix.
+metric): two streamed Polars group-bys count each query's items by their pattern of grades (no
+loop over queries or items), one sparse matrix holds each query's counts per pair of judges,
+and a resample is a vector of query multiplicities times that matrix.
 
 * **Cohen's kappa** (per pair, on the items both judged): ``1 - sum(w * O) / sum(w * E)`` over
   the confusion matrix ``O`` of the two judges' grades and its expectation ``E`` under independent
@@ -328,11 +329,11 @@ def agreement(
                               f"({', '.join(map(repr, names))})")
     values = np.asarray(grades, dtype=np.float64)
     k, raters = values.size, len(names)
-    table = patterns(frame, grades, names, as_schema(schema).judged("query"))
+    counted = patterns(frame, grades, names, as_schema(schema).judged("query"))
     chosen = list(combinations(names, 2))
     sizes = range(2, raters + 1)
     blocks = {(a, b, m): i for i, (a, b, m) in enumerate((a, b, m) for a, b in chosen for m in sizes)}
-    matrix, n_queries = _query_counts(table, raters, k)
+    matrix, n_queries = _query_counts(counted, raters, k)
     whole = np.asarray(matrix.sum(axis=0)).reshape(1, -1)
     resampled = (_resampled(matrix, n_queries, n_resamples, seed) if n_queries
                  else np.full((n_resamples, matrix.shape[1]), np.nan))
@@ -391,11 +392,11 @@ def agreement(
         totals = (o.sum(axis=2) + o.sum(axis=1)) / (raters - 1.0)
         return fleiss(n_items, squares, totals, raters)
 
-    paired = int(table.filter(pl.col("m") >= 2)["n"].sum())
+    paired = int(counted.filter(pl.col("m") >= 2)["n"].sum())
     for level in ("nominal", "ordinal", "interval"):
         emit("all", f"krippendorff_alpha_{level}", lambda s, lv=level: krippendorff(all_coincidences(s), values, lv),
              paired)
-    emit("all", "fleiss_kappa", all_fleiss, int(table.filter(pl.col("m") == raters)["n"].sum()))
+    emit("all", "fleiss_kappa", all_fleiss, int(counted.filter(pl.col("m") == raters)["n"].sum()))
     table = pl.DataFrame(out, schema={"judges": pl.String, "statistic": pl.String, "value": pl.Float64,
                                       "ci_low": pl.Float64, "ci_high": pl.Float64, "items": pl.Int64})
     return table.with_columns(pl.col("value", "ci_low", "ci_high").fill_nan(None))
