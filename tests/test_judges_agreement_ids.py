@@ -131,3 +131,23 @@ def test_the_resampled_counts_are_the_integer_products_of_the_same_draws(scale: 
     want = np.stack([counts[p].sum(axis=0) for p in picks])  # int64: exact
     assert want.max() >= (2**24 if scale > 1 else 0)
     assert np.array_equal(got, want.astype(np.float64))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(judgments(judges=3), st.sampled_from([["j0", "j1"], ["j2", "j0"], ["j1", "j2", "j0"]]))
+def test_chosen_judges_read_as_the_table_of_their_rows_alone(frame: pl.DataFrame, chosen: list[str]) -> None:
+    """``judges=``: the grades only the others gave are no part of the scale (interval alpha reads it)."""
+    frame = frame.with_columns(pl.when(pl.col("judge") == "j1").then(pl.col("relevance") * 3 + 1).otherwise("relevance"))
+    alone = frame.filter(pl.col("judge").is_in(chosen))
+    if set(chosen) - set(alone["judge"]):
+        with pytest.raises(rp.RankPolarsError, match="is not a judge of the judgments"):
+            rp.agreement(frame, judges=chosen, n_resamples=5)
+        return
+    assert_frame_equal(rp.agreement(frame, judges=chosen, n_resamples=20), rp.agreement(alone, n_resamples=20),
+                       check_exact=True)
+    wide = _wide(alone)
+    names = sorted(chosen)
+    values = {r["statistic"]: r["value"] for r in rp.agreement(frame, judges=chosen, n_resamples=5)
+              .filter(pl.col("judges") == "all").iter_rows(named=True)}
+    for level in LEVELS:
+        _close(values[f"krippendorff_alpha_{level}"], _alpha(wide.select(names).to_numpy().T, level))

@@ -62,14 +62,15 @@ def long_judgments(judgments: Source, schema: Schema | None, judges: Sequence[st
     names = [mapping.judged(r) for r in ("query", "item", "relevance", "judge")]
     frame = check_judgments(judgments_of(judgments, mapping), *names, duplicates=False)
     frame = frame.rename(dict(zip(names, (Q, I, G, J))))
-    have = sorted(frame[J].unique().to_list(), key=str)
+    seen = frame.select(pl.col(J).unique().implode(), pl.col(G).unique().sort().implode())  # side by side
+    have, grades = sorted(seen[J][0].to_list(), key=str), seen[G][0]
     if judges is not None:
         unknown = [j for j in judges if j not in have]
         if unknown:
             raise RankPolarsError(f"judges: {unknown[0]!r} is not a judge of the judgments ({', '.join(map(repr, have))})")
         frame = frame.filter(pl.col(J).is_in(list(judges)))
         have = [j for j in have if j in judges]
-    grades = frame[G].unique().sort()
+        grades = frame[G].unique().sort()  # the chosen judges' grades
     if frame.schema[J] in (pl.String, pl.Categorical) or isinstance(frame.schema[J], pl.Enum):
         judge = pl.col(J).cast(pl.Enum(have)).to_physical()  # an Enum's codes: each text looked up once
     else:
