@@ -16,7 +16,15 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import rank_polars as rp
-from tests.test_judges_agreement import LEVELS, _alpha, _close, _fleiss, _reference_pair, _wide, judgments
+from tests.test_judges_agreement import (
+    LEVELS,
+    _alpha,
+    _close,
+    _fleiss,
+    _reference_pair,
+    _wide,
+    judgments,
+)
 
 # query and item ids as integers in these types, shifted by these offsets (UInt64: above Int64)
 ID_TYPES = [(pl.Int64, 0), (pl.Int8, -100), (pl.UInt16, 7), (pl.UInt64, 2**63 + 11), (pl.Int32, -(2**31))]
