@@ -271,7 +271,12 @@ def decide(rows: pl.LazyFrame, segments: Sequence[str], better: Mapping[str, boo
     absolute, relative = per_metric({k: a for k, (a, _) in margins.items()}), per_metric({k: r for k, (_, r) in margins.items()})
     e = sign * (pl.col("y") - pl.col("x")) + absolute + relative * pl.col("x")
     keys = ["metric", "baseline", "version", *family]
-    table = summary(rows, segments, pl.col("y") - pl.col("x"), e=e, keys=keys, keep=test == "wilcoxon")
+    if test == "wilcoxon" or any(r for _, r in margins.values()):
+        table = summary(rows, segments, pl.col("y") - pl.col("x"), e=e, keys=keys, keep=test == "wilcoxon")
+    else:  # e = +-d + a constant per metric: its mean and spread are d's, moved (no second set of sums)
+        table = summary(rows, segments, pl.col("y") - pl.col("x"), keys=keys)
+        table = table.with_columns((sign * pl.col("mean_d") + absolute).alias("mean_e"), pl.col("sd_d").alias("sd_e"),
+                                   pl.col("flat_d").alias("flat_e"))
     t, df, se, note = t_statistics(table, min_queries, of="e")
     mean_e = table["mean_e"].to_numpy()
     with np.errstate(invalid="ignore"):
