@@ -140,7 +140,8 @@ def evaluate(
         different labels).  ``"fast"`` skips the run's duplicate counts (repeated judgments of
         a contributing item are always refused: which grade wins would depend on row order).
     duckdb_memory_limit, duckdb_temp_directory
-        DuckDB's ``memory_limit`` (e.g. ``"8GB"``; default half the memory, at most 1.5 GiB)
+        DuckDB's ``memory_limit`` (e.g. ``"8GB"``; default half the memory, at most 1.5 GiB, or
+        1 GiB with ``labels="run"``, whose check holds more beside the limit)
         and the folder it spills to (default a fresh temporary folder, removed afterwards).
     spark
         With ``engine="spark"``: the ``SparkSession`` to run in (default the active one).
@@ -288,8 +289,10 @@ def evaluate(
     runner: EngineBase
     phase: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
     if engine == "duckdb":
-        from rank_polars.engines.duckdb_engine import DuckDBEngine
+        from rank_polars.engines.duckdb_engine import LABELS_RUN_CAP, DuckDBEngine, default_memory_limit
 
+        if duckdb_memory_limit is None and labels == "run":
+            duckdb_memory_limit = default_memory_limit(LABELS_RUN_CAP)
         runner = DuckDBEngine(memory_limit=duckdb_memory_limit, temp_directory=duckdb_temp_directory)
         phase = display.phase(f"evaluating in DuckDB{_files(run)}")
     elif engine == "spark":
