@@ -140,8 +140,12 @@ def fixed_sum(values: pl.Expr) -> pl.Expr:
     >>> rows.select(fixed_sum(pl.col("x"))).item() == rows.reverse().select(fixed_sum(pl.col("x"))).item()
     True
     """
-    scaled = (values * FIXED_SCALE).floor().cast(pl.Int128, strict=False)  # beyond Int128: null, and out of bound
-    return scaled.sum().cast(pl.Float64) / FIXED_SCALE
+    return fixed_terms(values).sum().cast(pl.Float64) / FIXED_SCALE
+
+
+def fixed_terms(values: pl.Expr) -> pl.Expr:
+    """Each value as the integer ``floor(v * 2^64)`` (``Int128``) that :func:`fixed_sum` adds."""
+    return (values * FIXED_SCALE).floor().cast(pl.Int128, strict=False)  # beyond Int128: null, and out of bound
 
 
 def fixed_bound(values: pl.Expr) -> pl.Expr:

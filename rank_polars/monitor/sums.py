@@ -11,7 +11,7 @@ from math import sqrt
 import polars as pl
 
 from rank_polars.engines.exact import Adder
-from rank_polars.engines.polars_engine import FIXED_SCALE
+from rank_polars.engines.polars_engine import fixed_terms
 
 _HALF = 2 ** 32  # a fixed-point term split in two halves, so that each product of halves fits an Int128
 
@@ -56,7 +56,7 @@ def square_terms(values: pl.Expr, name: str) -> list[pl.Expr]:
     each summing within an ``Int128`` while :func:`spread_terms`' bound holds).  Computed once,
     their sums are plain integer sums in every group-by (no group's mean broadcast back over its
     rows, which Polars evaluates group by group: 3M paired rows over 10 segments took 32 s so)."""
-    a = (values * FIXED_SCALE).floor().cast(pl.Int128, strict=False)
+    a = fixed_terms(values)
     hi = a // _HALF
     lo = a - hi * _HALF
     return [a.alias(f"__s1_{name}"), (hi * hi).alias(f"__hh_{name}"), (hi * lo).alias(f"__hl_{name}"),
