@@ -200,6 +200,11 @@ def leaderboard_agreement(
             ranked = values.join(pl.DataFrame({by: order[who, label], "rank": range(1, len(order[who, label]) + 1)},
                                               schema_overrides={by: values.schema[by]}), on=by)
             rankings.append(ranked.select(column, "metric", "rank", by, "value").sort("rank"))
+    # each judge's per-query values of each metric, one column per version: a pair's differences
+    # are two of its columns
+    tables = {(who, label): (long.filter((pl.col(column) == who) & (pl.col("metric") == label))
+                             .with_columns(pl.col(by).cast(pl.String)).pivot(on=by, index=query, values="value"))
+              for who in names for label in labels}
     correlations, flips, shifts = [], [], []
     for a, b in combinations(names, 2):
         pair = f"{a}|{b}"
@@ -212,7 +217,7 @@ def leaderboard_agreement(
             for statistic, value in (("kendall_tau", kendall_tau_b(x, y)), ("tau_ap", tau_ap(versions, order[b, label])),
                                      ("rbo", rbo_ext(versions, order[b, label], p))):
                 correlations.append({"judges": pair, "metric": label, "statistic": statistic, "value": value})
-            flips.extend(_flips(long, column, by, query, label, a, b, pair, alpha, higher[label]))
+            flips.extend(_flips(tables, label, a, b, pair, alpha, higher[label]))
     reference = names[0]
     ref = means.filter(pl.col(column) == reference).select("metric", by, pl.col("value").alias("reference"))
     shifts = (means.join(ref, on=["metric", by], how="left")
@@ -231,15 +236,12 @@ def leaderboard_agreement(
     )
 
 
-def _flips(long: pl.DataFrame, column: str, by: str, query: str, label: str, a: str, b: str, pair: str,
+def _flips(tables: dict[tuple[str, str], pl.DataFrame], label: str, a: str, b: str, pair: str,
            alpha: float, higher: bool) -> list[dict[str, Any]]:
-    """Each pair of versions' paired t-test verdict under judges ``a`` and ``b`` (one pivot per
-    judge; a pair's differences are two columns of it)."""
-    tables = {who: (long.filter((pl.col(column) == who) & (pl.col("metric") == label))
-                    .with_columns(pl.col(by).cast(pl.String)).pivot(on=by, index=query, values="value"))
-              for who in (a, b)}
-    versions = sorted(set(tables[a].columns[1:]) & set(tables[b].columns[1:]))
-    values = {who: tables[who].select(versions).to_numpy() for who in (a, b)}
+    """Each pair of versions' paired t-test verdict under judges ``a`` and ``b`` (``tables``: a
+    judge's per-query values of a metric, a column per version)."""
+    versions = sorted(set(tables[a, label].columns[1:]) & set(tables[b, label].columns[1:]))
+    values = {who: tables[who, label].select(versions).to_numpy() for who in (a, b)}
     rows = []
     for i, j in combinations(range(len(versions)), 2):
         row: dict[str, Any] = {"judges": pair, "metric": label, "version_a": versions[i], "version_b": versions[j]}

@@ -230,9 +230,10 @@ def per_judge(qrels: Source, schema: Schema, judges: Sequence[str] | None = None
     chosen = list(judges) if judges is not None else have
     if _is_spark(source):
         return {who: _only(source, column, who) for who in chosen}
-    parts = lazy(source).filter(pl.col(column).is_in(chosen)).collect().partition_by(column, as_dict=True,
-                                                                                     include_key=False)
-    return {who: parts[(who,)] for who in chosen}
+    rows = lazy(source).filter(pl.col(column).is_in(chosen)).collect()
+    # a filter per judge: a few scans of one column (partition_by hashes every row's text: 0.9 s
+    # against 0.05 s for 13.5M judgments of three judges)
+    return {who: rows.filter(pl.col(column) == who).drop(column) for who in chosen}
 
 
 __all__ = ["check_judgments", "judges_in", "judgments_of", "one_judge", "per_judge", "read"]
