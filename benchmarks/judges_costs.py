@@ -19,8 +19,11 @@ Measured, each in a fresh process reading the Parquet files: ``evaluate(["ndcg@1
 by="model")`` on ``people.parquet`` (the floor), the same with ``judge="people"`` on the three
 judges' file, with ``bounds=True``, ``by_judge=True``, ``agreement``, ``leaderboard_agreement``
 and the judging queue (``pool(depth=10, judgments=..., judge="people")``); in Polars, and the
-evaluate calls in DuckDB too.  Reported: the call's wall clock and its ratio to the floor of its
-engine, the process's CPU time (user + system, all threads) and peak RSS (``os.wait4``).
+evaluate calls in DuckDB too; and beside them the plans an expert would write by hand for the
+same means (``judges_hand.py``: one judge, the three judges in one pass, the bounds in one pass),
+each held against the engine's to 1e-9.  Reported: the call's wall clock and its ratios to
+``evaluate`` in its engine and to its hand-written plan, the process's CPU time (user + system,
+all threads) and peak RSS (``os.wait4``).
 """
 
 from __future__ import annotations
@@ -42,7 +45,9 @@ from measured import measured
 JUDGES = {"people": 0.1, "llm-a": 0.2, "llm-b": 0.3}  # each judge's chance of a grade one step off
 METRICS = ["ndcg@10", "ap"]
 TASKS = ("evaluate", "judge", "bounds", "by_judge", "agreement", "leaderboard", "queue",
-         "duckdb:evaluate", "duckdb:judge", "duckdb:bounds")
+         "duckdb:evaluate", "duckdb:judge", "duckdb:bounds", "hand:evaluate", "hand:by_judge", "hand:bounds")
+#: the engine's task each hand-written plan (``judges_hand.py``) computes the same means as
+HAND = {"evaluate": "hand:evaluate", "by_judge": "hand:by_judge", "bounds": "hand:bounds"}
 
 
 def generate(out: Path, queries: int, versions: int, depth: int, candidates: int, seed: int) -> None:
@@ -89,7 +94,11 @@ def work(task: str, folder: Path) -> dict[str, object]:
     engine, _, name = task.rpartition(":")
     engine = engine or "polars"
     t0 = time.perf_counter()
-    if name == "evaluate":
+    if engine == "hand":
+        from judges_hand import hand
+
+        out = hand(folder, list(JUDGES) if name == "by_judge" else ["people"], bounds=name == "bounds")
+    elif name == "evaluate":
         out = rp.evaluate(log, METRICS, qrels=str(folder / "people.parquet"), by="model", engine=engine)
     elif name == "judge":
         out = rp.evaluate(log, METRICS, qrels=judgments, judge="people", by="model", engine=engine)
@@ -106,7 +115,20 @@ def work(task: str, folder: Path) -> dict[str, object]:
     else:
         raise SystemExit(f"unknown task {task!r}")
     seconds = time.perf_counter() - t0
-    return {"task": task, "seconds": seconds, "rows": out.height}
+    means = None
+    if name in HAND:  # the means, to hold the engine's and the hand plan's against each other
+        keys = [c for c in ("judge", "model") if c in out.columns] if engine != "hand" else ["judge", "model"]
+        if "judge" not in out.columns:
+            out = out.with_columns(pl.lit("people").alias("judge"))
+        values = [c for c in out.columns if c.split("_")[0] in METRICS and not c.endswith("_low")]
+        means = out.select("judge", "model", *values).sort("judge", "model").to_dicts()
+    return {"task": task, "seconds": seconds, "rows": out.height, "means": means}
+
+
+def _agree(ours: list[dict[str, object]], theirs: list[dict[str, object]]) -> float:
+    """The largest difference between two tables of means (the same rows, sorted)."""
+    assert [(r["judge"], r["model"]) for r in ours] == [(r["judge"], r["model"]) for r in theirs]
+    return max(abs(float(a[c]) - float(b[c])) for a, b in zip(ours, theirs) for c in b if c not in ("judge", "model"))
 
 
 def main() -> None:
@@ -135,11 +157,20 @@ def main() -> None:
         results[task] = result
     print(f"{rows:,} shown rows ({args.queries:,} queries x {args.versions} versions x {args.depth}), {judged:,} "
           f"judgments of {len(JUDGES)} judges; load {os.getloadavg()[0]:.1f}")
-    print("| task | call s | x evaluate | CPU s | peak RSS MiB |\n|---|---|---|---|---|")
+    print("| task | call s | x evaluate | x hand plan | CPU s | peak RSS MiB |\n|---|---|---|---|---|---|")
+    notes = []
     for task, r in results.items():
-        floor = results.get("duckdb:evaluate" if task.startswith("duckdb:") else "evaluate")
+        engine = task.rpartition(":")[0]
+        floor = results.get(f"{engine}:evaluate" if engine else "evaluate")
         ratio = f"{r['seconds'] / floor['seconds']:.2f}" if floor else "-"
-        print(f"| {task} | {r['seconds']:.2f} | {ratio} | {r['cpu']:.1f} | {r['rss_mib']:.0f} |")
+        hand = results.get(HAND.get(task, ""))
+        against = f"{r['seconds'] / hand['seconds']:.2f}" if hand else "-"
+        print(f"| {task} | {r['seconds']:.2f} | {ratio} | {against} | {r['cpu']:.1f} | {r['rss_mib']:.0f} |")
+        if hand:
+            diff = _agree(r["means"], hand["means"])  # type: ignore[arg-type]
+            assert diff <= 1e-9, f"{task} and its hand plan differ by {diff}"
+            notes.append(f"{task} = {HAND[task]} on {len(hand['means'])} means (max |diff| {diff:.1e})")  # type: ignore[arg-type]
+    print("\n".join(notes))
 
 
 if __name__ == "__main__":
