@@ -223,6 +223,20 @@ def test_bad_judgments_are_refused_with_the_column_and_the_queries(fault: pl.Dat
         rp.agreement(fault, n_resamples=10)
 
 
+@pytest.mark.parametrize("fault, message", [
+    (pl.DataFrame({"query": ["q", "q", "r"], "item": ["a"] * 3, "judge": ["x", "y", "x"],
+                   "relevance": [1.0, float("nan"), 0.0]}), r"'relevance' has 1 NaN grades or infinite ones .* query 'q'"),
+    (pl.DataFrame({"query": ["q", "q", "r", "r"], "item": ["a"] * 4, "judge": ["x", "y"] * 2,
+                   "relevance": [1.0, 0.0, float("inf"), -float("inf")]}), r"has 2 NaN grades or infinite ones .* query 'r'"),
+])
+def test_a_grade_that_is_no_number_is_refused_not_counted_as_a_category(fault: pl.DataFrame, message: str) -> None:
+    """NaN and ±inf would otherwise be one more grade of the scale, above the others (the same
+    values as a grade 4 would give), as evaluate's judgments check refuses them."""
+    for statistic in (rp.agreement, rp.agreement_per_query, rp.grade_confusion):
+        with pytest.raises(rp.DataError, match=message):
+            statistic(fault, **({"n_resamples": 10} if statistic is rp.agreement else {}))
+
+
 def test_judges_named_in_a_dict_and_other_columns_through_the_schema(tmp_path: Any) -> None:
     """{judge: judgments} (a TREC qrels file each) reads as one table with a judge column."""
     people = tmp_path / "people.qrels"

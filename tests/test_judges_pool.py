@@ -154,3 +154,17 @@ def test_the_queue_of_one_judge_and_the_refusals() -> None:
         rp.pool(log, judgments=two, judge="llm", strategy="random")  # type: ignore[arg-type]
     with pytest.raises(rp.RankPolarsError, match="pass judgments="):
         rp.pool(log, budget=3)
+
+
+@pytest.mark.parametrize("grade, what", [(None, "1 null values"), (float("nan"), "1 NaN grades or infinite ones"),
+                                         (float("inf"), "1 NaN grades or infinite ones")])
+def test_a_judgment_without_a_grade_is_refused_not_taken_as_judged(grade: float | None, what: str) -> None:
+    """A judging tool's export may hold the items still waiting for a grade (null): taken as
+    judged they would leave the queue unseen, so the queue refuses them as ``evaluate`` does."""
+    log = pl.DataFrame({"model": ["a", "a", "b"], "query": ["q1", "q1", "q2"], "item": ["x", "y", "z"],
+                        "position": [1, 2, 1]})
+    judged = pl.DataFrame({"query": ["q1", "q2"], "item": ["x", "z"], "relevance": [1.0, grade]})
+    with pytest.raises(rp.DataError, match=rf"judgments: column 'relevance' has {what} .* query 'q2'"):
+        rp.pool(log, depth=2, judgments=judged)
+    assert _pairs(rp.pool(log, depth=2, judgments=judged.drop_nulls().filter(pl.col("relevance").is_finite()))) == {
+        ("q1", "y"), ("q2", "z")}

@@ -26,7 +26,7 @@ import polars as pl
 from rank_polars import io as rio
 from rank_polars.errors import RankPolarsError
 from rank_polars.inputs import Columns, Source, judgments_as_log, lazy, prepare, resolve
-from rank_polars.judges.table import one_judge
+from rank_polars.judges.table import check_grades, one_judge
 from rank_polars.plan import ITEM, RANK, SCORE, Q
 from rank_polars.schema import Schema, as_schema
 
@@ -138,6 +138,8 @@ def pool(
             if col not in have:
                 raise RankPolarsError(f"judgments: column {col!r} ({role}) not found; columns are "
                                       f"{', '.join(map(repr, have.names()))}")
+        if columns.relevance in have:  # is an item whose grade is null or NaN judged? refused, as evaluate does
+            check_grades(judged, columns.query, columns.relevance, "judgments")
         judged = judged.select(pl.col(columns.query).alias(Q), pl.col(columns.item).alias(ITEM))
         casts = rio.id_casts(pooled.collect_schema(), judged.collect_schema(), (Q, ITEM))
         pooled = pooled.with_columns(pl.col(c).cast(t) for c, t in casts.items())

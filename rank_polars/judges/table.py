@@ -36,7 +36,7 @@ from typing import Any, Sequence
 import polars as pl
 
 from rank_polars import io as rio
-from rank_polars.errors import RankPolarsError, examples
+from rank_polars.errors import DataError, RankPolarsError, examples
 from rank_polars.inputs import Columns, Source, lazy, resolve
 from rank_polars.schema import Schema, as_schema
 
@@ -194,10 +194,25 @@ def judgments_of(source: Source, schema: Schema | None = None, *, judge: str | N
     return out.select(*cols, pl.col(column))
 
 
+def check_grades(frame: pl.LazyFrame, query: str, relevance: str, name: str = "qrels") -> None:
+    """Every grade a finite number, as the engines' judgments check says, or an error naming a few
+    queries (``name``: the argument's): a null, NaN or infinite grade is no grade (not "judged",
+    not one more grade of the scale)."""
+    grade = pl.col(relevance)
+    odd = grade.is_null() | (~grade.is_finite() if frame.collect_schema()[relevance].is_float() else pl.lit(False))
+    bad = frame.filter(odd).select(query, grade.is_null().alias("null")).collect()
+    if bad.height:
+        nulls = int(bad["null"].sum())
+        what = ("null values" if nulls == bad.height else "NaN grades or infinite ones" if not nulls
+                else "null, NaN or infinite grades")
+        raise DataError(f"{name}: column {relevance!r} has {bad.height} {what} (every grade must be a finite "
+                        f"number), e.g. query {examples(bad[query].unique().sort(nulls_last=True).to_list())}")
+
+
 def check_judgments(frame: pl.DataFrame, query: str, item: str, relevance: str, judge: str,
                     duplicates: bool = True) -> pl.DataFrame:
-    """Numeric, non-null grades and one grade per (query, item, judge), or an error naming a few
-    (``duplicates=False``: the caller counts the repeats in a group-by of its own)."""
+    """Numeric, non-null, finite grades and one grade per (query, item, judge), or an error naming
+    a few (``duplicates=False``: the caller counts the repeats in a group-by of its own)."""
     dtype = frame.schema[relevance]
     if not (dtype.is_numeric() or dtype == pl.Boolean):
         raise RankPolarsError(f"qrels: column {relevance!r} must be numeric, got {dtype}")
@@ -208,6 +223,7 @@ def check_judgments(frame: pl.DataFrame, query: str, item: str, relevance: str, 
         if nulls.height:
             raise RankPolarsError(f"qrels: column {col!r} ({role}) has {nulls.height} null values, e.g. in queries "
                                   f"{examples(nulls[query].unique().sort(nulls_last=True).to_list())}")
+    check_grades(frame.lazy(), query, relevance)
     twice = frame.group_by(query, item, judge).len().filter(pl.col("len") > 1) if duplicates else frame.clear()
     if twice.height:
         raise RankPolarsError(f"qrels: {twice.height} (query, item) pairs are judged twice by one judge, e.g. in queries "
@@ -236,4 +252,4 @@ def per_judge(qrels: Source, schema: Schema, judges: Sequence[str] | None = None
     return {who: rows.filter(pl.col(column) == who).drop(column) for who in chosen}
 
 
-__all__ = ["check_judgments", "judges_in", "judgments_of", "one_judge", "per_judge", "read"]
+__all__ = ["check_grades", "check_judgments", "judges_in", "judgments_of", "one_judge", "per_judge", "read"]
