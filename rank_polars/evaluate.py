@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from dataclasses import replace
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import polars as pl
 
@@ -390,4 +390,18 @@ def finish(table: pl.DataFrame, outputs: Plan | Sequence[tuple[str, Measure]], i
     return out.rename(names).select(*inputs.by, "queries", *labels)
 
 
-__all__ = ["evaluate"]
+def refuse_shaping(caller: str, kwargs: Mapping[str, Any]) -> None:
+    """Refuse the options of ``evaluate`` that change the per-query table's keys, for a caller that
+    reads one value per (version, query) (``compare``, ``anova``, ``gate``, ``track``): ``per_query``
+    and ``by`` it sets itself; ``by_judge`` (a row per judge too) and ``bounds`` (three columns per
+    metric) would have it mix the judges' values or read the wrong column."""
+    for name in ("per_query", "by"):
+        if name in kwargs:
+            raise RankPolarsError(f"{caller}: {name}= is not an evaluate option here ({caller} sets it)")
+    for name, what in (("by_judge", "a table per judge"), ("bounds", "each metric's bounds")):
+        if kwargs.get(name):
+            raise RankPolarsError(f"{caller}: {name}=True is evaluate's ({what}); {caller} reads one label set: "
+                                  "choose it with judge='...', one call per judge")
+
+
+__all__ = ["evaluate", "refuse_shaping"]

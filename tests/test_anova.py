@@ -242,6 +242,18 @@ def test_anova_refuses_bad_input(per, message):
         anova_values(per)
 
 
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"per_query": True}, "anova: per_query= is not an evaluate option here"),
+    ({"by_judge": True}, "anova: by_judge=True is evaluate's .* one label set"),
+    ({"bounds": True}, "anova: bounds=True is evaluate's .* one label set"),
+])
+def test_anova_refuses_the_options_that_change_evaluates_table(kwargs, message):
+    log = pl.DataFrame({"model": ["a", "b"], "query": ["q1", "q1"], "item": ["x", "x"], "position": [1, 1],
+                        "relevance": [1, 0]})
+    with pytest.raises(RankPolarsError, match=message):
+        rp.anova(log, "p@1", **kwargs)
+
+
 def test_anova_from_a_log_matches_statsmodels():
     rng = np.random.default_rng(5)
     rows = [(v, f"q{j}", f"i{k}", k + 1, int(rng.random() < 0.2 + 0.1 * vi))

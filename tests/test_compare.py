@@ -368,6 +368,8 @@ LOG = log_from_values({"v1": [0.1, 0.2], "v2": [0.3, 0.1]})
         ({"seed": -1}, "seed must be a non-negative integer"),
         ({"by": ["model", "query"]}, "by must be one column name"),
         ({"per_query": True}, "per_query= is not an evaluate option here"),
+        ({"by_judge": True}, "by_judge=True is evaluate's .* one label set"),  # a version's rows of every judge
+        ({"bounds": True}, "bounds=True is evaluate's .* one label set"),
     ],
 )
 def test_compare_argument_errors(kwargs, message):

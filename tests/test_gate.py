@@ -214,6 +214,13 @@ def test_bad_input_is_refused_with_its_reason(log):
         rp.gate(moving, ["ndcg@10"], baseline="v1", candidate="v3", margin=0.01, segments=["country"])
     with pytest.raises(RankPolarsError, match="no column 'contry'.*did you mean 'country'"):
         rp.gate(log, ["ndcg@10"], baseline="v1", candidate="v3", margin=0.01, segments=["contry"])
+    # several judges' values in one version's rows would be one verdict of mixed labels
+    judged = log.select("query", "item", "relevance").unique(["query", "item"])
+    two = pl.concat([judged.with_columns(judge=pl.lit("people")), judged.with_columns(judge=pl.lit("llm"))])
+    for option in ("by_judge", "bounds"):
+        with pytest.raises(RankPolarsError, match=f"gate: {option}=True is evaluate's .* choose it with judge="):
+            rp.gate(log.drop("relevance"), ["ndcg@10"], qrels=two, baseline="v1", candidate="v3", margin=0.01,
+                    **{option: True})
 
 
 def test_the_command_exits_0_on_pass_1_on_regression_3_on_bad_input(log, tmp_path):

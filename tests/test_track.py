@@ -129,6 +129,29 @@ def test_other_metrics_or_judgments_are_refused_or_rebuilt(log, tmp_path, calls)
         rp.track(run, ["ndcg@10"], qrels=qrels, store=tmp_path / "other")
 
 
+def test_a_store_is_one_judges_labels_and_one_label_set(log, tmp_path, calls):
+    """The same judgments file under another judge (or other evaluate options) is another series:
+    the store made under one is refused under the other, not served as if it were; by_judge and
+    bounds would stack the judges' values in one version's rows, and are refused."""
+    store = tmp_path / "store"
+    run = log.drop("relevance")
+    people = log.filter(pl.col("model") == "v1").select("query", "item", "relevance")
+    judgments = pl.concat([people.with_columns(judge=pl.lit("people")),
+                           people.with_columns(pl.col("relevance").reverse().over("query"), judge=pl.lit("llm"))])
+    mine = rp.track(run, ["ndcg@10"], qrels=judgments, judge="people", store=store, ci=None)
+    assert_frame_equal(mine, rp.track(run, ["ndcg@10"], qrels=people, store=tmp_path / "alone", ci=None))
+    with pytest.raises(RankPolarsError, match=r"different evaluate options .*'judge': 'people'"):
+        rp.track(run, ["ndcg@10"], qrels=judgments, judge="llm", store=store)
+    rp.track(run, ["ndcg@10"], qrels=judgments, judge="people", store=store, streaming=False, checks="fast")  # the same values
+    theirs = rp.track(run, ["ndcg@10"], qrels=judgments, judge="llm", store=store, rebuild=True, ci=None)
+    want = rp.evaluate(run.filter(pl.col("date") == pl.col("date").min()), ["ndcg@10"], qrels=judgments, judge="llm",
+                       by="model")
+    assert theirs.filter(pl.col("date") == pl.col("date").min()).drop("date").equals(want)
+    for option in ("by_judge", "bounds"):
+        with pytest.raises(RankPolarsError, match=f"track: {option}=True is evaluate's .* one call per judge"):
+            rp.track(run, ["ndcg@10"], qrels=judgments, store=tmp_path / option, **{option: True})
+
+
 def test_windows_aggregate_the_stored_per_query_values(log, tmp_path, calls):
     store = tmp_path / "store"
     rp.track(log, METRICS, store=store)

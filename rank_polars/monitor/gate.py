@@ -208,8 +208,9 @@ def gate(
     │ country ┆ jp    ┆ 0.006143  ┆ inconclusive │
     └─────────┴───────┴───────────┴──────────────┘
     """
-    from rank_polars.evaluate import evaluate
+    from rank_polars.evaluate import evaluate, refuse_shaping
 
+    refuse_shaping("gate", evaluate_kwargs)
     query = as_schema(schema, query=evaluate_kwargs.get("query")).column("query")
     segs = check_segments([] if segments is None else segments, min_queries, by, query, empty=segments is None)
     given = [metrics] if isinstance(metrics, str) or not isinstance(metrics, Sequence) else list(metrics)

@@ -206,7 +206,7 @@ class Store:
             return
         changed = [k for k in settings if held.get(k) != settings[k]]
         what = {"metrics": "metrics (or parameters)", "by": "grouping columns", "time": "time column",
-                "columns": "column names"}
+                "columns": "column names", "options": "evaluate options (judge=, labels=, order=, ...)"}
         raise RankPolarsError(f"track: the store {str(self.path)!r} was made with different "
                               f"{', '.join(what.get(k, k) for k in changed)} (stored: "
                               f"{'; '.join(f'{k}={held.get(k)!r}' for k in changed)}); its values would not be "

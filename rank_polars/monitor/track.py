@@ -16,7 +16,7 @@ from typing import Any, Literal, Sequence
 import polars as pl
 
 from rank_polars.errors import RankPolarsError
-from rank_polars.evaluate import aggregate_expr, evaluate
+from rank_polars.evaluate import aggregate_expr, evaluate, refuse_shaping
 from rank_polars.inputs import Source
 from rank_polars.measures import Measure, MetricLike, parse_all
 from rank_polars.monitor.store import Store, fingerprint_source, partitions
@@ -24,6 +24,11 @@ from rank_polars.engines.exact import within_bound
 from rank_polars.progress import ProgressLike, resolve
 from rank_polars.schema import DEFAULTS, Schema, as_schema
 from rank_polars.stats.intervals import _t_bounds, _transformed, check_ci, intervals
+
+
+#: evaluate's options that change how a partition is computed, never its values: a store made
+#: with others still serves (every other option, judge= first, is kept in its settings)
+HOW = frozenset({"streaming", "checks", "duckdb_memory_limit", "duckdb_temp_directory"})
 
 
 def track(
@@ -64,8 +69,10 @@ def track(
         values (Parquet) and a summary, with the metric specs, the judgments' fingerprint and
         the library version in ``manifest.json``.  A partition whose input changed (its files'
         size or modification time; a frame's content) is evaluated again; a store made with
-        other metrics, judgments, ``by``, ``time`` or ``missing`` is refused, or emptied and
-        rebuilt with ``rebuild=True``.  Partitions the log no longer has stay in the store.
+        other metrics, judgments, ``by``, ``time``, ``missing`` or evaluate options (``judge=``,
+        ``labels=``, ``order=``, ...; not ``streaming``, ``checks`` or DuckDB's settings) is
+        refused, or emptied and rebuilt with ``rebuild=True``.  Partitions the log no longer has
+        stay in the store.
     ci, ci_method
         The interval on each aggregate (``None``: none), as ``evaluate(ci=...)``: ``"t"`` from
         the stored counts, means and sds; ``"bootstrap"`` / ``"bca"`` from the stored per-query values.
@@ -112,9 +119,14 @@ def track(
         raise RankPolarsError(f"track: {time_col!r} is the time column; by= names the groups within a partition")
     given = [metrics] if isinstance(metrics, (str, Measure)) else list(metrics)
     outputs = parse_all(given)
+    refuse_shaping("track", evaluate_kwargs)
     settings = {"metrics": {label: repr(spec) for label, spec in outputs}, "by": by_cols, "time": time_col,
                 "missing": missing, "judgments": fingerprint_source(qrels),
                 "columns": {role: mapping.column(role) for role in DEFAULTS}}
+    options = {name: value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+               for name, value in sorted(evaluate_kwargs.items()) if name not in HOW}
+    if options:  # judge=, labels=, order=, ...: a partition evaluated otherwise is another series
+        settings["options"] = options
     held = Store(store, time_col)
     held.check(settings, rebuild)
     todo = held.stale(partitions(source, time_col))

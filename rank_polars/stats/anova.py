@@ -361,12 +361,11 @@ def anova(
     │ p@1    ┆ 1.8 ┆ 0.244141 ┆ 0.222222    ┆ 0.093023      │
     └────────┴─────┴──────────┴─────────────┴───────────────┘
     """
-    from rank_polars.evaluate import evaluate
+    from rank_polars.evaluate import evaluate, refuse_shaping
 
     if not isinstance(by, str):
         raise RankPolarsError(f"anova: by must be one column name (the versions), got {by!r}")
-    if "per_query" in evaluate_kwargs or "by" in evaluate_kwargs:
-        raise RankPolarsError("anova: per_query= is not an evaluate option here (anova sets it)")
+    refuse_shaping("anova", evaluate_kwargs)
     query = evaluate_kwargs.get("query", "query")
     per = evaluate(run, metrics, qrels=qrels, by=by, per_query=True, missing=missing, engine=engine, **evaluate_kwargs)
     return anova_values(per, by=by, query=query, missing=missing)

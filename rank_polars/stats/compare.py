@@ -25,7 +25,7 @@ from rank_polars.stats.catalog import catalog_compare
 from rank_polars.stats.pairs import (ALL_PAIRS_TESTS, SCHEMA, _family_rows, _pairwise_rows, _power, _unpaired_rows,
                                      _warn_small, unshared)
 from rank_polars.errors import CoverageWarning, RankPolarsError, SmallSampleWarning, examples, warn
-from rank_polars.evaluate import Engine, evaluate
+from rank_polars.evaluate import Engine, evaluate, refuse_shaping
 from rank_polars.inputs import Source
 from rank_polars.measures import Measure, MetricLike, parse_all
 from rank_polars.progress import ProgressLike, resolve
@@ -537,9 +537,7 @@ def _check_args(
         raise RankPolarsError(f"compare: n_resamples must be an integer >= 1, got {n_resamples!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise RankPolarsError(f"compare: seed must be a non-negative integer, got {seed!r}")
-    for name in ("per_query", "by"):
-        if name in kwargs:
-            raise RankPolarsError(f"compare: {name}= is not an evaluate option here (compare sets it)")
+    refuse_shaping("compare", kwargs)
     return by
 
 
