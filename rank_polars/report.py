@@ -70,18 +70,21 @@ def _eval_kwargs(columns: dict[str, str] | Schema | None) -> dict[str, Any]:
 def report_data(
     run: Any, metrics: Sequence[str], *, comparison: pl.DataFrame, qrels: Any = None, by: str = "model",
     missing: str = "zero", engine: str = "polars", columns: dict[str, str] | Schema | None = None, max_k: int = 20,
-    confidence: float = 0.95, order: str = "auto", qrels_label: str | None = None,
+    confidence: float = 0.95, order: str = "auto", qrels_label: str | None = None, judge: str | None = None,
 ) -> dict[str, Any]:
     """Everything the page shows, computed with :func:`rank_polars.evaluate` (``order``: its
     ``order=``, as the comparison was ranked; ``qrels_label``: the judgments' name in the header,
-    by default their path, or what kind of table they are)."""
+    by default their path, or what kind of table they are; ``judge``: whose labels of judgments
+    with several judges, as ``evaluate``'s)."""
     from rank_polars.evaluate import evaluate
     from rank_polars.stats.intervals import intervals
 
     kw = _eval_kwargs(columns)
     if order != "auto":
         kw["order"] = order
-    setup = setup_rows(run, metrics, qrels=qrels, qrels_label=qrels_label, columns=columns, order=order)
+    if judge is not None:
+        kw["judge"] = judge
+    setup = setup_rows(run, metrics, qrels=qrels, qrels_label=qrels_label, columns=columns, order=order, judge=judge)
     curves = curve_metrics(metrics, max_k)
     names = [name for pairs in curves.values() for _, name in pairs]
     curve_table = (
@@ -463,7 +466,8 @@ def _ranked_by(run: Any, schema: Schema, order: str) -> str | None:
 
 
 def setup_rows(run: Any, metrics: Sequence[Any], *, qrels: Any, qrels_label: str | None,
-               columns: dict[str, str] | Schema | None, order: str = "auto") -> list[tuple[str, str, str]]:
+               columns: dict[str, str] | Schema | None, order: str = "auto",
+               judge: str | None = None) -> list[tuple[str, str, str]]:
     """The header's judgments and columns lines: ``(id, heading, HTML)``."""
     schema = _mapping(columns)
 
@@ -474,7 +478,9 @@ def setup_rows(run: Any, metrics: Sequence[Any], *, qrels: Any, qrels_label: str
     relevance, click = _label_columns(metrics, schema)
     said = []
     if qrels is not None:
-        said.append(f"{_esc(qrels_label or _source_name(qrels))} ({named(('query', 'item', 'relevance'), True)})")
+        whose = f", the labels of judge <code>{_esc(judge)}</code>" if judge is not None else ""
+        said.append(f"{_esc(qrels_label or _source_name(qrels))} ({named(('query', 'item', 'relevance'), True)}"
+                    f"{whose})")
     elif relevance:
         said.append(f"labels carried by the log (its column <code>{_esc(relevance)}</code>)")
     if click:
@@ -681,12 +687,13 @@ def report_html(
     run: Any, metrics: Sequence[str], *, comparison: pl.DataFrame | None = None, qrels: Any = None,
     by: str = "model", baseline: str | None = None, missing: str = "zero", engine: str = "polars",
     columns: dict[str, str] | Schema | None = None, title: str = "Comparison", max_k: int = 20, confidence: float = 0.95,
-    order: str = "auto", qrels_label: str | None = None, **compare_kwargs: Any,
+    order: str = "auto", qrels_label: str | None = None, judge: str | None = None, **compare_kwargs: Any,
 ) -> str:
     """Compare (unless ``comparison`` is given) and return the HTML report as a string
     (``confidence``: the level of the means' intervals, and of compare's own when it runs;
     ``order``: evaluate's, by position or score; ``qrels_label``: the judgments' name in the
-    header, by default their path or what kind of table they are).
+    header, by default their path or what kind of table they are; ``judge``: whose labels, of
+    judgments with several judges).
 
     Without a ``baseline`` compare runs every pair of versions and the page shows every pair;
     with one, its header says each version is compared with that baseline only.
@@ -697,11 +704,13 @@ def report_html(
 
         comparison = compare(run, list(metrics), qrels=qrels, by=by, baseline=baseline, missing=missing,
                              engine=engine, correction=correction, confidence=confidence, **_eval_kwargs(columns),
-                             **({"order": order} if order != "auto" else {}), **compare_kwargs)
+                             **({"order": order} if order != "auto" else {}),
+                             **({"judge": judge} if judge is not None else {}), **compare_kwargs)
     if comparison.height == 0:
         raise RankPolarsError("nothing to report: the comparison is empty (only one version?)")
     data = report_data(run, metrics, comparison=comparison, qrels=qrels, by=by, missing=missing, engine=engine,
-                       columns=columns, max_k=max_k, confidence=confidence, order=order, qrels_label=qrels_label)
+                       columns=columns, max_k=max_k, confidence=confidence, order=order, qrels_label=qrels_label,
+                       judge=judge)
     return render(comparison, data, title=title, correction=correction)
 
 

@@ -95,9 +95,9 @@ _PARAMETERS = {
     "confidence": "--confidence", "per_query": "--per-query", "dialect": "--dialect", "table": "--table",
     "query": "--query", "item": "--item", "position": "--position", "score": "--score", "relevance": "--relevance",
     "ci": "--ci", "ci_method": "--ci-method", "interval": "--interval", "pairs": "--pairs", "seed": "--seed",
-    "catalog_resamples": "--catalog-resamples",
+    "catalog_resamples": "--catalog-resamples", "judge": "--judge", "by_judge": "--by-judge", "bounds": "--bounds",
 }
-_FLAGS = {"per_query"}  # options without a value
+_FLAGS = {"per_query", "by_judge", "bounds"}  # options without a value
 _KEYWORD = re.compile(r"\b(" + "|".join(_PARAMETERS) + r")=(?:'([^']*)'|\"([^\"]*)\"|([\w.@-]+)|(?=[\s,;:)]|$))")
 
 

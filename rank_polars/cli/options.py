@@ -101,6 +101,8 @@ def _columns(run_help: bool = False) -> list[Callable[[F], F]]:
     ]
     judged = [column(f"--qrels-{role}", role, f"The judgments' {what} column (default: the run's).", True)
               for role, what in (("query", "query id"), ("item", "item id"), ("relevance", "relevance grade"))]
+    judged.append(column("--qrels-judge", "judge", "The judgments' column saying who judged, when they hold several "
+                         "judges' labels (choose one with --judge).", True))
     verbose = click.option("-v", "--verbose", is_flag=True, expose_value=False, callback=_keep,
                            help="Say which project file (rank-polars.toml, pyproject.toml) gave the column names.")
     return [*options, *judged, verbose]
@@ -114,7 +116,7 @@ def schema(ctx: click.Context | None = None) -> Schema:
     found, _ = project(ctx)
     if found is not None and (given.get("verbose") or ctx.params.get("progress")):
         click.echo(f"rank-polars: column names from {found}", err=True)
-    judged = {role: given.get(f"qrels_{role}") for role in ("query", "item", "relevance")}
+    judged = {role: given.get(f"qrels_{role}") for role in ("query", "item", "relevance", "judge")}
     log = {role: given.get(role) for role in ("query", "item", "position", "score", "relevance")}
     judgments = Schema(**judged) if any(v is not None for v in judged.values()) else None
     return Schema(**log, judgments=judgments)
@@ -146,6 +148,12 @@ def metric_names(values: Sequence[str]) -> list[str]:
                 names.append(part)
         out += [name for name in names if name]
     return out
+
+
+def judge_option(f: F) -> F:
+    """--judge: one judge's labels of judgments with several (a judge column)."""
+    return click.option("--judge", metavar="NAME", help="With --qrels holding several judges' labels (a judge column): "
+                        "the judge whose labels count (people, llm-a, ...).")(f)
 
 
 def metric_option(text: str) -> Callable[[F], F]:

@@ -4,4 +4,5 @@ To add a command: write ``commands/<name>.py`` defining ``command`` (``@click.co
 and add ``"<name>"`` to ``COMMANDS`` below (the order is the order of ``rank-polars --help``).
 """
 
-COMMANDS = ["evaluate", "compare", "track", "gate", "validate", "sql", "demo", "trec_eval", "ndeval", "gdeval"]
+COMMANDS = ["evaluate", "compare", "track", "gate", "agreement", "pool", "validate", "sql", "demo", "trec_eval", "ndeval",
+            "gdeval"]

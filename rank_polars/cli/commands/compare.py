@@ -12,7 +12,7 @@ from rank_polars.presentation import comparison_display, groups, verdict
 from rank_polars.progress import NoProgress, Progress
 from rank_polars.cli.loading import check_column, load
 from rank_polars.schema import Schema
-from rank_polars.cli.options import engine_option, metric_input_options, metric_option, missing_option, order_option, output_options, progress_option, schema, tables
+from rank_polars.cli.options import engine_option, judge_option, metric_input_options, metric_option, missing_option, order_option, output_options, progress_option, schema, tables
 from rank_polars.cli.output import check_file, check_output, emit, write_file
 from rank_polars.cli.progress import choose
 
@@ -21,7 +21,8 @@ def run_compare(run: Any, metrics: Sequence[Any], *, qrels: Any, by: str, baseli
                 correction: str | None, alpha: float, n_resamples: int, seed: int, missing: str, engine: str,
                 confidence: float, columns: Schema | None = None, order: str = "auto",
                 progress: Progress | None = None, interval: str | None = None,
-                catalog_resamples: int = 1000, segments: Sequence[str] = (), min_queries: int = 30) -> pl.DataFrame:
+                catalog_resamples: int = 1000, segments: Sequence[str] = (), min_queries: int = 30,
+                judge: str | None = None) -> pl.DataFrame:
     """:func:`rank_polars.compare` with the CLI's column mapping."""
     from rank_polars.stats.compare import compare
 
@@ -32,6 +33,8 @@ def run_compare(run: Any, metrics: Sequence[Any], *, qrels: Any, by: str, baseli
         kwargs["progress"] = progress
     if segments:  # the difference per segment value (rank_polars.monitor.segments)
         kwargs.update(segments=list(segments), min_queries=min_queries)
+    if judge is not None:  # one judge's labels of judgments with several
+        kwargs["judge"] = judge
     return compare(
         run, list(metrics), qrels=qrels, by=by, baseline=baseline, test=test, correction=correction, alpha=alpha,
         n_resamples=n_resamples, seed=seed, missing=missing, engine=engine, confidence=confidence, interval=interval,
@@ -94,6 +97,7 @@ def write_html_report(path: str, run: Any, metrics: Sequence[Any], comparison: p
 @click.option("--report", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report (table and plots) to this file.")
 @click.option("--segment", "segments", multiple=True, help="A column describing the query (country, query_type): the difference per value, corrected over every value and metric, worst loss first. Repeat for more.")
 @click.option("--min-queries", type=click.IntRange(min=2), default=30, show_default=True, help="With --segment: a value with fewer paired queries is shown, not tested.")
+@judge_option
 @order_option()
 @output_options
 @progress_option
@@ -102,7 +106,8 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
             pairs: str | None, test: str | None, interval: str | None, correction: str, alpha: float, confidence: float, n_resamples: int, seed: int, catalog_resamples: int, engine: str,
             missing: str, report: str | None, fmt: str | None, output: str | None, force: bool, order: str,
             progress: bool | None, history: str | None, catalog: str | None, features: str | None,
-            subtopics: str | None, segments: tuple[str, ...] = (), min_queries: int = 30) -> None:
+            subtopics: str | None, segments: tuple[str, ...] = (), min_queries: int = 30,
+            judge: str | None = None) -> None:
     """Compare versions of a system (values of --by) against a baseline, query by query.
 
     \b
@@ -126,7 +131,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
             loaded.run, loaded.metrics, qrels=loaded.qrels, by=by, baseline=baseline, test=test, correction=corr,
             alpha=alpha, n_resamples=n_resamples, seed=seed, missing=missing, engine=engine,
             confidence=confidence, columns=loaded.mapping, order=order, progress=display, interval=interval,
-            catalog_resamples=catalog_resamples, segments=segments, min_queries=min_queries,
+            catalog_resamples=catalog_resamples, segments=segments, min_queries=min_queries, judge=judge,
         )
     if segments:
         from rank_polars.monitor.segments import where_it_loses
@@ -138,7 +143,8 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
             with display.phase("writing the report"):
                 write_file(report, report_html(loaded.run, loaded.metrics, segments=table, qrels=loaded.qrels, by=by,
                                                baseline=baseline, missing=missing, engine=engine, columns=loaded.mapping,
-                                               title=f"{Path(run).name}: {', '.join(metrics)}", order=order), force=force)
+                                               title=f"{Path(run).name}: {', '.join(metrics)}", order=order,
+                                               judge=judge), force=force)
             click.echo(f"wrote the report to {report}", err=True)
         return
     family = test in ("tukey", "randomized-tukey")  # adjusted over the pairs, not by --correction
@@ -152,6 +158,6 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
         write_html_report(
             report, loaded.run, loaded.metrics, table, force=force, display=display, qrels=loaded.qrels, by=by,
             missing=missing, engine=engine, columns=loaded.mapping, title=f"{Path(run).name}: {', '.join(metrics)}",
-            correction=corr, confidence=confidence, order=order, qrels_label=loaded.qrels_label or None,
+            correction=corr, confidence=confidence, order=order, qrels_label=loaded.qrels_label or None, judge=judge,
         )
         click.echo(f"wrote the report to {report}", err=True)

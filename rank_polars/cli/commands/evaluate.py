@@ -6,7 +6,7 @@ import click
 
 from rank_polars.errors import RankPolarsError
 from rank_polars.cli.loading import hint_by, load
-from rank_polars.cli.options import engine_option, metric_input_options, metric_option, missing_option, order_option, output_options, progress_option, schema, tables
+from rank_polars.cli.options import engine_option, judge_option, metric_input_options, metric_option, missing_option, order_option, output_options, progress_option, schema, tables
 from rank_polars.cli.output import check_output, emit
 from rank_polars.cli.progress import choose
 
@@ -25,6 +25,9 @@ from rank_polars.cli.progress import choose
               help="Add <metric>_low and <metric>_high: a confidence interval at this level (e.g. 0.95) on each group's aggregate.")
 @click.option("--ci-method", type=click.Choice(["t", "bootstrap", "bca"]), default="t", show_default=True,
               help="With --ci: the t interval from each group's mean and sd, or a seeded bootstrap over queries (percentile, or BCa).")
+@judge_option
+@click.option("--by-judge", is_flag=True, help="With --qrels holding several judges' labels: every version under every judge, the tables stacked under a judge column.")
+@click.option("--bounds", is_flag=True, help="With --qrels: add <metric>_low (unjudged shown items not relevant: the metric) and <metric>_high (relevant at the judgments' top grade).")
 @order_option()
 @output_options
 @progress_option
@@ -32,7 +35,8 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
             metrics: tuple[str, ...], by: tuple[str, ...], engine: str,
             per_query: bool, missing: str, duplicates: str, labels: str, checks: str, fmt: str | None,
             output: str | None, force: bool, order: str, progress: bool | None, ci: float | None, ci_method: str,
-            history: str | None, catalog: str | None, features: str | None, subtopics: str | None) -> None:
+            history: str | None, catalog: str | None, features: str | None, subtopics: str | None,
+            judge: str | None = None, by_judge: bool = False, bounds: bool = False) -> None:
     """Evaluate metrics over RUN, per --by group.
 
     \b
@@ -40,6 +44,8 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
       rank-polars evaluate log/ -m ndcg@10 -m mrr --by model
       rank-polars evaluate log/ -m ndcg@10 --by model --ci 0.95
       rank-polars evaluate run.trec --qrels judgments.qrels -m map -m P_10
+      rank-polars evaluate log/ --qrels judgments.parquet --judge people -m ndcg@10 --by model --bounds
+      rank-polars evaluate log/ --qrels judgments.parquet --by-judge -m ndcg@10 --by model
       rank-polars evaluate log/ -m novelty@10 -m ils@10 --history train.parquet --features items.parquet --by model
     """
     from rank_polars.evaluate import evaluate
@@ -54,7 +60,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
                 loaded.run, loaded.metrics, qrels=loaded.qrels, by=list(by) or None, per_query=per_query,
                 missing=missing, engine=engine, duplicates=duplicates, labels=labels, checks=checks, order=order, progress=display,
                 ci=ci, ci_method=ci_method,  # type: ignore[arg-type]
-                schema=loaded.mapping,
+                schema=loaded.mapping, judge=judge, by_judge=by_judge, bounds=bounds,
             )
         except RankPolarsError as e:
             raise hint_by(e, loaded) from e

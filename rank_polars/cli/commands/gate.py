@@ -16,7 +16,7 @@ import click
 from rank_polars.cli.commands.compare import as_column_type
 from rank_polars.cli.errors import FAILED, OK, bad_input_exits_3
 from rank_polars.cli.loading import check_column, load
-from rank_polars.cli.options import engine_option, metric_input_options, metric_option, missing_option, order_option, progress_option, schema, tables
+from rank_polars.cli.options import engine_option, judge_option, metric_input_options, metric_option, missing_option, order_option, progress_option, schema, tables
 from rank_polars.cli.output import check_file, write_file
 from rank_polars.cli.progress import choose
 
@@ -50,6 +50,7 @@ def margin_value(text: str) -> Any:
 @click.option("--force", is_flag=True, help="Overwrite existing --json / --markdown files.")
 @engine_option("The engine that computes the per-query values")
 @missing_option
+@judge_option
 @order_option()
 @progress_option
 @bad_input_exits_3
@@ -57,7 +58,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
             by: str, baseline: str, candidate: str, margin: str, segments: tuple[str, ...], min_queries: int,
             alpha: float, test: str, correction: str, require: str, json_file: str | None, markdown_file: str | None,
             force: bool, engine: str, missing: str, order: str, progress: bool | None, history: str | None,
-            catalog: str | None, features: str | None, subtopics: str | None) -> int:
+            catalog: str | None, features: str | None, subtopics: str | None, judge: str | None = None) -> int:
     """Gate a release: does the candidate lose more than --margin on some metric or segment?
 
     Prints the Markdown summary; exits 0 when the candidate passes, 1 when it regresses
@@ -79,6 +80,8 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
         check_column(loaded.schema, column, "run", "--segment")
     versions = {k: as_column_type(v, loaded.schema.get(by)) for k, v in (("baseline", baseline), ("candidate", candidate))}
     kwargs: dict[str, Any] = {"order": order} if order != "auto" else {}
+    if judge is not None:
+        kwargs["judge"] = judge
     with choose(progress).phase(loaded.what("gating")):
         result = gate(loaded.run, loaded.metrics, qrels=loaded.qrels, by=by, margin=margin_value(margin),
                       segments=list(segments) or None, min_queries=min_queries, alpha=alpha, test=test,  # type: ignore[arg-type]

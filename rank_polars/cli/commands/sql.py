@@ -15,6 +15,8 @@ from rank_polars.cli.output import check_output, write_file
 @click.option("--qrels", "qrels", metavar="TABLE", help="Table of judgments (query, item, relevance).")
 @click.option("--dialect", default="duckdb", show_default=True, help="SQL dialect: duckdb, spark, postgres, bigquery, snowflake, ...")
 @click.option("--per-query", is_flag=True, help="One row per (group, query) instead of means.")
+@click.option("--judge", "judges", multiple=True, metavar="NAME", help="With --qrels holding several judges' labels: the judge whose labels count; repeat for a statement per judge, stacked under a judge column.")
+@click.option("--bounds", is_flag=True, help="With --qrels: add <metric>_low and <metric>_high, the values with every unjudged shown item not relevant and relevant.")
 @missing_option
 @click.option("--compact", is_flag=True, help="Print the query on one line (default: pretty-printed, one clause or column a line).")
 @order_option(default="position")
@@ -22,7 +24,7 @@ from rank_polars.cli.output import check_output, write_file
 @file_options("the SQL")
 def command(metrics: tuple[str, ...], table: str, by: tuple[str, ...], qrels: str | None, dialect: str, per_query: bool,
             missing: str, compact: bool, order: str,
-            output: str | None, force: bool) -> None:
+            output: str | None, force: bool, judges: tuple[str, ...] = (), bounds: bool = False) -> None:
     """Print the SQL that computes the metrics over --table (nothing is run).
 
     \b
@@ -34,7 +36,8 @@ def command(metrics: tuple[str, ...], table: str, by: tuple[str, ...], qrels: st
     check_output(output, "sql", force)
     text = to_sql(
         list(metrics), table=table, by=list(by) or None, qrels=qrels, per_query=per_query, missing=missing,
-        dialect=dialect, order=order, schema=schema(),
+        dialect=dialect, order=order, schema=schema(), bounds=bounds,
+        judge=None if not judges else judges[0] if len(judges) == 1 else list(judges),
     )
     text = layout(text, dialect, compact).rstrip("\n") + "\n"
     if output:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from rank_polars.cli.options import engine_option, metric_option, missing_option, output_options, progress_option, project, schema
+from rank_polars.cli.options import engine_option, judge_option, metric_option, missing_option, output_options, progress_option, project, schema
 from rank_polars.cli.output import check_file, check_output, emit, write_file
 from rank_polars.cli.progress import choose
 
@@ -29,11 +29,12 @@ from rank_polars.cli.progress import choose
 @click.option("--report", type=click.Path(dir_okay=False), help="Also write an HTML page with each metric's series per version and its band.")
 @engine_option("The engine that evaluates a new partition")
 @missing_option
+@judge_option
 @output_options
 @progress_option
 def command(log: str, metrics: tuple[str, ...], store: str, qrels: str | None, by: tuple[str, ...], time_col: str | None,
             window: str | None, ci: float, ci_method: str, rebuild: bool, report: str | None, engine: str, missing: str,
-            fmt: str | None, output: str | None, force: bool, progress: bool | None) -> None:
+            fmt: str | None, output: str | None, force: bool, progress: bool | None, judge: str | None = None) -> None:
     """Evaluate the partitions of LOG the store does not hold yet; print the series.
 
     \b
@@ -51,7 +52,7 @@ def command(log: str, metrics: tuple[str, ...], store: str, qrels: str | None, b
     display = choose(progress)
     series = track(log, list(metrics), qrels=qrels, by=list(by), store=store, schema=mapping, ci=ci,
                    ci_method=ci_method, window=window, missing=missing, engine=engine, rebuild=rebuild,  # type: ignore[arg-type]
-                   progress=display)
+                   progress=display, **({"judge": judge} if judge is not None else {}))
     emit(series, fmt, output, force=force)
     if report:
         from rank_polars.report_segments import series_page
