@@ -123,13 +123,16 @@ def diagnose(
     duckdb_memory_limit: str | None = None,
     duckdb_temp_directory: str | None = None,
     expected_shares: Mapping[str, float] | None = None,
+    judge: str | None = None,
 ) -> Diagnosis:
     """Everything wrong or suspicious in ``run`` (and ``qrels``), as a :class:`Diagnosis`.
 
     Parameters
     ----------
-    run, qrels, by, order, schema, query, item, position, score, relevance
-        As for :func:`rank_polars.evaluate`.
+    run, qrels, by, order, schema, query, item, position, score, relevance, judge
+        As for :func:`rank_polars.evaluate`.  Judgments of several judges (a judge column) and
+        no ``judge``: each judge's label set is diagnosed (:func:`each_judge`), never their
+        rows as one (a pair two judges graded is no repeated judgment).
     k
         Depth of the unjudged share (with ``qrels``).
     engine
@@ -169,8 +172,16 @@ def diagnose(
     """
     if engine not in ("polars", "duckdb", "spark"):
         raise RankPolarsError(f"engine must be 'polars', 'duckdb' or 'spark', got {engine!r}")
+    mapping = as_schema(schema, query=query, item=item, position=position, score=score, relevance=relevance)
+    if qrels is not None or judge is not None:
+        qrels, judges = _label_sets(qrels, mapping, judge)
+        if len(judges) > 1:
+            return each_judge(judges, lambda who: diagnose(
+                run, qrels=qrels, by=by, k=k, order=order, schema=mapping, engine=engine, spark=spark,
+                duckdb_memory_limit=duckdb_memory_limit, duckdb_temp_directory=duckdb_temp_directory,
+                expected_shares=expected_shares, judge=who))
     out = Diagnosis()
-    columns = Columns.of(as_schema(schema, query=query, item=item, position=position, score=score, relevance=relevance))
+    columns = Columns.of(mapping)
     by_cols = [by] if isinstance(by, str) else list(by or [])
     with _runner(engine, spark, duckdb_memory_limit, duckdb_temp_directory) as runner:
         try:
@@ -205,6 +216,45 @@ def diagnose(
             _polars_checks(out, inputs, k, expected_shares)
         else:
             _engine_checks(out, inputs, runner, engine, expected_shares)
+    return out
+
+
+def _label_sets(qrels: Source | None, mapping: Schema, judge: str | None) -> tuple[Any, list[str]]:
+    """The judgments to diagnose and, when they hold several judges and ``judge`` chooses none,
+    the judges (each diagnosed on its own); else ``judge``'s rows (or the judgments as they are)."""
+    from rank_polars.judges.table import judges_in, one_judge, read
+
+    if qrels is not None and judge is None:
+        source, column = read(qrels, mapping)
+        judges = judges_in(source, column) if column is not None else []
+        if len(judges) > 1:
+            return source, judges  # read once: a stream is not read again for each judge
+        return one_judge(source, mapping, None), []
+    return one_judge(qrels, mapping, judge), []
+
+
+_LEVELS: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
+
+
+def each_judge(judges: Sequence[str], diagnosis_of: Callable[[str], Diagnosis]) -> Diagnosis:
+    """The diagnoses of several judges' label sets as one: a finding every judge's has (the run's
+    own) once, the others under their judge (``judge 'llm': ...``), errors first; the facts all
+    judges share at the top, the others in ``facts["judges"][judge]``."""
+    parts = {who: diagnosis_of(who) for who in judges}
+
+    def key(f: Finding) -> tuple[str, str, str]:
+        return f.level, f.check, f.message
+
+    shared = set.intersection(*({key(f) for f in d.findings} for d in parts.values()))
+    out = Diagnosis()
+    out.findings = [f for f in next(iter(parts.values())).findings if key(f) in shared]
+    out.findings += [Finding(f.level, f.check, f"judge {who!r}: {f.message}")
+                     for who, d in parts.items() for f in d.findings if key(f) not in shared]
+    out.findings.sort(key=lambda f: _LEVELS[f.level])  # stable: each level in the order found
+    facts = [d.facts for d in parts.values()]
+    names = set.intersection(*(set(f) for f in facts))
+    out.facts = {name: facts[0][name] for name in facts[0] if name in names and all(f[name] == facts[0][name] for f in facts)}
+    out.facts["judges"] = {who: {n: v for n, v in d.facts.items() if n not in out.facts} for who, d in parts.items()}
     return out
 
 

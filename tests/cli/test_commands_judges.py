@@ -115,3 +115,12 @@ def test_pool_and_the_judging_queue(files: dict[str, Path]) -> None:
     _same(queue, rp.pool(log, depth=10, judgments=judgments, judge="people", strategy="impact", budget=50))
     assert queue.height == 50
     assert "give --qrels" in invoke("pool", log, "--budget", "5", code=2).output
+
+
+def test_validate_diagnoses_each_judge_on_its_own(files: dict[str, Path]) -> None:
+    out = invoke("validate", files["log"], "--qrels", files["judgments"], "--by", "model").stdout
+    assert "qrels: judgments 3,013 by llm, 1,647 by people, for 200 queries" in out
+    assert "judged more than once" not in out and "0 errors, 1 warning" in out
+    assert "judge 'people': unjudged share of the top 10: bot-v1 39.1%" in out
+    one = invoke("validate", files["log"], "--qrels", files["judgments"], "--by", "model", "--judge", "llm").stdout
+    assert "qrels: 3,013 judgments for 200 queries" in one and "judge 'llm'" not in one

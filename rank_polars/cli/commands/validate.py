@@ -9,7 +9,7 @@ import click
 from rank_polars import io as rio
 from rank_polars.presentation import count
 from rank_polars.cli.errors import FAILED, OK, cli_wording
-from rank_polars.cli.options import input_options, schema, order_option, progress_option
+from rank_polars.cli.options import input_options, judge_option, schema, order_option, progress_option
 from rank_polars.cli.progress import choose
 
 
@@ -22,11 +22,12 @@ from rank_polars.cli.progress import choose
 @click.option("--engine", type=click.Choice(["polars", "duckdb", "spark"]), default="polars", show_default=True,
               help="Where the checks run. duckdb/spark: evaluate's own checks in that engine, and coverage; "
                    "not ties, gaps, labels or the unjudged share.")
+@judge_option
 @order_option()
 @progress_option
 def command(run: str, qrels: str | None, format_in: str | None, qrels_format: str | None,
             by: tuple[str, ...], k: int, fmt: str, engine: str, order: str,
-            progress: bool | None) -> int:
+            progress: bool | None, judge: str | None = None) -> int:
     """Report what is wrong or suspicious in RUN (and QRELS).
 
     Errors (exit code 1): duplicates, null/NaN values, bad positions, missing columns.
@@ -36,6 +37,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     Examples:
       rank-polars validate log/ --by model
       rank-polars validate log/ --by model --engine spark
+      rank-polars validate log/ --qrels judgments.parquet --by model     # each judge's labels
     """
     from rank_polars.diagnose import diagnose
 
@@ -63,7 +65,7 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
     n_files = len(rio.files_of(run))
     with choose(progress).phase(f"validating {run}" + (f" ({count(n_files)} files)" if n_files > 1 else "")):
         found = diagnose(run_src, qrels=qrels_src, by=list(by), k=k, order=order, engine=engine,
-                         schema=mapping)
+                         schema=mapping, judge=judge)
     findings, facts, errors, warns = found.findings, found.facts, found.errors, found.warnings
     if fmt == "json":
         click.echo(json.dumps({"run": run, "qrels": qrels, "facts": facts, "errors": errors, "warnings": warns,
@@ -75,6 +77,10 @@ def command(run: str, qrels: str | None, format_in: str | None, qrels_format: st
                      + (f", {count(facts['groups'])} groups by {', '.join(by)}" if by else ""))
         if "judgments" in facts:
             head += f"; qrels: {count(facts['judgments'])} judgments for {count(facts['judged_queries'])} queries"
+        elif "judges" in facts:  # several judges, each diagnosed on its own
+            each = ", ".join(f"{count(f['judgments'])} by {who}" for who, f in facts["judges"].items())
+            queries = facts.get("judged_queries")
+            head += f"; qrels: judgments {each}" + (f", for {count(queries)} queries" if queries is not None else "")
         click.echo(head)
         if hint and errors:
             click.echo(hint)
