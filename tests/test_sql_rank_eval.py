@@ -264,7 +264,11 @@ BAD = {
                               None, "duplicate items within a ranking (column 'item'), queries 'q1'"),
     "duplicate judgments": ("SELECT * FROM (VALUES ('q1', 'x', 1)) t(query, item, position)",
                             "SELECT * FROM (VALUES ('q1', 'x', 1), ('q1', 'x', 2)) t(query, item, relevance)",
-                            "duplicate judgments (a query and item twice), queries 'q1'"),
+                            "duplicate judgments (a query and item twice; judgments of several judges: pass the rows "
+                            "of one), queries 'q1'"),
+    "two judges": ("SELECT * FROM (VALUES ('q1', 'x', 1)) t(query, item, position)",
+                   "SELECT * FROM (VALUES ('q1', 'x', 1, 'people'), ('q1', 'x', 0, 'llm')) t(query, item, relevance, judge)",
+                   "judgments of several judges: pass the rows of one"),
     "null query": ("SELECT * FROM (VALUES (NULL, 'x', 1, 1)) t(query, item, position, relevance)", None,
                    "column 'query' (query) has null query ids"),
     "null position": ("SELECT * FROM (VALUES ('q1', 'x', NULL, 1)) t(query, item, position, relevance)", None,

@@ -274,7 +274,7 @@ _CHECKS = (
      "'judgments: column ''' || relevance || ''' has null or NaN grades or infinite ones, queries ' || "
      f"{_examples('__rp_judged', 'bad_grade > 0')}"),
     ("(SELECT count_if(repeated) FROM __rp_judged) > 0",
-     "'judgments: duplicate judgments (a query and item twice), queries ' || "
+     "'judgments: duplicate judgments (a query and item twice; judgments of several judges: pass the rows of one), queries ' || "
      f"{_examples('__rp_judged', 'repeated')}"),
     ("(SELECT count_if(q IS NULL) FROM __rp_lists) > 0", "'column ''' || query || ''' (query) has null query ids in the log'"),
     ("(SELECT sum(bad_order) FROM __rp_lists) > 0",
