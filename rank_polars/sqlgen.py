@@ -102,7 +102,9 @@ def to_sql(
         of ``qrels`` without ``judge=``: it cannot refuse a table of several judges, as ``evaluate`` does.
 
     The SQL does not validate the data (use :func:`rank_polars.evaluate` for that):
-    positions must be unique per ranking, items unique per ranking, labels non-null.
+    positions must be unique per ranking, items unique per ranking, labels non-null, and one
+    judgment per (query, item): a table of several judges needs ``judge=``, else every shown
+    item joins each judge's grade.
 
     Returns
     -------
