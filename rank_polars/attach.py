@@ -16,6 +16,7 @@ import polars as pl
 
 from rank_polars.errors import RankPolarsError
 from rank_polars.inputs import Columns, Source, judgments_as_log, lazy, prepare
+from rank_polars.judges.table import one_judge
 from rank_polars.schema import Schema, as_schema
 from rank_polars.validate import Missing, check_names, check_qrels, qrels_stats_polars
 
@@ -25,7 +26,7 @@ def with_judgments(log: pl.DataFrame, qrels: Source, *, by: str | Sequence[str] 
                    missing: Missing = ..., schema: Schema | None = ..., query: str | None = ...,
                    item: str | None = ..., position: str | None = ..., score: str | None = ...,
                    relevance: str | None = ..., ideal: str = ..., num_rel: str = ..., num_nonrel: str = ...,
-                   order: Literal["auto", "position", "score"] = ...) -> pl.DataFrame: ...
+                   order: Literal["auto", "position", "score"] = ..., judge: str | None = ...) -> pl.DataFrame: ...
 
 
 @overload
@@ -33,7 +34,7 @@ def with_judgments(log: Source, qrels: Source, *, by: str | Sequence[str] | None
                    missing: Missing = ..., schema: Schema | None = ..., query: str | None = ...,
                    item: str | None = ..., position: str | None = ..., score: str | None = ...,
                    relevance: str | None = ..., ideal: str = ..., num_rel: str = ..., num_nonrel: str = ...,
-                   order: Literal["auto", "position", "score"] = ...) -> pl.LazyFrame: ...
+                   order: Literal["auto", "position", "score"] = ..., judge: str | None = ...) -> pl.LazyFrame: ...
 
 
 def with_judgments(
@@ -52,6 +53,7 @@ def with_judgments(
     num_rel: str = "num_rel",
     num_nonrel: str = "num_nonrel",
     order: Literal["auto", "position", "score"] = "auto",
+    judge: str | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """The log with its judgments attached: what the ``ranking`` namespace needs to give
     ``evaluate(log, metrics, qrels=qrels)``'s numbers in a ``group_by`` of your own.
@@ -108,6 +110,9 @@ def with_judgments(
         As in ``evaluate``: the log needs a position or a score column (by score, sort the grades
         as ``evaluate`` ranks: ``sort_by("score", pl.col("item").cast(pl.String), descending=True)``,
         ties broken by the item id's text, descending).
+    judge
+        As in ``evaluate``: judgments of several judges (a judge column) give the labels of
+        ``judge``; without it they are refused, naming the judges.
 
     Returns
     -------
@@ -147,7 +152,8 @@ def with_judgments(
     if missing not in ("zero", "skip"):
         raise RankPolarsError(f"missing must be 'zero' or 'skip', got {missing!r}")
     # the validation layer reads both sides as evaluate does: columns, id types (the id rule)
-    inputs = prepare(log, qrels=judgments_as_log(qrels, columns), by=by_cols, columns=columns, order=order)
+    judged_by = one_judge(qrels, mapping, judge)  # one label set: several judges' rows are never one
+    inputs = prepare(log, qrels=judgments_as_log(judged_by, columns), by=by_cols, columns=columns, order=order)
     assert inputs.qrels is not None and inputs.qrels_source is not None and inputs.run_source is not None
     # every judgment is read (the grades of the shown rows, the ideal): a (query, item) judged
     # twice is refused wherever it is, as checks="strict" refuses it

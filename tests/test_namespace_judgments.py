@@ -14,6 +14,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
 import rank_polars as rp
 from rank_polars.formula.listform import list_expr
@@ -291,3 +292,21 @@ def test_every_context_reads_the_judgments_alike():
     for got in (grouped, streamed, over):
         assert [v for row in got.drop("query").rows() for v in row] == pytest.approx(flat, abs=1e-12)
     assert one.row(0) == pytest.approx(want.row(0)[1:], abs=1e-12)
+
+
+def test_one_judges_labels_of_judgments_with_several():
+    """judge= gives evaluate(..., judge=...)'s numbers; several judges without it are refused,
+    as evaluate refuses them (their rows are no one label set)."""
+    log = rp.datasets.sample_log().drop("relevance")
+    judgments = rp.datasets.sample_judgments()
+    ranked = pl.col("relevance").sort_by("position")
+    for who in ("people", "llm"):
+        attached = rp.with_judgments(log, judgments, by="model", judge=who)
+        per = attached.group_by("model", "query").agg(ranked.ranking.ndcg(10, ideal="ideal"),
+                                                      ranked.ranking.ap(ideal="ideal"))
+        got = per.group_by("model").agg(pl.len().alias("queries"), pl.col("ndcg@10", "ap").mean()).sort("model")
+        # a plain mean here, evaluate's exact one there: equal to the last bits or so
+        assert_frame_equal(got, rp.evaluate(log, ["ndcg@10", "ap"], qrels=judgments, judge=who, by="model"),
+                           rel_tol=1e-13, abs_tol=1e-15)
+    with pytest.raises(rp.RankPolarsError, match=r"holds 2 judges \('llm', 'people'\): choose one with judge="):
+        rp.with_judgments(log, judgments, by="model")
