@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import click
 
 from rank_polars.cli.options import ColumnOption, output_options, schema
 from rank_polars.cli.output import check_output, emit
 
 
-def _judged_column(flag: str, role: str, text: str):  # type: ignore[no-untyped-def]
+def _judged_column(flag: str, role: str, text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     # the judgments' own names (the project file's [judgments], else its [columns], else the role)
     return click.option(flag, f"qrels_{role}", cls=ColumnOption, role=role, judged=True, show_default=True, help=text)
 
