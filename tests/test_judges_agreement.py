@@ -217,6 +217,8 @@ def test_per_query_agreement_and_the_confusion_matrix_match_scikit_learn(frame: 
     (pl.DataFrame({"query": ["q"] * 2, "item": ["a"] * 2, "judge": ["x", "y"], "relevance": [1, None]}),
      "'relevance'"),
     (pl.DataFrame({"query": ["q"], "item": ["a"], "judge": ["x"], "relevance": [1]}), "two judges"),
+    (pl.DataFrame({"query": ["q"] * 2, "item": ["a"] * 2, "judge": ["gpt|4", "y"], "relevance": [1, 0]}),
+     r"'gpt\|4' has a '\|' in its name"),
 ])
 def test_bad_judgments_are_refused_with_the_column_and_the_queries(fault: pl.DataFrame, message: str) -> None:
     with pytest.raises(rp.RankPolarsError, match=message):

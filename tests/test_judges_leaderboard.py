@@ -138,3 +138,6 @@ def test_the_refusals() -> None:
         rp.leaderboard_agreement(log, "p@1", one)
     with pytest.raises(rp.RankPolarsError, match="persistence"):
         rp.leaderboard_agreement(log, "p@1", one, p=1.0)
+    piped = pl.concat([one, one.with_columns(judge=pl.lit("gpt|4"))])  # its pairs would read "people|gpt|4"
+    with pytest.raises(rp.RankPolarsError, match=r"'gpt\|4' has a '\|' in its name"):
+        rp.leaderboard_agreement(log, "p@1", piped)

@@ -38,7 +38,7 @@ import polars as pl
 
 from rank_polars.errors import RankPolarsError, examples
 from rank_polars.inputs import Source
-from rank_polars.judges.table import check_judgments, judgments_of
+from rank_polars.judges.table import check_judgments, check_pair_names, judgments_of
 from rank_polars.schema import Schema, as_schema
 from rank_polars.stats.resampling import _uniform_indices, percentile_ci
 
@@ -64,6 +64,7 @@ def long_judgments(judgments: Source, schema: Schema | None, judges: Sequence[st
     frame = frame.rename(dict(zip(names, (Q, I, G, J))))
     seen = frame.select(pl.col(J).unique().implode(), pl.col(G).unique().sort().implode())  # side by side
     have, grades = sorted(seen[J][0].to_list(), key=str), seen[G][0]
+    check_pair_names(have)
     if judges is not None:
         unknown = [j for j in judges if j not in have]
         if unknown:

@@ -34,7 +34,7 @@ import polars as pl
 from rank_polars.errors import RankPolarsError
 from rank_polars.evaluate import evaluate
 from rank_polars.inputs import Source
-from rank_polars.judges.table import per_judge
+from rank_polars.judges.table import check_pair_names, per_judge
 from rank_polars.measures import MetricLike, parse_all
 from rank_polars.schema import Schema, as_schema
 from rank_polars.stats.tests import paired_t_p
@@ -179,6 +179,7 @@ def leaderboard_agreement(
     mapping = as_schema(schema)
     parts = per_judge(judgments, mapping, judges)
     names = list(parts)
+    check_pair_names(names)
     if len(names) < 2:
         raise RankPolarsError(f"leaderboard_agreement compares judges: the judgments have {len(names)}")
     outputs = parse_all(metrics)

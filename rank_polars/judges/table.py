@@ -194,6 +194,15 @@ def judgments_of(source: Source, schema: Schema | None = None, *, judge: str | N
     return out.select(*cols, pl.col(column))
 
 
+def check_pair_names(judges: Sequence[Any]) -> None:
+    """Refuse a judge whose name has a ``|``: a pair of judges is named ``"a|b"``, so ``"x|y"``
+    and ``"z"`` would read as ``"x|y|z"``, any two of three."""
+    piped = [j for j in judges if "|" in str(j)]
+    if piped:
+        raise RankPolarsError(f"judges: {piped[0]!r} has a '|' in its name, which names a pair of judges "
+                              "(\"a|b\"); rename the judge")
+
+
 def check_grades(frame: pl.LazyFrame, query: str, relevance: str, name: str = "qrels") -> None:
     """Every grade a finite number, as the engines' judgments check says, or an error naming a few
     queries (``name``: the argument's): a null, NaN or infinite grade is no grade (not "judged",
@@ -252,4 +261,5 @@ def per_judge(qrels: Source, schema: Schema, judges: Sequence[str] | None = None
     return {who: rows.filter(pl.col(column) == who).drop(column) for who in chosen}
 
 
-__all__ = ["check_grades", "check_judgments", "judges_in", "judgments_of", "one_judge", "per_judge", "read"]
+__all__ = ["check_grades", "check_judgments", "check_pair_names", "judges_in", "judgments_of", "one_judge", "per_judge",
+           "read"]
