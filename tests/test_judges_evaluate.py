@@ -225,6 +225,17 @@ def test_calls_that_would_mix_or_clash_are_refused(call: dict[str, Any], message
         rp.evaluate(LOG, "p@1", qrels=TWO, by="model", **call)
 
 
+def test_the_bounds_of_a_diversity_measure_are_refused_not_left_equal() -> None:
+    """An unjudged item relevant at the top grade: to which subtopics?  Its high side would
+    otherwise read the judged subtopics alone and say the metric is settled."""
+    subtopics = pl.DataFrame({"query": ["q1"] * 2, "subtopic": [1, 2], "item": ["x", "x"], "relevance": [1, 1]})
+    for call in (dict(qrels=subtopics), dict(qrels=TWO.filter(pl.col("judge") == "llm"),
+                                             metrics=[rp.measures.parse("alpha_ndcg@2").replace(subtopics=subtopics)])):
+        metrics = call.pop("metrics", ["alpha_ndcg@2"])
+        with pytest.raises(rp.RankPolarsError, match="alpha_ndcg@2 reads subtopic judgments, .* bounds are not defined"):
+            rp.evaluate(LOG, [*metrics, "p@1"], by="model", bounds=True, **call)
+
+
 def test_judge_without_a_judge_column_or_without_judgments_is_refused() -> None:
     with pytest.raises(rp.RankPolarsError, match="no judge column 'judge'"):
         rp.evaluate(LOG, "p@1", qrels=TWO.drop("judge"), judge="llm", by="model")

@@ -83,6 +83,7 @@ def _bounds(evaluate: Evaluate, call: dict[str, Any], schema: Schema) -> pl.Data
     if call["per_query"] == "spark" or call["engine"] == "spark":
         raise RankPolarsError("bounds=True runs with engine='polars' or 'duckdb' (to_sql(..., bounds=True) writes "
                               "the SQL for Spark)")
+    labels = bounded_labels(call["metrics"])
     low = evaluate(**{**call, "bounds": False})
     judged = one_judge(call["qrels"], schema, call["judge"])
     columns = Columns.of(schema)
@@ -96,8 +97,20 @@ def _bounds(evaluate: Evaluate, call: dict[str, Any], schema: Schema) -> pl.Data
         warnings.simplefilter("ignore")
         high = evaluate(**{**call, "qrels": high_qrels, "judge": None, "bounds": False, "schema": log,
                            "checks": "fast"})
-    labels = [label for label, _ in parse_all(call["metrics"])]
     return with_bounds(low, high, labels)
+
+
+def bounded_labels(metrics: Any) -> list[str]:
+    """The labels of ``metrics`` whose bounds ``bounds=True`` adds; a diversity measure is refused:
+    an unjudged item relevant at the top grade is relevant to which subtopics?  (Its high side
+    would read the judged subtopics alone and call the metric settled.)"""
+    outputs = parse_all(metrics)
+    subtopical = [label for label, spec in outputs if "subtopics" in getattr(spec, "SOURCES", {})]
+    if subtopical:
+        raise RankPolarsError(f"bounds=True: {subtopical[0]} reads subtopic judgments, and an unjudged item's "
+                              "subtopics are unknown, so its bounds are not defined; ask for the other metrics' "
+                              "bounds in a call of their own")
+    return [label for label, _ in outputs]
 
 
 def assumed_relevant(run: pl.LazyFrame, judgments: pl.LazyFrame, query: str, item: str, relevance: str) -> pl.DataFrame:
@@ -128,4 +141,4 @@ def with_bounds(low: pl.DataFrame, high: pl.DataFrame, labels: list[str]) -> pl.
     return out.select(*[c for c in low.columns if c not in labels], *ordered)
 
 
-__all__ = ["assumed_relevant", "evaluate_again", "top_grade", "with_bounds"]
+__all__ = ["assumed_relevant", "bounded_labels", "evaluate_again", "top_grade", "with_bounds"]

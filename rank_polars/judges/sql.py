@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 from rank_polars.engines.sql_engine import quote
 from rank_polars.errors import RankPolarsError
-from rank_polars.measures import parse_all
+from rank_polars.judges.calls import bounded_labels
 from rank_polars.schema import Schema
 
 _JUDGED, _ASSUMED = "__rp_judge_rows", "__rp_judge_rows_high"
@@ -41,6 +41,7 @@ def judged_sql(to_sql: Callable[..., str], call: Mapping[str, Any], schema: Sche
         raise RankPolarsError("judge= and bounds=True read the judgments: pass qrels=")
     if bounds and call["labels"] != "qrels":
         raise RankPolarsError("bounds=True reads which shown items are unjudged from the judgments: labels='qrels'")
+    labels = bounded_labels(call["metrics"]) if bounds else []
     query, item, relevance, who = (quote(schema.judged(r)) for r in ("query", "item", "relevance", "judge"))
     base = {**call, "judge": None, "bounds": False, "dialect": "duckdb", "qrels": _JUDGED, "schema": schema,
             **{k: None for k in ("query", "item", "position", "score", "relevance")}}
@@ -71,7 +72,6 @@ def judged_sql(to_sql: Callable[..., str], call: Mapping[str, Any], schema: Sche
         f"(SELECT 1 FROM {quote(_JUDGED)} AS j WHERE j.{query} = r.{run_q} AND j.{item} = r.{run_i})"
     )
     high = _with(_with(to_sql(**{**base, "qrels": _ASSUMED}), _ASSUMED, assumed), _JUDGED, judged)
-    labels = [label for label, _ in parse_all(call["metrics"])]
     keys = [quote(c) for c in _by(call)] + ([quote(schema.column("query"))] if call["per_query"] else [])
     on = " AND ".join(f"l.{k} IS NOT DISTINCT FROM h.{k}" for k in keys) or "TRUE"
     cols = [f"l.{k}" for k in keys] + ([] if call["per_query"] else [f"l.{quote('queries')}"])
