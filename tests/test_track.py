@@ -143,6 +143,7 @@ def test_a_store_is_one_judges_labels_and_one_label_set(log, tmp_path, calls):
     with pytest.raises(RankPolarsError, match=r"different evaluate options .*'judge': 'people'"):
         rp.track(run, ["ndcg@10"], qrels=judgments, judge="llm", store=store)
     rp.track(run, ["ndcg@10"], qrels=judgments, judge="people", store=store, streaming=False, checks="fast")  # the same values
+    rp.track(run, ["ndcg@10"], qrels=people, store=tmp_path / "alone", labels="qrels", judge=None)  # evaluate's defaults
     theirs = rp.track(run, ["ndcg@10"], qrels=judgments, judge="llm", store=store, rebuild=True, ci=None)
     want = rp.evaluate(run.filter(pl.col("date") == pl.col("date").min()), ["ndcg@10"], qrels=judgments, judge="llm",
                        by="model")

@@ -10,6 +10,7 @@ row per partition and group: a few hundred rows for a month of three versions), 
 
 from __future__ import annotations
 
+import inspect
 import os
 from typing import Any, Literal, Sequence
 
@@ -29,6 +30,8 @@ from rank_polars.stats.intervals import _t_bounds, _transformed, check_ci, inter
 #: evaluate's options that change how a partition is computed, never its values: a store made
 #: with others still serves (every other option, judge= first, is kept in its settings)
 HOW = frozenset({"streaming", "checks", "duckdb_memory_limit", "duckdb_temp_directory"})
+#: evaluate's defaults: an option given at its default is the store made without it
+DEFAULTS_OF_EVALUATE = {name: p.default for name, p in inspect.signature(evaluate).parameters.items()}
 
 
 def track(
@@ -124,7 +127,8 @@ def track(
                 "missing": missing, "judgments": fingerprint_source(qrels),
                 "columns": {role: mapping.column(role) for role in DEFAULTS}}
     options = {name: value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
-               for name, value in sorted(evaluate_kwargs.items()) if name not in HOW}
+               for name, value in sorted(evaluate_kwargs.items())
+               if name not in HOW and not (name in DEFAULTS_OF_EVALUATE and value == DEFAULTS_OF_EVALUATE[name])}
     if options:  # judge=, labels=, order=, ...: a partition evaluated otherwise is another series
         settings["options"] = options
     held = Store(store, time_col)
