@@ -66,16 +66,17 @@ def test_every_readme_metric_and_command_runs_on_the_sample_without_that_warning
     run, qrels = rp.datasets.split_judgments(log)
     (tmp_path / "logs").mkdir()
     log.write_parquet(tmp_path / "logs" / "part-0.parquet")
+    rp.datasets.sample_judgments().write_parquet(tmp_path / "judgments.parquet")  # two judges
     monkeypatch.chdir(tmp_path)
     console = re.search(r"```console\n(.*?)```", README, flags=re.S).group(1)
     lines = [shlex.split(line[2:])[1:] for line in console.splitlines() if line.startswith("$ rank-polars ")]
     checked = 0
     for args in lines:
-        if args[0] not in ("evaluate", "compare", "validate") or "run.trec" in args:
+        if args[0] not in ("evaluate", "compare", "validate", "agreement") or "run.trec" in args:
             continue
         args = [a for a in args if a != "--report" and a != "report.html"]
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, (args, result.output)
         assert "rel=" not in result.stderr, (args, result.stderr)
         checked += 1
-    assert checked == 3
+    assert checked == 5
