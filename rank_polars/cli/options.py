@@ -87,11 +87,14 @@ def _keep(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value
 
 
-def _columns(run_help: bool = False) -> list[Callable[[F], F]]:
-    def column(flag: str, role: str, text: str, judged: bool = False) -> Callable[[F], F]:
-        return click.option(flag, f"{'qrels_' if judged else ''}{role}", cls=ColumnOption, role=role, judged=judged,
-                            show_default=True, help=text)
+def column(flag: str, role: str, text: str, judged: bool = False) -> Callable[[F], F]:
+    """A column-name option (:class:`ColumnOption`) for ``role``: the log's, or with ``judged``
+    the judgments' own (read by :func:`schema` as ``judgments=``)."""
+    return click.option(flag, f"{'qrels_' if judged else ''}{role}", cls=ColumnOption, role=role, judged=judged,
+                        show_default=True, help=text)
 
+
+def _columns(run_help: bool = False) -> list[Callable[[F], F]]:
     options = [
         column("--query", "query", "Query id column."),
         column("--item", "item", "Item id column."),
@@ -230,5 +233,5 @@ def tables(history: str | None, catalog: str | None, features: str | None, subto
     return {"history": history, "catalog": catalog, "features": features, "subtopics": subtopics}
 
 
-__all__ = ["ColumnOption", "column_options", "columns", "metric_names", "metric_option", "project", "schema", "engine_option", "file_options", "input_options", "metric_input_options",
-           "missing_option", "order_option", "output_options", "progress_option", "tables"]
+__all__ = ["ColumnOption", "column", "column_options", "columns", "metric_names", "metric_option", "project", "schema", "engine_option", "file_options", "input_options", "metric_input_options",
+           "judge_option", "missing_option", "order_option", "output_options", "progress_option", "tables"]

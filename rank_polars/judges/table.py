@@ -225,7 +225,7 @@ def check_judgments(frame: pl.DataFrame, query: str, item: str, relevance: str, 
     dtype = frame.schema[relevance]
     if not (dtype.is_numeric() or dtype == pl.Boolean):
         raise RankPolarsError(f"qrels: column {relevance!r} must be numeric, got {dtype}")
-    roles = ((query, "query id"), (item, "item id"), (relevance, "relevance grade"), (judge, "judge"))
+    roles = ((query, "query id"), (item, "item id"), (judge, "judge"))  # the grades: check_grades
     counted = frame.select(pl.col(col).null_count() for col, _ in roles).row(0)
     for (col, role), count in zip(roles, counted):
         nulls = frame.filter(pl.col(col).is_null()) if count else frame.clear()

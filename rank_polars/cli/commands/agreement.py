@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 import click
 
-from rank_polars.cli.options import ColumnOption, output_options, schema
+from rank_polars.cli.options import column, output_options, schema
 from rank_polars.cli.output import check_output, emit
-
-
-def _judged_column(flag: str, role: str, text: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    # the judgments' own names (the project file's [judgments], else its [columns], else the role)
-    return click.option(flag, f"qrels_{role}", cls=ColumnOption, role=role, judged=True, show_default=True, help=text)
 
 
 @click.command(name="agreement")
@@ -23,10 +16,11 @@ def _judged_column(flag: str, role: str, text: str) -> Callable[[Callable[..., A
 @click.option("--ci", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True, help="Level of the percentile bootstrap interval over queries.")
 @click.option("--n-resamples", type=click.IntRange(min=1), default=1000, show_default=True, help="Bootstrap resamples of the queries.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the resamples (the same seed, the same interval).")
-@_judged_column("--query", "query", "The judgments' query id column.")
-@_judged_column("--item", "item", "The judgments' item id column.")
-@_judged_column("--relevance", "relevance", "The judgments' grade column.")
-@_judged_column("--judge-column", "judge", "The column saying who judged.")
+# the judgments' own names (the project file's [judgments], else its [columns], else the role)
+@column("--query", "query", "The judgments' query id column.", judged=True)
+@column("--item", "item", "The judgments' item id column.", judged=True)
+@column("--relevance", "relevance", "The judgments' grade column.", judged=True)
+@column("--judge-column", "judge", "The column saying who judged.", judged=True)
 @output_options
 def command(judgments: str, judges: tuple[str, ...], per_query: bool, confusion: bool, ci: float, n_resamples: int,
             seed: int, fmt: str | None, output: str | None, force: bool) -> None:
